@@ -1,0 +1,27 @@
+"""Exception and warning classes of isbetter.
+
+Every error isbetter raises for bad input derives from :class:`InputError`
+(a :class:`ValueError`) or :class:`InputTypeError` (a :class:`TypeError`), so
+the command line can print it as one line. Numerical trouble is reported with
+:class:`ConvergenceWarning`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ConvergenceWarning", "InputError", "InputTypeError", "IsbetterError"]
+
+
+class IsbetterError(Exception):
+    """Base class of every exception raised on purpose by isbetter."""
+
+
+class InputError(IsbetterError, ValueError):
+    """An argument has a bad value; the message names it and says how to fix it."""
+
+
+class InputTypeError(IsbetterError, TypeError):
+    """An argument has the wrong type; the message names it and the expected type."""
+
+
+class ConvergenceWarning(RuntimeWarning):
+    """MCMC diagnostics are poor (R-hat, effective sample size or divergences)."""

@@ -1,0 +1,93 @@
+"""One entry point for comparing two systems from cross-validation scores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from isbetter._validate import check_choice
+from isbetter.data import PairedScores, ScoreTable
+from isbetter.decision import ComparisonResult
+
+__all__ = ["METHODS", "compare"]
+
+METHODS = ("auto", "correlated_t", "sign", "signed_rank", "hierarchical")
+
+
+def compare(
+    scores: ScoreTable | PairedScores,
+    system_a: str | None = None,
+    system_b: str | None = None,
+    *,
+    metric: str | None = None,
+    rope: float = 0.0,
+    method: str = "auto",
+    rng: int | np.random.Generator | None = None,
+    **options: Any,
+) -> ComparisonResult:
+    """Compare two systems: is A better than B, practically equivalent, or worse?
+
+    Parameters
+    ----------
+    scores : ScoreTable or PairedScores
+        Per-fold scores (:func:`~isbetter.read_scores`, :func:`~isbetter.from_arrays`)
+        or already paired differences.
+    system_a, system_b : str
+        The systems to compare (not needed for `PairedScores`).
+    metric : str, optional
+        Metric column of a table with several metrics.
+    rope : float, default: 0.0
+        Half-width of the region of practical equivalence, in score units.
+    method : {"auto", "correlated_t", "sign", "signed_rank", "hierarchical"}
+        ``"auto"``: the correlated t-test for one data set, the hierarchical
+        model for several.
+    rng : int, numpy.random.Generator or None
+        Seed or generator for the sampling methods; the seed is recorded.
+    **options
+        Passed to the model: ``rho`` (correlated t, hierarchical), ``prior``
+        (sign, signed-rank), ``draws``, ``chains`` ...
+
+    Returns
+    -------
+    ComparisonResult
+
+    Examples
+    --------
+    >>> from isbetter import from_arrays
+    >>> x = [0.81, 0.79, 0.84, 0.80, 0.83, 0.82, 0.80, 0.85, 0.79, 0.82]
+    >>> y = [0.80, 0.80, 0.81, 0.79, 0.80, 0.81, 0.79, 0.83, 0.80, 0.80]
+    >>> res = compare(from_arrays(x, y, names=("svm", "rf")), "svm", "rf", rope=0.01)
+    >>> res.method, round(res.p_a_better, 4)
+    ('correlated_t', 0.6187)
+    """
+    method = check_choice(method, "method", METHODS)
+    if isinstance(scores, ScoreTable):
+        if system_a is None or system_b is None:
+            from isbetter._errors import InputError
+
+            raise InputError(
+                "`system_a` and `system_b` are needed to compare two systems of a ScoreTable; "
+                "available systems: " + ", ".join(repr(s) for s in scores.systems) + "."
+            )
+        paired = scores.paired(system_a, system_b, metric=metric)
+    else:
+        paired = scores
+    if method == "auto":
+        method = "correlated_t" if paired.n_datasets == 1 else "hierarchical"
+
+    if method == "correlated_t":
+        from isbetter.models.correlated_t import correlated_ttest
+
+        return correlated_ttest(paired, rope=rope, **options)
+    if method == "sign":
+        from isbetter.models.sign_tests import sign_test
+
+        return sign_test(paired, rope=rope, rng=rng, **options)
+    if method == "signed_rank":
+        from isbetter.models.sign_tests import signed_rank_test
+
+        return signed_rank_test(paired, rope=rope, rng=rng, **options)
+    from isbetter.models.hierarchical import hierarchical_test
+
+    return hierarchical_test(paired, rope=rope, rng=rng, **options)

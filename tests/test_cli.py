@@ -1,0 +1,132 @@
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from _reference import expected_probabilities
+from isbetter.cli import main
+
+
+@pytest.fixture
+def anneal_csv(tmp_path, uci_long_path):
+    df = pd.read_csv(uci_long_path)
+    df = df[df["dataset_id"] == 1].copy()
+    df["acc"] = df["percent_correct_3dp"].round(2) / 100
+    path = tmp_path / "anneal.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_cv_one_dataset_json_is_the_correlated_t_test(anneal_csv, capsys):
+    code = main(
+        [
+            "cv",
+            str(anneal_csv),
+            "--a",
+            "nbc",
+            "--b",
+            "aode",
+            "--metric",
+            "acc",
+            "--dataset-col",
+            "dataset_name",
+            "--system-col",
+            "classifier",
+            "--rope",
+            "0.01",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "correlated_t"
+    assert (out["system_a"], out["system_b"], out["rope"]) == ("nbc", "aode", 0.01)
+    expected = expected_probabilities("ctt_anneal_nbc_aode")
+    got = (out["p_a_better"], out["p_rope"], out["p_b_better"])
+    assert got == pytest.approx(expected, abs=1e-9)
+    assert "seed" in out
+    assert out["signature"].startswith("method:correlated_t|rope:0.01|seed:None|isbetter:")
+
+
+def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
+    common = [
+        "cv",
+        str(uci_long_path),
+        "--a",
+        "nbc",
+        "--b",
+        "aode",
+        "--metric",
+        "accuracy",
+        "--dataset-col",
+        "dataset_id",
+        "--system-col",
+        "classifier",
+        "--rope",
+        "0.01",
+        "--seed",
+        "3",
+    ]
+    assert main([*common, "--method", "signed-rank", "--prior", "0.6"]) == 0
+    text = capsys.readouterr().out
+    assert "P(aode better)" in text and "method:signed_rank|rope:0.01|draws:50000|seed:3" in text
+    out = tmp_path / "r.md"
+    assert main([*common, "--method", "sign", "--format", "markdown", "--output", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert out.read_text().startswith("| quantity | probability |")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--a", "nbc", "--b", "zzz"], "unknown system 'zzz'"),
+        (["--a", "nbc", "--b", "aode", "--metric", "f1"], "Column 'f1' not found"),
+        (["--a", "nbc", "--b", "aode", "--rope", "-1"], "`rope` must be a non-negative"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(anneal_csv, capsys, argv, message):
+    base = [
+        "cv",
+        str(anneal_csv),
+        "--metric",
+        "acc",
+        "--dataset-col",
+        "dataset_name",
+        "--system-col",
+        "classifier",
+    ]
+    code = main([*base, *argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_usage_errors(capsys, tmp_path):
+    assert main(["cv", str(tmp_path / "nope.csv"), "--a", "x", "--b", "y"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert main(["cv"]) == 2
+    assert main(["cv", "f.csv", "--a", "x", "--b", "y", "--method", "magic"]) == 2
+    assert main(["--version"]) == 0
+
+
+def test_python_dash_m_and_light_import():
+    run = subprocess.run(
+        [sys.executable, "-m", "isbetter", "--help"], capture_output=True, text=True, check=True
+    )
+    assert "cv" in run.stdout
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, isbetter, isbetter.cli; isbetter.cli._build_parser();"
+            "print(sorted(m for m in ('pymc', 'matplotlib', 'pytensor') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stdout.strip() == "[]"
