@@ -1,6 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from _reference import baycomp_long, expected_probabilities, reference, uci_long
@@ -192,3 +195,16 @@ def test_interval_coverage_thorough(rng, n_runs, n_folds):
     cov = _coverage(rng, n_runs, n_folds, 1 / n_folds, reps)
     # 4 Monte Carlo standard errors (0.0044)
     assert abs(cov - 0.95) < 4 * np.sqrt(0.95 * 0.05 / reps)
+
+
+@given(
+    arrays(float, 10, elements=st.floats(0.5, 0.9)),
+    arrays(float, 10, elements=st.floats(0.5, 0.9)),
+    st.floats(-0.4, 0.1),
+)
+def test_adding_a_constant_to_both_systems_changes_nothing(x, y, c):
+    base = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.01)
+    shifted = correlated_ttest(from_arrays(x + c, y + c).paired("A", "B"), rope=0.01)
+    np.testing.assert_allclose(
+        shifted.probabilities().as_tuple(), base.probabilities().as_tuple(), atol=1e-6
+    )
