@@ -88,16 +88,40 @@ def to_text(result: ComparisonResult) -> str:
     """Return a small plain-text table of the result."""
     rows = _rows(result)
     width = max(len(k) for k, _ in rows)
-    lines = [f"{result.method}: {result.system_a} vs {result.system_b} (counting: {result.counting})"]
+    title = f"{result.method}: {result.system_a} vs {result.system_b}"
+    lines = [f"{title} (counting: {result.counting})"]
     lines += [f"  {k:<{width}}  {v}" for k, v in rows]
+    lines += [f"  {line}" for line in _mcmc_lines(result)]
     lines.append(signature({**result.settings, "rope": result.rope}))
     return "\n".join(lines)
+
+
+def _mcmc_lines(result: ComparisonResult) -> list[str]:
+    """Predictive probabilities and MCMC diagnostics of results that have them."""
+    out = []
+    predictive = getattr(result, "predictive", None)
+    if predictive is not None:
+        out.append(
+            f"predictive P(next data set: {result.system_a} better / equivalent / "
+            f"{result.system_b} better) = {predictive.p_a_better:.4f} / "
+            f"{predictive.p_rope:.4f} / {predictive.p_b_better:.4f}"
+        )
+    diagnostics = getattr(result, "diagnostics", None)
+    if diagnostics is not None and hasattr(diagnostics, "r_hat_max"):
+        flag = "" if diagnostics.converged else " -- POOR CONVERGENCE, see the warning"
+        out.append(
+            f"MCMC: R-hat max {diagnostics.r_hat_max:.3f}, ESS bulk min "
+            f"{diagnostics.ess_bulk_min:.0f}, ESS tail min {diagnostics.ess_tail_min:.0f}, "
+            f"divergences {diagnostics.divergences}{flag}"
+        )
+    return out
 
 
 def to_markdown(result: ComparisonResult) -> str:
     """Return the result as a markdown table followed by the signature."""
     lines = ["| quantity | probability |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in _rows(result)]
+    lines += ["", *_mcmc_lines(result)] if _mcmc_lines(result) else []
     lines += ["", "`" + signature({**result.settings, "rope": result.rope}) + "`"]
     return "\n".join(lines)
 
@@ -146,14 +170,14 @@ def _f1_cells(result: Any) -> tuple[list[str], list[list[str]]]:
 def _f1_title(result: Any) -> str:
     return (
         f"{result.model} Bayesian comparison of {result.measure}: {result.system_a} (A) vs "
-        f"{result.system_b} (B); delta = A - B" + ("" if result.higher_is_better else
-                                                   " in 'better' units (B - A for a cost)")
+        f"{result.system_b} (B); delta = A - B"
+        + ("" if result.higher_is_better else " in 'better' units (B - A for a cost)")
         + f", ROPE +-{result.rope:g}, {result.hdi_prob:.0%} HDI"
     )
 
 
 def _f1_macro(result: Any) -> list[str]:
-    macro = getattr(result, "macro", {}) or {}
+    macro = getattr(result, "macro_tests", {}) or {}
     if not macro:
         return []
     return [
@@ -167,7 +191,7 @@ def f1_to_text(result: Any) -> str:
     """Render an F1 comparison as a plain-text per-class table with the signature line."""
     header, body = _f1_cells(result)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    fmt = "  ".join("{:>%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
     lines = [_f1_title(result), fmt.format(*header)]
     lines += [fmt.format(*r) for r in body]
     lines += _f1_macro(result)
@@ -178,8 +202,12 @@ def f1_to_text(result: Any) -> str:
 def f1_to_markdown(result: Any) -> str:
     """Render an F1 comparison as a markdown table followed by the signature."""
     header, body = _f1_cells(result)
-    lines = [f"**{_f1_title(result)}**", "", "| " + " | ".join(header) + " |",
-             "|" + "|".join(["---"] + ["---:"] * (len(header) - 2) + [":---:"]) + "|"]
+    lines = [
+        f"**{_f1_title(result)}**",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 2) + [":---:"]) + "|",
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in body]
     macro = _f1_macro(result)
     if macro:
@@ -199,9 +227,15 @@ def f1_to_json(result: Any, *, indent: int | None = 2) -> str:
     ``measure``, ``rope``, ``seed`` and ``signature``.
     """
     sig = signature({**result.settings, "rope": result.rope})
-    common = {"system_a": result.system_a, "system_b": result.system_b,
-              "measure": result.measure, "model": result.model, "rope": result.rope,
-              "seed": result.settings.get("seed"), "signature": sig}
+    common = {
+        "system_a": result.system_a,
+        "system_b": result.system_b,
+        "measure": result.measure,
+        "model": result.model,
+        "rope": result.rope,
+        "seed": result.settings.get("seed"),
+        "signature": sig,
+    }
     rows = [{**row, **common} for row in result.to_rows()]
     return json.dumps(rows, indent=indent, default=_json_default, ensure_ascii=False)
 
@@ -224,10 +258,13 @@ def power_to_text(result: Any) -> str:
     """Render a power analysis as a plain-text table (power +- its standard error)."""
     header, body = _power_lines(result)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    fmt = "  ".join("{:>%d}" % w for w in widths)
-    lines = [f"power of the goal {result.goal!r} ({result.replicates} simulated test sets per N)",
-             fmt.format(*header), *[fmt.format(*r) for r in body],
-             signature({**result.settings, "rope": result.rope})]
+    fmt = "  ".join(f"{{:>{w}}}" for w in widths)
+    lines = [
+        f"power of the goal {result.goal!r} ({result.replicates} simulated test sets per N)",
+        fmt.format(*header),
+        *[fmt.format(*r) for r in body],
+        signature({**result.settings, "rope": result.rope}),
+    ]
     return "\n".join(lines)
 
 
@@ -243,7 +280,13 @@ def power_to_markdown(result: Any) -> str:
 def power_to_json(result: Any, *, indent: int | None = 2) -> str:
     """Render a power analysis as a JSON list of rows (size, model, power, se, replicates)."""
     sig = signature({**result.settings, "rope": result.rope})
-    rows = [{**{k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()},
-             "goal": result.goal, "seed": result.settings.get("seed"), "signature": sig}
-            for rec in result.table.to_dict(orient="records")]
-    return json.dumps(rows, indent=indent, default=_json_default)
+    rows = [
+        {
+            **{k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()},
+            "goal": result.goal,
+            "seed": result.settings.get("seed"),
+            "signature": sig,
+        }
+        for rec in result.table.to_dict(orient="records")
+    ]
+    return json.dumps(rows, indent=indent, default=_json_default, ensure_ascii=False)

@@ -5,3 +5,33 @@ plot takes ``ax=None`` (a new figure is made when it is None), returns the axes,
 does no statistics beyond projecting points and never changes
 ``matplotlib.rcParams``.
 """
+
+from isbetter.plots.f1 import (
+    plot_f1_posterior,
+    plot_f1_trace,
+    plot_savage_dickey,
+    save_f1_plot,
+)
+from isbetter.plots.hierarchical import (
+    plot_difference_posterior,
+    plot_next_posterior,
+    plot_shrinkage,
+    save_comparison_plot,
+)
+from isbetter.plots.power import plot_power, save_power_plot
+from isbetter.plots.simplex import plot_simplex, project_simplex
+
+__all__ = [
+    "plot_difference_posterior",
+    "plot_f1_posterior",
+    "plot_f1_trace",
+    "plot_next_posterior",
+    "plot_power",
+    "plot_savage_dickey",
+    "plot_shrinkage",
+    "plot_simplex",
+    "project_simplex",
+    "save_comparison_plot",
+    "save_f1_plot",
+    "save_power_plot",
+]

@@ -1,0 +1,171 @@
+"""Plots of a paired F1 comparison (Zhang et al. 2016, Figures 4 and 6).
+
+* :func:`plot_f1_posterior` — posterior density of delta with the HDI and the
+  ROPE (Fig. 6a);
+* :func:`plot_savage_dickey` — prior and posterior densities of delta near 0,
+  whose ratio at 0 is the Savage–Dickey Bayes factor (Fig. 6b);
+* :func:`plot_f1_trace` — the draws in order (Fig. 4);
+* :func:`save_f1_plot` — Figs. 6a and 6b side by side, written to a file.
+
+They take an :class:`~isbetter.f1_compare.F1ComparisonResult` and a class label
+(default: the first row), take ``ax=None`` and return the axes. The densities
+are Gaussian kernel density estimates of the stored draws (the same estimate
+that gives BF01); nothing is refitted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from scipy import stats
+
+__all__ = ["plot_f1_posterior", "plot_f1_trace", "plot_savage_dickey", "save_f1_plot"]
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def _kde_curve(draws: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    if np.ptp(draws) == 0:
+        return np.zeros_like(grid)
+    return stats.gaussian_kde(draws)(grid)
+
+
+def plot_f1_posterior(
+    result: Any, label: Any = None, *, ax: Axes | None = None, color: str = "C0"
+) -> Axes:
+    """Posterior density of delta with its HDI, the ROPE and the decision (SIGIR Fig. 6a).
+
+    Parameters
+    ----------
+    result : F1ComparisonResult
+        The comparison.
+    label : class label, optional
+        Which row to plot (default: the first).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure when None.
+    color : str, default: "C0"
+        Colour of the density.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _axes(ax)
+    row = result.row(label)
+    d = result.draws(label)
+    rope = result.rope
+    lo, hi = row["hdi_low"], row["hdi_high"]
+    span = max(hi - lo, 2 * rope, 1e-3)
+    grid = np.linspace(min(lo, -rope) - 0.5 * span, max(hi, rope) + 0.5 * span, 400)
+    dens = _kde_curve(d, grid)
+    ax.plot(grid, dens, color=color, label="posterior")
+    ax.fill_between(
+        grid,
+        dens,
+        where=(grid >= lo) & (grid <= hi),
+        color=color,
+        alpha=0.3,
+        label=f"{result.hdi_prob:.0%} HDI [{lo:+.3f}, {hi:+.3f}]",
+    )
+    ax.axvspan(-rope, rope, color="0.5", alpha=0.15, label=f"ROPE ±{rope:g}")
+    ax.axvline(0.0, color="0.3", lw=0.8, ls=":")
+    ax.axvline(row["mean"], color=color, lw=1, ls="--")
+    ax.set_xlabel(
+        f"δ = {result.measure}({result.system_a}) − {result.measure}({result.system_b})"
+        if result.higher_is_better
+        else f"δ = {result.measure}({result.system_b}) − {result.measure}({result.system_a})"
+    )
+    ax.set_ylabel("posterior density")
+    ax.set_title(
+        f"class {row['class']}: mean {row['mean']:+.3f}, "
+        f"{row['p_below_0']:.1%} < 0 < {row['p_above_0']:.1%}, "
+        f"{row['pct_rope']:.1f}% in ROPE, decision {row['decision']}"
+    )
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_savage_dickey(
+    result: Any, label: Any = None, *, ax: Axes | None = None, width: float | None = None
+) -> Axes:
+    """Prior and posterior densities of delta around 0; BF01 is their ratio at 0 (Fig. 6b).
+
+    Parameters
+    ----------
+    result : F1ComparisonResult
+        The comparison.
+    label : class label, optional
+        Which row to plot (default: the first).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw.
+    width : float, optional
+        Half-width of the plotted range around 0 (default: covers the HDI and the ROPE).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _axes(ax)
+    row = result.row(label)
+    key = str(row["class"])
+    post = result.draws(label)
+    prior = result.prior_draws[key]
+    if width is None:
+        width = 1.2 * max(abs(row["hdi_low"]), abs(row["hdi_high"]), result.rope, 1e-3)
+    grid = np.linspace(-width, width, 400)
+    ax.plot(grid, _kde_curve(prior, grid), color="C1", ls="--", label="prior")
+    ax.plot(grid, _kde_curve(post, grid), color="C0", label="posterior")
+    at0 = [_kde_curve(prior, np.array([0.0]))[0], _kde_curve(post, np.array([0.0]))[0]]
+    ax.plot([0.0, 0.0], at0, "o", color="k", ms=4)
+    bf = row["bf01"]
+    bf_text = "∞" if bf is None else f"{bf:.3g}"
+    ax.set_title(f"class {key}: Savage–Dickey BF01 = {bf_text}")
+    ax.set_xlabel("δ")
+    ax.set_ylabel("density")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_f1_trace(
+    result: Any, label: Any = None, *, ax: Axes | None = None, max_points: int = 5000
+) -> Axes:
+    """Plot the draws of delta in sampling order (SIGIR Fig. 4), thinned to `max_points`.
+
+    The exact sampler's draws are independent, so the trace is white noise; the
+    plot is kept for comparison with the PyMC path.
+    """
+    ax = _axes(ax)
+    d = result.draws(label)
+    step = max(1, d.size // max_points)
+    idx = np.arange(0, d.size, step)
+    ax.plot(idx, d[idx], lw=0.4, color="C0")
+    ax.axhline(float(d.mean()), color="k", lw=0.8, ls="--")
+    ax.set_xlabel("draw")
+    ax.set_ylabel("δ")
+    ax.set_title(f"class {result.row(label)['class']}: {d.size} draws")
+    return ax
+
+
+def save_f1_plot(result: Any, path: str | Path, label: Any = None) -> Path:
+    """Write Figs. 6a (posterior) and 6b (Savage–Dickey) for one class to `path`."""
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
+    try:
+        plot_f1_posterior(result, label, ax=a1)
+        plot_savage_dickey(result, label, ax=a2)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return Path(path)

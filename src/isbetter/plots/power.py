@@ -1,0 +1,81 @@
+"""Power curves of the paired and unpaired F1 models (Zhang et al. 2016, Fig. 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from matplotlib.axes import Axes
+
+__all__ = ["plot_power", "save_power_plot"]
+
+
+def plot_power(
+    result: Any,
+    *,
+    ax: Axes | None = None,
+    reference: Mapping[str, Mapping[int, float]] | None = None,
+) -> Axes:
+    """Power against test-set size, one line per model, with ±1 standard error bars.
+
+    Parameters
+    ----------
+    result : PowerResult
+        From :func:`isbetter.power.power_analysis`.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure when None.
+    reference : mapping, optional
+        Published powers to overlay, ``{model: {size: power}}`` (e.g. SIGIR Table 3).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(6, 4))
+    t = result.table
+    for i, model in enumerate(result.models):
+        sub = t[t["model"] == model].sort_values("size")
+        ax.errorbar(
+            sub["size"],
+            sub["power"],
+            yerr=sub["se"],
+            marker="o",
+            ms=4,
+            capsize=2,
+            color=f"C{i}",
+            label=model,
+        )
+        if reference and model in reference:
+            ref = sorted(reference[model].items())
+            ax.plot(
+                [n for n, _ in ref],
+                [p for _, p in ref],
+                ls=":",
+                marker="x",
+                color=f"C{i}",
+                label=f"{model} (published)",
+            )
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("test-set size N")
+    ax.set_ylabel(f"power (P[decision {result.goal}])")
+    ax.set_title(f"goal {result.goal}, ROPE ±{result.rope:g}, {result.replicates} test sets per N")
+    ax.legend(loc="lower right", fontsize="small")
+    return ax
+
+
+def save_power_plot(result: Any, path: str | Path, **kwargs: Any) -> Path:
+    """Write :func:`plot_power` to `path`."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    try:
+        plot_power(result, ax=ax, **kwargs)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return Path(path)

@@ -1,0 +1,263 @@
+"""The `isbetter f1` and `isbetter power` subcommands, in-process."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from isbetter.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+
+
+def test_f1_json_rows(capsys):
+    code = main(
+        [
+            "f1",
+            str(EXAMPLE),
+            "--a",
+            "svm",
+            "--b",
+            "logreg",
+            "--seed",
+            "3",
+            "--draws",
+            "5000",
+            "--resamples",
+            "1000",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["class"] for r in rows] == ["politics", "science", "sport", "tech", "macro", "micro"]
+    required = {
+        "class",
+        "mean",
+        "sd",
+        "hdi_low",
+        "hdi_high",
+        "pct_rope",
+        "p_below_0",
+        "p_above_0",
+        "bf01",
+        "decision",
+        "sign_p",
+        "mcnemar_p",
+        "bootstrap_p",
+    }
+    for row in rows:
+        assert required <= set(row)
+        assert row["seed"] == 3 and row["signature"].startswith("method:f1_paired|rope:0.05")
+    assert rows[0]["decision"] in {"≫", ">", "≈", "<", "≪"}
+
+
+def test_f1_binary_text_and_markdown(tmp_path, capsys):
+    df = pd.read_csv(EXAMPLE)
+    binary = pd.DataFrame(
+        {
+            "label": (df.gold == "science").astype(int),
+            "x": (df.nb == "science").astype(int),
+            "y": (df.svm == "science").astype(int),
+        }
+    )
+    path = tmp_path / "bin.csv"
+    binary.to_csv(path, index=False)
+    out = tmp_path / "report.md"
+    code = main(
+        [
+            "f1",
+            str(path),
+            "--gold",
+            "label",
+            "--a",
+            "x",
+            "--b",
+            "y",
+            "--seed",
+            "1",
+            "--draws",
+            "4000",
+            "--resamples",
+            "500",
+            "--format",
+            "markdown",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 0
+    text = out.read_text()
+    assert text.count("\n| 1 |") == 1  # one row: the positive class
+    assert "≪" in text  # nb is far worse on science
+    assert "`method:f1_paired|rope:0.05|draws:4000|seed:1" in text
+    assert (
+        main(
+            [
+                "f1",
+                str(path),
+                "--gold",
+                "label",
+                "--seed",
+                "1",
+                "--draws",
+                "3000",
+                "--no-baselines",
+                "--measure",
+                "dcf",
+                "--cost-fp",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert "dcf(1,2,0.5)" in capsys.readouterr().out
+
+
+def test_f1_plot_written(tmp_path):
+    plot = tmp_path / "f1.png"
+    assert (
+        main(
+            [
+                "f1",
+                str(EXAMPLE),
+                "--a",
+                "svm",
+                "--b",
+                "nb",
+                "--seed",
+                "1",
+                "--draws",
+                "3000",
+                "--no-baselines",
+                "--plot",
+                str(plot),
+            ]
+        )
+        == 0
+    )
+    assert plot.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gold", "label"], "Column 'label' not found"),
+        (["--a", "svm", "--b", "bert"], "Column 'bert' not found"),
+        (["--rope", "-1"], "`rope` must be a non-negative number"),
+        (["--positive", "sport"], "`positive` is for binary tasks"),
+    ],
+)
+def test_f1_bad_input_one_line_exit_2(args, message, capsys):
+    code = main(
+        [
+            "f1",
+            str(EXAMPLE),
+            "--draws",
+            "100",
+            "--no-baselines",
+            *(args if "--a" in args else ["--a", "svm", "--b", "nb", *args]),
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_f1_unknown_prediction_labels(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"gold": ["a", "b", "a"], "x": ["a", "c", "a"], "y": ["a", "b", "b"]}).to_csv(
+        path, index=False
+    )
+    assert main(["f1", str(path)]) == 2
+    assert "Predicted labels absent from the gold labels ('x': 'c')" in capsys.readouterr().err
+
+
+def test_power_cli(tmp_path, capsys):
+    plot = tmp_path / "power.png"
+    code = main(
+        [
+            "power",
+            "--scenario",
+            "sigir-b",
+            "--sizes",
+            "500",
+            "3500",
+            "--replicates",
+            "60",
+            "--draws",
+            "1000",
+            "--seed",
+            "2",
+            "--format",
+            "json",
+            "--plot",
+            str(plot),
+        ]
+    )
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {(r["size"], r["model"]) for r in rows} == {
+        (500, "paired"),
+        (500, "unpaired"),
+        (3500, "paired"),
+        (3500, "unpaired"),
+    }
+    assert all(r["goal"] == "≈" for r in rows)
+    assert plot.stat().st_size > 1000
+    code = main(
+        [
+            "power",
+            "--mu",
+            "0.5",
+            "--theta-pos",
+            "0.3",
+            "0.3",
+            "0.2",
+            "0.2",
+            "--theta-neg",
+            "0.2",
+            "0.2",
+            "0.3",
+            "0.3",
+            "--sizes",
+            "200",
+            "--replicates",
+            "20",
+            "--draws",
+            "500",
+            "--seed",
+            "1",
+        ]
+    )
+    assert code == 0 and "power paired" in capsys.readouterr().out
+
+
+def test_power_cli_bad_input(capsys):
+    assert main(["power", "--mu", "0.5"]) == 2
+    assert "Give a generating distribution" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "power",
+                "--mu",
+                "0.5",
+                "--theta-pos",
+                "0.5",
+                "0.5",
+                "0.5",
+                "0.5",
+                "--theta-neg",
+                "0.25",
+                "0.25",
+                "0.25",
+                "0.25",
+                "--sizes",
+                "100",
+            ]
+        )
+        == 2
+    )
+    assert "sum to 1" in capsys.readouterr().err

@@ -1,0 +1,160 @@
+"""Headless (Agg) tests of the simplex, next-difference and shrinkage plots.
+
+The plots consume results; here the results are built from known draws (no MCMC),
+so the numbers on the labels are checked exactly.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from isbetter.decision import ComparisonResult, probabilities_from_masses  # noqa: E402
+from isbetter.models.hierarchical import HierarchicalPosterior, HierarchicalResult  # noqa: E402
+from isbetter.plots import (  # noqa: E402
+    plot_difference_posterior,
+    plot_next_posterior,
+    plot_shrinkage,
+    plot_simplex,
+    project_simplex,
+    save_comparison_plot,
+)
+from isbetter.posterior import DrawsPosterior, StudentTPosterior  # noqa: E402
+
+N_DRAWS = 500
+
+
+@pytest.fixture
+def result(rng):
+    post = HierarchicalPosterior(
+        delta0=rng.normal(0.01, 0.004, N_DRAWS),
+        std0=rng.uniform(0.005, 0.02, N_DRAWS),
+        nu=rng.uniform(1, 20, N_DRAWS),
+    )
+    q = 6
+    delta = rng.normal(0.01, 0.01, size=(N_DRAWS, q))
+    masses = post.region_masses(0.01)
+    return HierarchicalResult.from_posterior(
+        post,
+        system_a="nbc",
+        system_b="aode",
+        rope=0.01,
+        method="hierarchical",
+        settings={"method": "hierarchical"},
+        predictive=probabilities_from_masses(masses, "mean"),
+        datasets=tuple(f"ds{i}" for i in range(q)),
+        delta=delta,
+        observed_means=delta.mean(axis=0) + 0.005,
+        delta0=post.delta0,
+        std0=post.std0,
+        nu=post.nu,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _rc_unchanged():
+    before = dict(matplotlib.rcParams)
+    yield
+    after = dict(matplotlib.rcParams)
+    assert before == after, "a plot changed matplotlib.rcParams"
+    plt.close("all")
+
+
+def _texts(ax):
+    return [t.get_text() for t in ax.texts]
+
+
+def test_project_simplex_corners_and_centroid():
+    pts = project_simplex(np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [1 / 3, 1 / 3, 1 / 3]]))
+    np.testing.assert_allclose(pts[:3], [[0, 0], [0.5, np.sqrt(3) / 2], [1, 0]])
+    np.testing.assert_allclose(pts[3], [0.5, np.sqrt(3) / 6])
+
+
+def test_plot_simplex_labels_points_and_boundaries(result):
+    fig, ax = plt.subplots()
+    out = plot_simplex(result, ax=ax)
+    assert out is ax
+    texts = _texts(ax)
+    assert texts[0] == f"nbc better\np = {result.p_a_better:.3f}"
+    assert texts[1] == f"aode better\np = {result.p_b_better:.3f}"
+    assert texts[2] == f"ROPE (|d| <= 0.01)\np = {result.p_rope:.3f}"
+    assert "500 draws (argmax count)" in ax.get_title()
+    hexbin = ax.collections[0]
+    assert hexbin.get_array().sum() == N_DRAWS  # every draw is in the density
+    assert len(ax.lines) == 4  # outline + three region boundaries
+
+
+def test_plot_simplex_new_figure_and_other_rope(result):
+    ax = plot_simplex(result, rope=0.05)
+    p = result.probabilities(rope=0.05)
+    assert f"p = {p.p_rope:.3f}" in _texts(ax)[2]
+    assert "0.05" in _texts(ax)[2]
+
+
+def test_plot_next_posterior(result):
+    fig, ax = plt.subplots()
+    assert plot_next_posterior(result, ax=ax) is ax
+    p = result.predictive
+    assert f"P(nbc better) = {p.p_a_better:.3f}" in ax.get_title()
+    assert "(predictive)" in ax.get_title()
+    labels = ax.get_legend_handles_labels()[1]
+    assert "ROPE ±0.01" in labels and "predictive density" in labels
+    assert "nbc − aode" in ax.get_xlabel()
+    x, y = ax.lines[0].get_data()
+    assert len(x) == 400 and np.all(y >= 0)
+
+
+def test_plot_shrinkage(result):
+    fig, ax = plt.subplots()
+    assert plot_shrinkage(result, ax=ax) is ax
+    assert [t.get_text() for t in ax.get_yticklabels()] == [f"ds{i}" for i in range(6)]
+    labels = ax.get_legend_handles_labels()[1]
+    assert "observed mean" in labels and "posterior median, 95%" in labels
+    ax2 = plot_shrinkage(result, max_datasets=3)
+    assert len(ax2.get_yticklabels()) == 3
+
+
+def test_plot_difference_posterior_for_closed_form_and_draws(rng):
+    t = ComparisonResult.from_posterior(
+        StudentTPosterior(df=9, loc=0.01, scale=0.01),
+        system_a="a",
+        system_b="b",
+        rope=0.01,
+        method="correlated_t",
+        settings={},
+    )
+    ax = plot_difference_posterior(t)
+    assert "P(a better)" in ax.get_title() and "ROPE ±0.01" in ax.get_legend_handles_labels()[1]
+    d = ComparisonResult.from_posterior(
+        DrawsPosterior(rng.normal(0, 0.02, 1000)),
+        system_a="a",
+        system_b="b",
+        rope=0.0,
+        method="f1",
+        settings={},
+    )
+    ax = plot_difference_posterior(d)
+    assert sum(p.get_height() > 0 for p in ax.patches) > 5
+
+
+@pytest.mark.parametrize("kind", ["hierarchical", "student"])
+def test_save_comparison_plot_writes_png(result, tmp_path, kind):
+    if kind == "student":
+        result = ComparisonResult.from_posterior(
+            StudentTPosterior(df=9, loc=0.01, scale=0.01),
+            system_a="a",
+            system_b="b",
+            rope=0.01,
+            method="correlated_t",
+            settings={},
+        )
+    n_figs = len(plt.get_fignums())
+    path = tmp_path / "plot.png"
+    save_comparison_plot(result, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(plt.get_fignums()) == n_figs  # no pyplot figure left open
