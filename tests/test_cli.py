@@ -19,21 +19,27 @@ def anneal_csv(tmp_path, uci_long_path):
     return path
 
 
+def _anneal_args(path):
+    return [
+        "cv",
+        str(path),
+        "--metric",
+        "acc",
+        "--dataset-col",
+        "dataset_name",
+        "--system-col",
+        "classifier",
+    ]
+
+
 def test_cv_one_dataset_json_is_the_correlated_t_test(anneal_csv, capsys):
     code = main(
         [
-            "cv",
-            str(anneal_csv),
+            *_anneal_args(anneal_csv),
             "--a",
             "nbc",
             "--b",
             "aode",
-            "--metric",
-            "acc",
-            "--dataset-col",
-            "dataset_name",
-            "--system-col",
-            "classifier",
             "--rope",
             "0.01",
             "--format",
@@ -88,16 +94,7 @@ def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(anneal_csv, capsys, argv, message):
-    base = [
-        "cv",
-        str(anneal_csv),
-        "--metric",
-        "acc",
-        "--dataset-col",
-        "dataset_name",
-        "--system-col",
-        "classifier",
-    ]
+    base = _anneal_args(anneal_csv)
     code = main([*base, *argv])
     err = capsys.readouterr().err
     assert code == 2
@@ -130,3 +127,12 @@ def test_python_dash_m_and_light_import():
         check=True,
     )
     assert probe.stdout.strip() == "[]"
+
+
+def test_options_that_do_not_apply_are_one_line_errors(anneal_csv, capsys):
+    base = [*_anneal_args(anneal_csv), "--a", "nbc", "--b", "aode"]
+    assert main([*base, "--prior", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "Option(s) 'prior' do not apply to method 'correlated_t'; it takes: rho, dataset" in err
+    assert main([*base, "--method", "sign", "--draws", "1000", "--seed", "2"]) == 0
+    assert "draws:1000|seed:2" in capsys.readouterr().out

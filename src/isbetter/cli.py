@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -75,6 +76,14 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="prior strength of the sign (default 1) and signed-rank (default 0.5) tests",
     )
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="posterior draws (per chain for the hierarchical model; default: the method's)",
+    )
+    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
+    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
     p.add_argument("--format", default="text", choices=["text", "markdown", "json"])
     p.add_argument("--output", type=Path, default=None, help="write the report here")
     p.add_argument(
@@ -98,7 +107,7 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
 
 def _run_cv(args: argparse.Namespace) -> int:
     from isbetter import report
-    from isbetter.compare import compare
+    from isbetter.cv_compare import compare
     from isbetter.data import read_scores
 
     table = read_scores(
@@ -111,11 +120,11 @@ def _run_cv(args: argparse.Namespace) -> int:
         higher_is_better=not args.lower_is_better,
         drop_incomplete=args.drop_incomplete,
     )
-    options = {}
-    if args.rho is not None:
-        options["rho"] = args.rho
-    if args.prior is not None:
-        options["prior"] = args.prior
+    options = {
+        name: getattr(args, name)
+        for name in ("rho", "prior", "draws", "chains", "tune")
+        if getattr(args, name) is not None
+    }
     result = compare(
         table,
         system_a=args.a,
@@ -374,7 +383,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors (already printed)
         return int(exc.code or 0)
     try:
-        return int(args._run(args))
+        with warnings.catch_warnings():
+            # PyTensor's notice that it found no BLAS library concerns how it was installed,
+            # not the results; it would otherwise be the first thing every user reads.
+            warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+            return int(args._run(args))
     except IsbetterError as exc:
         print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)
         return 2

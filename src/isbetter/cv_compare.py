@@ -6,13 +6,31 @@ from typing import Any
 
 import numpy as np
 
+from isbetter._errors import InputError
 from isbetter._validate import check_choice
 from isbetter.data import PairedScores, ScoreTable
 from isbetter.decision import ComparisonResult
 
-__all__ = ["METHODS", "compare"]
+__all__ = ["METHODS", "OPTIONS", "compare"]
 
 METHODS = ("auto", "correlated_t", "sign", "signed_rank", "hierarchical")
+
+#: the keyword options each method takes (besides `rope` and `rng`)
+OPTIONS = {
+    "correlated_t": ("rho", "dataset"),
+    "sign": ("prior", "prior_place", "draws"),
+    "signed_rank": ("prior", "draws"),
+    "hierarchical": (
+        "rho",
+        "priors",
+        "draws",
+        "tune",
+        "chains",
+        "cores",
+        "backend",
+        "parameterization",
+    ),
+}
 
 
 def compare(
@@ -64,8 +82,6 @@ def compare(
     method = check_choice(method, "method", METHODS)
     if isinstance(scores, ScoreTable):
         if system_a is None or system_b is None:
-            from isbetter._errors import InputError
-
             raise InputError(
                 "`system_a` and `system_b` are needed to compare two systems of a ScoreTable; "
                 "available systems: " + ", ".join(repr(s) for s in scores.systems) + "."
@@ -75,6 +91,12 @@ def compare(
         paired = scores
     if method == "auto":
         method = "correlated_t" if paired.n_datasets == 1 else "hierarchical"
+    unknown = [name for name in options if name not in OPTIONS[method]]
+    if unknown:
+        raise InputError(
+            f"Option(s) {', '.join(repr(u) for u in unknown)} do not apply to method "
+            f"{method!r}; it takes: {', '.join(OPTIONS[method])}."
+        )
 
     if method == "correlated_t":
         from isbetter.models.correlated_t import correlated_ttest
