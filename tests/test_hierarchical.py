@@ -21,15 +21,13 @@ from scipy import integrate, stats
 from isbetter import ConvergenceWarning, InputError, InputTypeError, from_arrays
 from isbetter.decision import ComparisonResult, probabilities_from_masses
 from isbetter.models import hierarchical as hm
-from isbetter.models.hierarchical import (
-    HierarchicalModel,
-    HierarchicalPosterior,
-    HierarchicalResult,
+from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
+from isbetter.models.hierarchical_likelihood import (
     conditional_loglik,
-    hierarchical_test,
     marginal_loglik,
     sufficient_statistics,
 )
+from isbetter.models.hierarchical_result import HierarchicalPosterior, HierarchicalResult
 from isbetter.models.priors import HierarchicalPriors
 from isbetter.posterior import Posterior
 

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from isbetter.decision import ComparisonResult, probabilities_from_masses  # noqa: E402
-from isbetter.models.hierarchical import HierarchicalPosterior, HierarchicalResult  # noqa: E402
+from isbetter.models.hierarchical_result import HierarchicalPosterior, HierarchicalResult  # noqa: E402
 from isbetter.plots import (  # noqa: E402
     plot_difference_posterior,
     plot_next_posterior,

@@ -121,7 +121,8 @@ def to_markdown(result: ComparisonResult) -> str:
     """Return the result as a markdown table followed by the signature."""
     lines = ["| quantity | probability |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in _rows(result)]
-    lines += ["", *_mcmc_lines(result)] if _mcmc_lines(result) else []
+    mcmc = _mcmc_lines(result)
+    lines += ["", *mcmc] if mcmc else []
     lines += ["", "`" + signature({**result.settings, "rope": result.rope}) + "`"]
     return "\n".join(lines)
 

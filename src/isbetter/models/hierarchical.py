@@ -25,20 +25,28 @@ from __future__ import annotations
 import math
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter._provenance import make_settings
 from isbetter._validate import check_choice, check_positive_int, check_rope, resolve_seed
 from isbetter.data import PairedScores
-from isbetter.decision import ComparisonResult, Probabilities, probabilities_from_masses
+from isbetter.decision import probabilities_from_masses
+from isbetter.models.hierarchical_likelihood import _quadratic_form, sufficient_statistics
+from isbetter.models.hierarchical_result import (
+    ESS_PER_CHAIN_MIN,
+    R_HAT_MAX,
+    HierarchicalDiagnostics,
+    HierarchicalPosterior,
+    HierarchicalResult,
+    _diagnose,
+)
 from isbetter.models.priors import HierarchicalPriors
-from isbetter.posterior import Counting
 
 __all__ = [
     "HierarchicalDiagnostics",
@@ -53,10 +61,6 @@ Parameterization = Literal["noncentred", "centred"]
 _BACKENDS = ("auto", "nutpie", "pymc")
 _PARAMETERIZATIONS = ("noncentred", "centred")
 
-#: convergence thresholds (Vehtari et al. 2021, "Rank-normalization, folding, and
-#: localization"): R-hat <= 1.01 and at least 100 effective draws per chain.
-R_HAT_MAX = 1.01
-ESS_PER_CHAIN_MIN = 100
 #: a data set counts as having zero variance when its sd is below this fraction of its
 #: largest absolute difference (round-off of equal differences), or exactly zero.
 _ZERO_VARIANCE_RTOL = 1e-9
@@ -68,172 +72,6 @@ _ZERO_VARIANCE_RTOL = 1e-9
 BOUND_TERM_TOL = 1e-9
 #: nutpie adapts a low-rank mass matrix up to this many data sets, a diagonal one above
 LOW_RANK_MAX_DATASETS = 200
-#: variables whose diagnostics are checked (the ones the result reports)
-_DIAGNOSED = ("delta0", "std0", "nu", "delta")
-
-
-# --------------------------------------------------------------------------- likelihood
-def sufficient_statistics(
-    differences: tuple[np.ndarray, ...] | list[np.ndarray],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return ``(n, mean, ss)`` per data set: count, mean and within sum of squares.
-
-    Parameters
-    ----------
-    differences : sequence of numpy.ndarray
-        One 1-D array of differences per data set.
-
-    Returns
-    -------
-    n, mean, ss : numpy.ndarray
-        ``ss[i] = sum((x_i - mean(x_i))**2)``.
-
-    Examples
-    --------
-    >>> n, m, ss = sufficient_statistics([np.array([1.0, 2.0, 3.0])])
-    >>> n, m, ss
-    (array([3.]), array([2.]), array([2.]))
-    """
-    n = np.array([d.size for d in differences], dtype=float)
-    mean = np.array([d.mean() for d in differences])
-    ss = np.array([((d - d.mean()) ** 2).sum() for d in differences])
-    return n, mean, ss
-
-
-def _quadratic_form(mean: Any, ss: Any, n: Any, rho: Any, delta: Any) -> Any:
-    r"""Return :math:`(x - \delta 1)^T M^{-1} (x - \delta 1)` from sufficient statistics.
-
-    With :math:`M = (1-\rho)I + \rho 11^T`, :math:`M^{-1} = (I - c 11^T)/(1-\rho)`,
-    :math:`c = \rho/(1 + (n-1)\rho)` [1]_ [2]_, the form is
-    :math:`SS/(1-\rho) + n(\bar x - \delta)^2/(1 + (n-1)\rho)`.
-    """
-    return ss / (1 - rho) + n * (mean - delta) ** 2 / (1 + (n - 1) * rho)
-
-
-def conditional_loglik(
-    mean: np.ndarray,
-    ss: np.ndarray,
-    n: np.ndarray,
-    rho: np.ndarray | float,
-    delta: np.ndarray | float,
-    sigma: np.ndarray | float,
-) -> np.ndarray:
-    r"""Log density of each data set's differences given :math:`\delta_i, \sigma_i`.
-
-    Equals the density of :math:`x_i \sim MVN(\delta_i 1, \sigma_i^2 M)` with
-    :math:`M = (1-\rho)I + \rho 11^T` (compound symmetry, [1]_ [2]_), computed in
-    O(1) per data set from ``n``, the mean and the within sum of squares, using
-    :math:`\det M = (1-\rho)^{n-1}(1 + (n-1)\rho)`.
-
-    Parameters
-    ----------
-    mean, ss, n : numpy.ndarray
-        Sufficient statistics (see :func:`sufficient_statistics`).
-    rho : float or numpy.ndarray
-        Correlation of the differences within a data set.
-    delta, sigma : float or numpy.ndarray
-        Mean and standard deviation of each data set's differences.
-
-    Returns
-    -------
-    numpy.ndarray
-        One log density per data set.
-    """
-    log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
-    quad = _quadratic_form(mean, ss, n, rho, delta)
-    return (
-        -0.5 * n * math.log(2 * math.pi)
-        - n * np.log(sigma)
-        - 0.5 * log_det_m
-        - 0.5 * quad / np.square(sigma)
-    )
-
-
-def _marginal_loglik(
-    mean: Any,
-    ss: Any,
-    n: Any,
-    rho: Any,
-    delta: Any,
-    sigma_upper: Any,
-    *,
-    lib: Any,
-    bounded: bool = True,
-) -> Any:
-    # integral of the conditional density over sigma_i ~ U(0, sigma_upper), in closed form:
-    # 1/sigma_upper * (2 pi)^(-n/2) det(M)^(-1/2) * 1/2 (Q/2)^(-a) Gamma(a) Q(a, Q/(2 su^2))
-    # (su = sigma_upper)
-    # with a = (n - 1)/2 and Q(., .) the regularised upper incomplete gamma function
-    a = (n - 1) / 2
-    quad = _quadratic_form(mean, ss, n, rho, delta)
-    log_det_m = (n - 1) * lib.log1p(-rho) + lib.log1p((n - 1) * rho)
-    out = (
-        -lib.log(sigma_upper)
-        - 0.5 * n * math.log(2 * math.pi)
-        - 0.5 * log_det_m
-        - math.log(2.0)
-        + lib.gammaln(a)
-        - a * lib.log(quad / 2)
-    )
-    if bounded:  # the upper bound of sigma_i's uniform prior (see BOUND_TERM_TOL)
-        out = out + lib.log(lib.gammaincc(a, quad / (2 * sigma_upper**2)))
-    return out
-
-
-class _NumpyLib:
-    log = staticmethod(np.log)
-    log1p = staticmethod(np.log1p)
-    gammaln = staticmethod(special.gammaln)
-    gammaincc = staticmethod(special.gammaincc)
-
-
-def marginal_loglik(
-    mean: np.ndarray,
-    ss: np.ndarray,
-    n: np.ndarray,
-    rho: np.ndarray | float,
-    delta: np.ndarray | float,
-    sigma_upper: float,
-    *,
-    bounded: bool = True,
-) -> np.ndarray:
-    r"""Log density of each data set's differences given :math:`\delta_i` only.
-
-    :math:`\sigma_i \sim U(0, \bar\sigma)` is integrated out in closed form:
-
-    .. math::
-
-        p(x_i \mid \delta_i) = \frac{\Gamma(a)\, Q(a, \frac{S}{2\bar\sigma^2})}
-        {2 \bar\sigma (2\pi)^{n/2} (\det M)^{1/2} (S/2)^{a}},
-        \quad a = \frac{n-1}{2},
-
-    with :math:`S` the quadratic form of :func:`conditional_loglik` and
-    :math:`Q` the regularised upper incomplete gamma function. This is the
-    likelihood the PyMC model uses (the same expression, written in PyTensor).
-
-    Parameters
-    ----------
-    mean, ss, n : numpy.ndarray
-        Sufficient statistics (see :func:`sufficient_statistics`); ``n >= 2``.
-    rho : float or numpy.ndarray
-        Correlation of the differences within a data set.
-    delta : float or numpy.ndarray
-        Mean of each data set's differences.
-    sigma_upper : float
-        Upper bound :math:`\bar\sigma` of the uniform prior on :math:`\sigma_i`.
-    bounded : bool, default: True
-        False drops the factor :math:`Q(a, S / (2\bar\sigma^2))`, which is 1 to
-        double precision unless :math:`\delta_i` lies absurdly far (hundreds of
-        standard deviations) from the data set's mean when :math:`\bar\sigma`
-        is large (as with the reference priors); the model then uses the prior
-        bound only through the constant :math:`1/\bar\sigma`.
-
-    Returns
-    -------
-    numpy.ndarray
-        One log density per data set.
-    """
-    return _marginal_loglik(mean, ss, n, rho, delta, sigma_upper, lib=_NumpyLib, bounded=bounded)
 
 
 # --------------------------------------------------------------------------- data preparation
@@ -414,8 +252,9 @@ def build_model(
         most 1.007 in 30 fits of three pairs.
     bounded : bool, default: True
         Keep the incomplete-gamma factor of the bound of :math:`\sigma_i`'s
-        prior in the likelihood (see :func:`marginal_loglik`). Fits drop it when
-        its log is above ``-BOUND_TERM_TOL`` wherever the posterior can be.
+        prior in the likelihood (see
+        :func:`.hierarchical_likelihood.marginal_loglik`). Fits drop it when its log is
+        above ``-BOUND_TERM_TOL`` wherever the posterior can be.
 
     Returns
     -------
@@ -427,8 +266,8 @@ def build_model(
     Notes
     -----
     The per-data-set :math:`\sigma_i \sim U(0, \bar\sigma)` are integrated out
-    analytically (:func:`marginal_loglik`), which removes ``q`` parameters and
-    their funnel-shaped coupling with :math:`\delta_i`; the model is otherwise
+    analytically (:func:`.hierarchical_likelihood.marginal_loglik`), which removes
+    ``q`` parameters and their funnel-shaped coupling with :math:`\delta_i`; the model is otherwise
     that of Corani et al. [1]_ (see :class:`~isbetter.models.priors.HierarchicalPriors`).
     """
     import pymc as pm
@@ -491,141 +330,6 @@ def _resolve_backend(backend: str) -> str:
                 "or use backend='pymc'."
             ) from exc
     return backend
-
-
-# --------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class HierarchicalPosterior:
-    r"""Posterior of the next data set's difference, :math:`t_\nu(\delta_0, \sigma_0)`.
-
-    Attributes
-    ----------
-    delta0, std0, nu : numpy.ndarray
-        Posterior draws (score units for ``delta0`` and ``std0``), one per draw.
-    counting : {"argmax"}
-        Probabilities are the fraction of draws in which a region holds the
-        largest mass of :math:`\delta_{next}` (Corani et al. 2017; baycomp).
-    """
-
-    delta0: np.ndarray = field(repr=False)
-    std0: np.ndarray = field(repr=False)
-    nu: np.ndarray = field(repr=False)
-    counting: Counting = field(default="argmax", init=False)
-
-    def region_masses(self, rope: float) -> np.ndarray:
-        """Student-t masses of (A better, ROPE, B better) per draw, shape ``(n_draws, 3)``."""
-        rope = check_rope(rope)
-        above = stats.t.sf(rope, self.nu, loc=self.delta0, scale=self.std0)
-        below = stats.t.cdf(-rope, self.nu, loc=self.delta0, scale=self.std0)
-        return np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
-
-    def next_pdf(self, grid: np.ndarray) -> np.ndarray:
-        r"""Posterior predictive density of :math:`\delta_{next}` on `grid` (draw average)."""
-        grid = np.asarray(grid, dtype=float)
-        dens = np.zeros_like(grid)
-        for start in range(0, self.nu.size, 1000):  # chunks bound the memory use
-            sl = slice(start, start + 1000)
-            dens += stats.t.pdf(
-                grid[:, None], self.nu[sl], loc=self.delta0[sl], scale=self.std0[sl]
-            ).sum(axis=1)
-        return dens / self.nu.size
-
-
-@dataclass(frozen=True)
-class HierarchicalDiagnostics:
-    """MCMC convergence diagnostics of a hierarchical fit.
-
-    Attributes
-    ----------
-    r_hat_max : float
-        Largest rank-normalised split R-hat over ``delta0, std0, nu`` and every
-        ``delta`` (NaN with a single chain).
-    ess_bulk_min, ess_tail_min : float
-        Smallest bulk / tail effective sample size over the same variables.
-    divergences : int
-        Number of divergent transitions after tuning.
-    converged : bool
-        ``r_hat_max <= 1.01``, ``ess_bulk_min`` and ``ess_tail_min`` at least 100
-        per chain, and no divergences.
-    """
-
-    r_hat_max: float
-    ess_bulk_min: float
-    ess_tail_min: float
-    divergences: int
-    converged: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dictionary."""
-        return {
-            "r_hat_max": self.r_hat_max,
-            "ess_bulk_min": self.ess_bulk_min,
-            "ess_tail_min": self.ess_tail_min,
-            "divergences": self.divergences,
-            "converged": self.converged,
-        }
-
-
-@dataclass(frozen=True)
-class HierarchicalResult(ComparisonResult):
-    r"""Result of the hierarchical comparison of two systems over many data sets.
-
-    The inherited ``p_a_better, p_rope, p_b_better`` are **argmax counts**: the
-    fraction of posterior draws in which each region holds the largest mass of
-    :math:`\delta_{next}` (Corani et al. 2017; Szymański & Gorman 2020; baycomp).
-    :attr:`predictive` holds the **predictive probabilities**
-    :math:`P(\delta_{next} \in \text{region})`, the mean masses.
-
-    Attributes
-    ----------
-    predictive : Probabilities
-        Posterior predictive probabilities of the three regions for a new data set.
-    diagnostics : HierarchicalDiagnostics
-        R-hat, effective sample sizes, divergences and a ``converged`` flag.
-    datasets : tuple of str
-        Data set names, in the column order of :attr:`delta`.
-    delta : numpy.ndarray
-        Shape ``(n_draws, n_datasets)``: draws of each data set's mean difference
-        :math:`\delta_i` (score units; the shrinkage estimates).
-    observed_means : numpy.ndarray
-        Observed mean difference of each data set (before shrinkage).
-    delta0, std0, nu : numpy.ndarray
-        Draws of the population mean and scale of the differences (score units)
-        and of the degrees of freedom.
-    idata : arviz.InferenceData
-        The full PyMC/ArviZ output (``delta0, std0, delta`` in score units;
-        ``z`` in scaled units).
-    """
-
-    predictive: Probabilities | None = None
-    diagnostics: HierarchicalDiagnostics | None = None
-    datasets: tuple[str, ...] = ()
-    delta: np.ndarray | None = field(default=None, repr=False, compare=False)
-    observed_means: np.ndarray | None = field(default=None, repr=False, compare=False)
-    delta0: np.ndarray | None = field(default=None, repr=False, compare=False)
-    std0: np.ndarray | None = field(default=None, repr=False, compare=False)
-    nu: np.ndarray | None = field(default=None, repr=False, compare=False)
-    idata: Any = field(default=None, repr=False, compare=False)
-
-    def predictive_probabilities(self, rope: float | None = None) -> Probabilities:
-        """Predictive probabilities (mean masses) for another ROPE, without refitting.
-
-        Parameters
-        ----------
-        rope : float, optional
-            ROPE half-width in score units; default: the ROPE of the fit.
-        """
-        if rope is None and self.predictive is not None:
-            return self.predictive
-        masses = self.posterior.region_masses(self.rope if rope is None else rope)
-        return probabilities_from_masses(masses, "mean")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-safe dictionary, with ``predictive`` and ``diagnostics`` added."""
-        out = super().to_dict()
-        out["predictive"] = None if self.predictive is None else self.predictive.to_dict()
-        out["diagnostics"] = None if self.diagnostics is None else self.diagnostics.to_dict()
-        return out
 
 
 # --------------------------------------------------------------------------- fitting
@@ -866,41 +570,6 @@ class HierarchicalModel:
         )
 
 
-def _nan_extreme(values: np.ndarray, fn: Any) -> float:
-    finite = values[~np.isnan(values)]
-    return float(fn(finite)) if finite.size else float("nan")
-
-
-def _diagnose(idata: Any, chains: int) -> HierarchicalDiagnostics:
-    # ArviZ's estimators, vectorised over the variables (ArviZ loops over them in Python,
-    # seconds for a thousand data sets); tests/test_hierarchical.py checks the agreement
-    from isbetter.models import _mcmc_diagnostics as mcmc
-
-    post = idata.posterior
-    columns = [post[v].to_numpy() for v in _DIAGNOSED]
-    x = np.concatenate([c.reshape(c.shape[0], c.shape[1], -1) for c in columns], axis=2)
-    if x.shape[1] < 4:  # too few draws for any estimate
-        r_hat_max = ess_bulk_min = ess_tail_min = float("nan")
-    else:
-        r_hat_max = _nan_extreme(mcmc.rhat_rank(x), np.max) if chains > 1 else float("nan")
-        ess_bulk_min = _nan_extreme(mcmc.ess_bulk(x), np.min)
-        ess_tail_min = _nan_extreme(mcmc.ess_tail(x), np.min)
-    divergences = int(idata.sample_stats["diverging"].to_numpy().sum())
-    converged = (
-        (math.isnan(r_hat_max) or r_hat_max <= R_HAT_MAX)
-        and ess_bulk_min >= ESS_PER_CHAIN_MIN * chains  # False when NaN
-        and ess_tail_min >= ESS_PER_CHAIN_MIN * chains
-        and divergences == 0
-    )
-    return HierarchicalDiagnostics(
-        r_hat_max=r_hat_max,
-        ess_bulk_min=ess_bulk_min,
-        ess_tail_min=ess_tail_min,
-        divergences=divergences,
-        converged=bool(converged),
-    )
-
-
 @lru_cache(maxsize=16)
 def _shared_model(n_datasets: int, backend: str, parameterization: str) -> HierarchicalModel:
     # holds compiled models only (keyed on their shape and sampler), no user settings
@@ -992,7 +661,8 @@ def hierarchical_test(
     deviation before fitting; results are reported in score units. The
     likelihood uses the sufficient statistics ``(n, mean, within sum of
     squares)`` of each data set, so it costs O(1) per data set, and
-    :math:`\sigma_i` is integrated out in closed form (:func:`marginal_loglik`).
+    :math:`\sigma_i` is integrated out in closed form
+    (:func:`.hierarchical_likelihood.marginal_loglik`).
 
     A data set whose differences are all equal (zero variance) would make the
     posterior improper. As in the reference code, which replaces such scores by
