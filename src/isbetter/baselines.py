@@ -128,19 +128,7 @@ def _events(counts: JointCounts) -> np.ndarray:
 
 def _delta_from_events(ev: np.ndarray, measure: Measure) -> np.ndarray:
     """Measure difference from event counts of shape (..., 8)."""
-    p, q = ev[..., :4], ev[..., 4:]
-    cells_a = (
-        p[..., 0] + p[..., 1],
-        q[..., 0] + q[..., 1],
-        p[..., 2] + p[..., 3],
-        q[..., 2] + q[..., 3],
-    )
-    cells_b = (
-        p[..., 0] + p[..., 2],
-        q[..., 0] + q[..., 2],
-        p[..., 1] + p[..., 3],
-        q[..., 1] + q[..., 3],
-    )
+    cells_a, cells_b = JointCounts(pos=ev[..., :4], neg=ev[..., 4:]).cells()
     return measure.difference(measure(*cells_a), measure(*cells_b))
 
 

@@ -12,10 +12,12 @@ its arguments and ``_run_NAME(args) -> int`` that runs it, registered in
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from isbetter._errors import IsbetterError
 
@@ -33,11 +35,39 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
 
 
-def _write(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+def _add_output_args(p: argparse.ArgumentParser, plot_help: str) -> None:
+    """Arguments every subcommand shares: seed, report format and destination, plot."""
+    p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
+    p.add_argument("--format", default="text", choices=["text", "markdown", "json"])
+    p.add_argument("--output", type=Path, default=None, help="write the report here")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help=plot_help)
+
+
+def _lazy_plot(module: str, name: str) -> Callable[[Any, Path], Any]:
+    """Return a plot saver that imports matplotlib only when a plot is asked for."""
+
+    def save(result: Any, path: Path) -> Any:
+        return getattr(importlib.import_module(module), name)(result, path)
+
+    return save
+
+
+def _emit(
+    args: argparse.Namespace,
+    result: Any,
+    renderers: Mapping[str, Callable[..., str]],
+    save_plot: Callable[[Any, Path], Any],
+) -> int:
+    """Write the report in the requested format (stdout or --output) and the --plot file."""
+    text = renderers[args.format](result)
+    text = text if text.endswith("\n") else text + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
     else:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        args.output.write_text(text, encoding="utf-8")
+    if args.plot is not None:
+        save_plot(result, args.plot)
+    return 0
 
 
 # --------------------------------------------------------------------------- cv
@@ -66,7 +96,6 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
         choices=["auto", "correlated-t", "sign", "signed-rank", "hierarchical"],
         help="model",
     )
-    p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
     p.add_argument(
         "--rho", type=float, default=None, help="correlation of folds (default: 1/folds)"
     )
@@ -84,15 +113,7 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
     p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
-    p.add_argument("--format", default="text", choices=["text", "markdown", "json"])
-    p.add_argument("--output", type=Path, default=None, help="write the report here")
-    p.add_argument(
-        "--plot",
-        type=Path,
-        default=None,
-        metavar="FILE.png",
-        help="write the simplex (or posterior) plot here",
-    )
+    _add_output_args(p, "write the simplex (or posterior) plot here")
     cols = p.add_argument_group("column names")
     cols.add_argument("--dataset-col", default="dataset", help="data set column ('' for one)")
     cols.add_argument("--system-col", default="system", help="system column")
@@ -134,13 +155,8 @@ def _run_cv(args: argparse.Namespace) -> int:
         rng=args.seed,
         **options,
     )
-    render = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}
-    _write(render[args.format](result), args.output)
-    if args.plot is not None:
-        from isbetter.plots import save_comparison_plot
-
-        save_comparison_plot(result, args.plot)
-    return 0
+    renderers = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}
+    return _emit(args, result, renderers, _lazy_plot("isbetter.plots", "save_comparison_plot"))
 
 
 # --------------------------------------------------------------------------- f1
@@ -192,16 +208,7 @@ def _add_f1(sub: argparse._SubParsersAction) -> None:
         "--resamples", type=int, default=10_000, help="bootstrap / randomization resamples"
     )
     p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
-    p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
-    p.add_argument("--format", default="text", choices=["text", "markdown", "json"])
-    p.add_argument("--output", type=Path, default=None, help="write the report here")
-    p.add_argument(
-        "--plot",
-        type=Path,
-        default=None,
-        metavar="FILE.png",
-        help="write the posterior and Savage-Dickey plots of the first class here",
-    )
+    _add_output_args(p, "write the posterior and Savage-Dickey plots of the first class here")
 
 
 def _run_f1(args: argparse.Namespace) -> int:
@@ -228,17 +235,12 @@ def _run_f1(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         rng=args.seed,
     )
-    render = {
+    renderers = {
         "text": report.f1_to_text,
         "markdown": report.f1_to_markdown,
         "json": report.f1_to_json,
     }
-    _write(render[args.format](result), args.output)
-    if args.plot is not None:
-        from isbetter.plots.f1 import save_f1_plot
-
-        save_f1_plot(result, args.plot)
-    return 0
+    return _emit(args, result, renderers, _lazy_plot("isbetter.plots.f1", "save_f1_plot"))
 
 
 # ------------------------------------------------------------------------ power
@@ -293,12 +295,7 @@ def _add_power(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=int, default=5000, help="posterior draws per test set")
     p.add_argument("--rope", type=float, default=0.05, help="ROPE half-width")
     p.add_argument("--measure", default="f1", help="measure (a name, see `isbetter f1 --help`)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
-    p.add_argument("--format", default="text", choices=["text", "markdown", "json"])
-    p.add_argument("--output", type=Path, default=None, help="write the report here")
-    p.add_argument(
-        "--plot", type=Path, default=None, metavar="FILE.png", help="write the power curves here"
-    )
+    _add_output_args(p, "write the power curves here")
 
 
 def _run_power(args: argparse.Namespace) -> int:
@@ -335,17 +332,12 @@ def _run_power(args: argparse.Namespace) -> int:
         measure=args.measure,
         rng=args.seed,
     )
-    render = {
+    renderers = {
         "text": report.power_to_text,
         "markdown": report.power_to_markdown,
         "json": report.power_to_json,
     }
-    _write(render[args.format](result), args.output)
-    if args.plot is not None:
-        from isbetter.plots.power import save_power_plot
-
-        save_power_plot(result, args.plot)
-    return 0
+    return _emit(args, result, renderers, _lazy_plot("isbetter.plots.power", "save_power_plot"))
 
 
 _COMMANDS: list[tuple[Callable[[argparse._SubParsersAction], None], Callable[..., int]]] = [
