@@ -9,8 +9,8 @@ to 20 s per comparison with Metropolis-Hastings in PyMC3.
 
 Run: ``python bench/bench_f1.py [--repeats 20] [--no-pymc]``. Times are the median of
 `repeats` runs after one warm-up; the PyMC time is one ``pm.sample`` call for the same
-number of draws (2 chains x 25 000 after 1 000 tuning steps), compilation included,
-and once more with the compiled model cached by PyTensor.
+number of draws (2 chains x 25 000 after 1 000 tuning steps; nutpie when installed),
+compilation included, and once more with the compiled model cached.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from isbetter.baselines import bootstrap_test, mcnemar_test, randomization_test, s_test
-from isbetter.f1_compare import compare_f1, summarise_delta
+from isbetter.draws import estimate_from_draws
+from isbetter.f1_compare import compare_f1
 from isbetter.measures import f1
 from isbetter.models.f1 import sample_delta
 from isbetter.predictions import JointCounts, predictions_from_arrays
@@ -72,7 +73,7 @@ def main() -> None:
 
     def one_comparison():
         d = sample_delta(counts, f1, draws=DRAWS, rng=rng)
-        return summarise_delta(d, None, rope=0.05)
+        return estimate_from_draws(d, rope=0.05)
 
     t_cmp = median_ms(one_comparison, args.repeats)
     zero = JointCounts(np.zeros(4, np.int64), np.zeros(4, np.int64))
@@ -80,7 +81,7 @@ def main() -> None:
     def with_bf():
         d = sample_delta(counts, f1, draws=DRAWS, rng=rng)
         p = sample_delta(zero, f1, draws=DRAWS, rng=rng)
-        return summarise_delta(d, np.concatenate([p, -p]), rope=0.05)
+        return estimate_from_draws(d, rope=0.05, prior_delta=np.concatenate([p, -p]))
 
     t_bf = median_ms(with_bf, max(3, args.repeats // 4))
 
@@ -94,8 +95,8 @@ def main() -> None:
     t_full = median_ms(lambda: compare_f1(table, rng=1), max(3, args.repeats // 4))
     row = compare_f1(table, rng=1).row()
     print(
-        f"posterior: mean {row['mean']:+.4f}, 95% HDI [{row['hdi_low']:+.4f}, "
-        f"{row['hdi_high']:+.4f}], decision {row['decision']}, BF01 {row['bf01']:.3g}"
+        f"posterior: mean {row['mean']:+.4f}, 95% HDI [{row['interval_low']:+.4f}, "
+        f"{row['interval_high']:+.4f}], decision {row['decision']}, BF01 {row['bf01']:.3g}"
     )
     print(f"exact sampler, 50 000 draws of delta F1          : {t_sample:8.2f} ms")
     print(
@@ -110,17 +111,18 @@ def main() -> None:
     import logging
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    from isbetter.models.f1_pymc import sample_paired_pymc
+    from isbetter.models.f1_paired_pymc import sample_paired_pymc
 
-    for label in ("PyMC NUTS, compilation included", "PyMC NUTS, compiled model cached"):
-        fit = sample_paired_pymc(
-            counts, f1, draws=DRAWS // 2, tune=1000, chains=2, cores=1, rng=np.random.default_rng(2)
-        )
+    for label in ("NUTS, compilation included", "NUTS, compiled model cached"):
+        fit = sample_paired_pymc(counts, f1, draws=DRAWS // 2, tune=1000, chains=2, cores=1, seed=2)
         print(
             f"{label:<49}: {1000 * fit.seconds:8.0f} ms (ESS {fit.ess:.0f}); "
             f"ratio to the exact comparison: {1000 * fit.seconds / t_cmp:,.0f}x"
         )
-        print(f"  PyMC mean {fit.delta.mean():+.4f} vs exact {row['mean']:+.4f}")
+        print(
+            f"  NUTS ({fit.diagnostics.backend}) mean {fit.delta.mean():+.4f} "
+            f"vs exact {row['mean']:+.4f}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Load the published reference values (tests/reference/reference_values.csv).
 
-Provenance: copied from the project's shared reference data
-(shared/data/reference_values.csv); each row names where its number was
-published (column ``source``) and how it was verified (``verified_here``).
+Provenance: one row per published number (see data/README.md for the data);
+each row names where its number was published (column ``source``) and how it
+was verified (``verified_here``).
 Orientation is always d = score(a) - score(b), p_a_better = P(d > rope).
 """
 

@@ -27,3 +27,45 @@ def rng() -> np.random.Generator:
 @pytest.fixture(scope="session")
 def uci_long_path() -> Path:
     return DATA / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+
+
+# ------------------------------------------------------------------ one compiled model
+HIER_SEED = 20240917
+HIER_Q = 8  # every small hierarchical fit uses this many data sets: one compiled model
+HIER_SMALL = {"draws": 300, "tune": 300, "chains": 2}
+
+
+@pytest.fixture(scope="session")
+def hierarchical_scores():
+    """8 data sets x 10 folds; A better than B by 0.03 on average."""
+    from isbetter import from_arrays
+
+    g = np.random.default_rng(HIER_SEED)
+    base = g.uniform(0.6, 0.9, size=(HIER_Q, 1))
+    x = base + g.normal(0, 0.02, size=(HIER_Q, 10))
+    effect = g.normal(0.03, 0.01, size=(HIER_Q, 1))
+    y = x - effect + g.normal(0, 0.01, size=(HIER_Q, 10))
+    return from_arrays(x, y, names=("A", "B"), runs=1).paired("A", "B")
+
+
+@pytest.fixture(scope="session")
+def hierarchical_model():
+    """The compiled model that `hierarchical_test` itself reuses for 8 data sets.
+
+    Compiling costs ~15 s on 2 cores; the whole suite shares this one.
+    """
+    from isbetter.models import hierarchical as hm
+    from isbetter.models.sampling import resolve_backend
+
+    return hm._shared_model(HIER_Q, resolve_backend("auto"), "integrated").compile()
+
+
+@pytest.fixture(scope="session")
+def hierarchical_fit(hierarchical_model, hierarchical_scores):
+    import warnings
+
+    from isbetter import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # small run; diagnostics tested
+        return hierarchical_model.fit(hierarchical_scores, rope=0.01, rng=7, **HIER_SMALL)

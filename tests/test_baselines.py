@@ -42,7 +42,7 @@ def test_no_disagreement_gives_p_one(rng):
     same = JointCounts(pos=np.array([10, 0, 0, 5]), neg=np.array([3, 0, 0, 20]))
     assert s_test(same) == 1.0 and mcnemar_test(same) == 1.0 and p_test(same) == 1.0
     b = bootstrap_test(same, f1, resamples=500, rng=rng)
-    assert b.p_value == 1.0 and b.low == b.high == 0.0
+    assert b.p_value == 1.0 and b.interval.low == b.interval.high == 0.0
     assert randomization_test(same, f1, resamples=500, rng=rng).p_value == 1.0
 
 
@@ -68,7 +68,7 @@ def test_randomization_matches_exact_permutation_test(rng):
         hits += abs(delta(pos, neg)) >= abs(obs) - 1e-12
     exact = hits / 2 ** len(docs)
     r = randomization_test(c, f1, resamples=20_000, rng=rng)
-    assert r.observed == pytest.approx(obs)
+    assert r.estimate == pytest.approx(obs) and r.name == "randomization"
     # 4 Monte Carlo standard errors of a proportion estimated from 20 000 resamples
     assert abs(r.p_value - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1e-4
 
@@ -82,10 +82,11 @@ def test_bootstrap_matches_normal_theory_for_accuracy_difference(rng):
     n = big.n
     d_i = np.repeat([0, 1, -1, 0], [2000 + 2200, 400 + 300, 250 + 200, 350 + 300])
     se = d_i.std() / np.sqrt(n)
-    mid = (r.low + r.high) / 2
-    assert r.observed == pytest.approx(d_i.mean())
+    low, high = r.interval.low, r.interval.high
+    mid = (low + high) / 2
+    assert r.estimate == pytest.approx(d_i.mean())
     # interval half-width 1.96 se; the 2.5 % quantile's MC sd is ~0.012 se at M = 10 000
-    assert (r.high - r.low) / 2 == pytest.approx(1.96 * se, rel=0.05)
+    assert (high - low) / 2 == pytest.approx(1.96 * se, rel=0.05)
     assert mid == pytest.approx(d_i.mean(), abs=0.1 * se)
 
 
@@ -98,11 +99,13 @@ def test_bootstrap_and_randomization_mirror_under_swap(counts):
     for test in (bootstrap_test, randomization_test):
         r1 = test(counts, f1, resamples=2000, rng=np.random.default_rng(seed))
         r2 = test(counts.swapped(), f1, resamples=2000, rng=np.random.default_rng(seed))
-        assert r1.observed == pytest.approx(-r2.observed)
+        assert r1.estimate == pytest.approx(-r2.estimate)
         assert r1.p_value == pytest.approx(r2.p_value)
     b1 = bootstrap_test(counts, f1, resamples=2000, rng=np.random.default_rng(seed))
     b2 = bootstrap_test(counts.swapped(), f1, resamples=2000, rng=np.random.default_rng(seed))
-    assert (b1.low, b1.high) == pytest.approx((-b2.high, -b2.low))
+    assert (b1.interval.low, b1.interval.high) == pytest.approx(
+        (-b2.interval.high, -b2.interval.low)
+    )
 
 
 def test_dcf_proportion_test_by_hand():
@@ -124,3 +127,32 @@ def test_macro_tests():
     assert macro_s_test(a, b) == pytest.approx(stats.binomtest(3, 4).pvalue)
     assert np.isnan(macro_t_test([0.5], [0.4]))
     assert macro_s_test(a, a) == 1.0 and macro_t_test(a, a) == 1.0
+
+
+def test_resampling_tests_return_test_results(rng):
+    from isbetter.results.records import TestResult
+
+    b = bootstrap_test(C, f1, resamples=1000, level=0.9, rng=rng)
+    r = randomization_test(C, f1, resamples=1000, rng=rng)
+    assert isinstance(b, TestResult) and isinstance(r, TestResult)
+    assert b.name == "bootstrap" and b.interval.kind == "percentile" and b.interval.prob == 0.9
+    assert b.interval.low < b.estimate < b.interval.high
+    assert r.interval is None and 0 < r.p_value <= 1
+    assert b.description and r.description
+    assert b.to_dict()["p_value"] == b.p_value
+
+
+def test_bootstrap_average_test_returns_macro_and_micro(rng):
+    from isbetter.baselines import bootstrap_average_test
+    from isbetter.models.f1_multiclass import joint_cells
+
+    gold = rng.integers(0, 3, 600)
+    a = np.where(rng.random(600) < 0.8, gold, (gold + 1) % 3)
+    b = np.where(rng.random(600) < 0.7, gold, (gold + 2) % 3)
+    out = bootstrap_average_test(joint_cells(gold, a, b, 3), f1, resamples=2000, rng=rng)
+    assert set(out) == {"macro", "micro"}
+    micro = out["micro"]
+    # micro F1 of single-label classification is the accuracy
+    assert micro.estimate == pytest.approx(np.mean(a == gold) - np.mean(b == gold))
+    assert micro.interval.low < micro.estimate < micro.interval.high
+    assert micro.p_value < 0.01

@@ -78,11 +78,17 @@ def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
     ]
     assert main([*common, "--method", "signed-rank", "--prior", "0.6"]) == 0
     text = capsys.readouterr().out
-    assert "P(aode better)" in text and "method:signed_rank|rope:0.01|draws:50000|seed:3" in text
+    assert "aode better (d < -0.01)" in text
+    assert "method:signed_rank|rope:0.01|draws:50000|seed:3" in text
     out = tmp_path / "r.md"
     assert main([*common, "--method", "sign", "--format", "markdown", "--output", str(out)]) == 0
     assert capsys.readouterr().out == ""
-    assert out.read_text().startswith("| quantity | probability |")
+    markdown = out.read_text()
+    assert markdown.startswith("**Bayesian sign test: nbc vs aode, accuracy (higher is better)**")
+    assert "| region | P (argmax count) |" in markdown
+    # every table row has as many cells as the header: no stray pipes from |d|
+    rows = [line for line in markdown.splitlines() if line.startswith("|")]
+    assert {len(r.replace("\\|", "").split("|")) for r in rows} == {4}
 
 
 @pytest.mark.parametrize(
@@ -104,7 +110,7 @@ def test_bad_input_is_one_line_and_exit_2(anneal_csv, capsys, argv, message):
 
 def test_missing_file_and_usage_errors(capsys, tmp_path):
     assert main(["cv", str(tmp_path / "nope.csv"), "--a", "x", "--b", "y"]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "No such file" in capsys.readouterr().err
     assert main(["cv"]) == 2
     assert main(["cv", "f.csv", "--a", "x", "--b", "y", "--method", "magic"]) == 2
     assert main(["--version"]) == 0
@@ -120,13 +126,21 @@ def test_python_dash_m_and_light_import():
             sys.executable,
             "-c",
             "import sys, isbetter, isbetter.cli; isbetter.cli._build_parser();"
-            "print(sorted(m for m in ('pymc', 'matplotlib', 'pytensor') if m in sys.modules))",
+            "print(sorted(m for m in ('pymc', 'matplotlib', 'pytensor', 'pandas', 'scipy')"
+            " if m in sys.modules))",
         ],
         capture_output=True,
         text=True,
         check=True,
     )
     assert probe.stdout.strip() == "[]"
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys, isbetter; print('numpy' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert bare.stdout.strip() == "False"  # import isbetter loads nothing heavy
 
 
 def test_options_that_do_not_apply_are_one_line_errors(anneal_csv, capsys):

@@ -51,8 +51,8 @@ def test_posterior_parameters_and_frequentist_test_id2():
     assert post.loc == pytest.approx(-0.0026088997156299564, abs=1e-9)
     assert post.scale == pytest.approx(0.005270342447276725, abs=1e-9)
     freq = corrected_resampled_ttest(paired)
-    assert freq.pvalue == pytest.approx(0.6216862298080181, abs=1e-9)
-    lo, hi = freq.confidence_interval(0.95)
+    assert freq.p_value == pytest.approx(0.6216862298080181, abs=1e-9)
+    lo, hi = freq.interval.low, freq.interval.high
     assert lo == pytest.approx(-0.0130664, abs=1e-7)
     assert hi == pytest.approx(0.0078486, abs=1e-7)
 
@@ -109,21 +109,21 @@ def test_orientation_swap_and_lower_is_better(rng):
 def test_zero_variance_is_a_point_mass():
     x = np.full(10, 0.9)
     y = np.full(10, 0.85)
-    res = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.01)
+    res = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.01)
     assert (res.p_a_better, res.p_rope, res.p_b_better) == (1.0, 0.0, 0.0)
-    assert corrected_resampled_ttest(from_arrays(x, y).paired("A", "B")).pvalue == 0.0
-    same = correlated_ttest(from_arrays(x, x).paired("A", "B"), rope=0.0)
+    assert corrected_resampled_ttest(from_arrays(x, y, runs=1).paired("A", "B")).p_value == 0.0
+    same = correlated_ttest(from_arrays(x, x, runs=1).paired("A", "B"), rope=0.0)
     assert same.p_rope == 1.0
 
 
 def test_probabilities_for_another_rope_without_refit(rng):
     x = rng.normal(0.80, 0.02, size=10)
     y = rng.normal(0.79, 0.02, size=10)
-    res = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.0)
+    res = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.0)
     ropes = [0.0, 0.002, 0.01, 0.05]
     p_rope = [res.probabilities(rope=r).p_rope for r in ropes]
     assert p_rope == sorted(p_rope)
-    again = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.01)
+    again = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.01)
     assert res.probabilities(rope=0.01).as_tuple() == pytest.approx(
         (again.p_a_better, again.p_rope, again.p_b_better), abs=1e-15
     )
@@ -133,7 +133,7 @@ def test_rho_settable_from_sizes():
     assert rho_from_sizes(20, 80) == pytest.approx(0.2)
     x = np.array([0.8, 0.82, 0.79, 0.81, 0.83])
     y = np.array([0.79, 0.8, 0.8, 0.8, 0.8])
-    paired = from_arrays(x, y).paired("A", "B")
+    paired = from_arrays(x, y, runs=1).paired("A", "B")
     a = correlated_ttest(paired, rho=rho_from_sizes(20, 80)).posterior
     b = correlated_ttest(paired).posterior  # default rho = 1/5 folds
     assert a.scale == pytest.approx(b.scale)
@@ -146,7 +146,7 @@ def test_correlated_ttest_iv():
     with pytest.raises(InputError, match="correlation of the differences is rho = 1"):
         correlated_ttest(read_scores(one_fold).paired("a", "b"))
     x = np.array([[0.8, 0.82, 0.79], [0.7, 0.71, 0.72]])
-    paired = from_arrays(x, x - 0.01).paired("A", "B")
+    paired = from_arrays(x, x - 0.01, runs=1).paired("A", "B")
     with pytest.raises(InputError, match="cover 2 data sets; pass `dataset=`"):
         correlated_ttest(paired)
     assert correlated_ttest(paired, dataset="1").settings["dataset"] == "1"
@@ -203,8 +203,8 @@ def test_interval_coverage_thorough(rng, n_runs, n_folds):
     st.floats(-0.4, 0.1),
 )
 def test_adding_a_constant_to_both_systems_changes_nothing(x, y, c):
-    base = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.01)
-    shifted = correlated_ttest(from_arrays(x + c, y + c).paired("A", "B"), rope=0.01)
+    base = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.01)
+    shifted = correlated_ttest(from_arrays(x + c, y + c, runs=1).paired("A", "B"), rope=0.01)
     np.testing.assert_allclose(
         shifted.probabilities().as_tuple(), base.probabilities().as_tuple(), atol=1e-6
     )

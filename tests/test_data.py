@@ -118,7 +118,7 @@ def test_read_scores_iv(tmp_path):
         read_scores(df[df["system"] == "a"])
     with pytest.raises(InputTypeError, match="Metric column 'score' must hold numbers"):
         read_scores(df.assign(score="x"))
-    with pytest.raises(InputError, match="`source`: no such file"):
+    with pytest.raises(InputError, match="No such file: "):
         read_scores(tmp_path / "missing.csv")
     with pytest.raises(InputTypeError, match="`source` must be a pandas DataFrame or the path"):
         read_scores(42)
@@ -146,6 +146,23 @@ def test_from_arrays_iv():
     with pytest.raises(InputError, match="does not divide"):
         from_arrays(np.zeros(10), np.zeros(10), runs=3)
     with pytest.raises(InputError, match="two different system names"):
-        from_arrays(np.zeros(10), np.zeros(10), names=("a", "a"))
+        from_arrays(np.zeros(10), np.zeros(10), names=("a", "a"), runs=1)
     with pytest.raises(InputError, match="scores are missing"):
-        from_arrays(np.array([0.1, np.nan]), np.zeros(2))
+        from_arrays(np.array([0.1, np.nan]), np.zeros(2), runs=1)
+
+
+def test_from_arrays_never_guesses_the_number_of_runs(rng):
+    """Regression: 10 x 10-fold scores were silently read as one run of 100 folds (rho 0.01)."""
+    x, y = rng.normal(size=(3, 100)), rng.normal(size=(3, 100))
+    with pytest.raises(InputError, match="cannot tell how the 100 scores per data set were made"):
+        from_arrays(x, y)
+    ten = from_arrays(x, y, runs=10).paired("A", "B")
+    assert set(ten.n_runs) == {10} and set(ten.n_folds) == {10}
+    same = from_arrays(x, y, folds=10).paired("A", "B")
+    assert set(same.n_runs) == {10} and set(same.n_folds) == {10}
+    with pytest.raises(InputError, match="is not the 100 scores per row"):
+        from_arrays(x, y, runs=5, folds=10)
+    with pytest.raises(InputError, match="`folds`=7 does not divide"):
+        from_arrays(x, y, folds=7)
+    # one score per data set (per-data-set means, for the sign tests) needs nothing
+    assert from_arrays(x[:, :1], y[:, :1]).paired("A", "B").n_datasets == 3

@@ -10,13 +10,26 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.f1_compare import compare_f1
+from isbetter.baselines import dcf_proportion_test
+from isbetter.f1_compare import F1_MODELS, compare_f1
 from isbetter.measures import accuracy, dcf, f1, get_measure
 from isbetter.models.f1 import F1Prior, sample_delta, sample_rates
 from isbetter.predictions import JointCounts, predictions_from_arrays
-from isbetter.report import f1_to_json, f1_to_markdown, f1_to_text
+from isbetter.results import ComparisonResult, F1Result, TestResult
 
 COUNTS = JointCounts(pos=np.array([120, 40, 15, 25]), neg=np.array([10, 12, 30, 248]))
+MIRROR = {
+    "a_better": "b_better",
+    "a_leaning": "b_leaning",
+    "equivalent": "equivalent",
+    "b_leaning": "a_leaning",
+    "b_better": "a_better",
+}
+
+
+def bootstrap_interval(res, label=None):
+    """The percentile interval of row `label`'s bootstrap test."""
+    return res.comparison(label).summary().test("bootstrap").interval
 
 
 def make_predictions(rng, n=2000, acc_a=0.85, acc_b=0.8, n_classes=2):
@@ -146,80 +159,105 @@ def test_builtin_measures_match_sklearn_style_formulas(name):
 def test_compare_f1_binary_row_and_result_api(rng):
     df = make_predictions(rng)
     res = compare_f1(df, rng=5, draws=20_000, resamples=2000)
+    assert isinstance(res, F1Result)
     assert res.classes == ("1",)
     row = res.row()
     for key in (
-        "class",
+        "label",
         "mean",
         "sd",
-        "hdi_low",
-        "hdi_high",
-        "pct_rope",
+        "interval_low",
+        "interval_high",
+        "p_rope",
         "p_below_0",
         "p_above_0",
         "bf01",
         "decision",
-        "sign_p",
-        "mcnemar_p",
-        "bootstrap_p",
+        "sign_p_value",
+        "mcnemar_p_value",
+        "bootstrap_p_value",
     ):
         assert key in row
-    assert row["hdi_low"] <= row["mean"] <= row["hdi_high"]
+    assert row["interval_low"] <= row["mean"] <= row["interval_high"]
     assert row["p_below_0"] + row["p_above_0"] == pytest.approx(1.0)
     assert row["p_a_better"] + row["p_rope"] + row["p_b_better"] == pytest.approx(1.0)
-    assert row["pct_rope"] == pytest.approx(100 * row["p_rope"])
+    # the p_rope of the row is the fraction of draws inside the ROPE
+    d = res.draws()
+    assert row["p_rope"] == pytest.approx(np.mean(np.abs(d) <= 0.05))
     # the per-class ComparisonResult carries the same draws and probabilities
     cr = res.comparisons["1"]
+    assert isinstance(cr, ComparisonResult)
+    assert cr.label == "1" and cr.metric == "f1" and cr.higher_is_better
+    assert cr.observed.n == 2000 and cr.observed.n_positive == res.counts["1"].pos.sum()
+    assert cr.estimate.interval.kind == "hdi" and cr.estimate.decision == row["decision"]
+    assert [t.name for t in cr.tests] == [
+        "sign",
+        "ptest",
+        "mcnemar",
+        "mcnemar_chi2",
+        "bootstrap",
+        "randomization",
+    ]
+    assert all(isinstance(t, TestResult) for t in cr.tests)
+    assert cr.diagnostics is None and res.diagnostics is None
     assert cr.p_a_better == pytest.approx(row["p_a_better"])
     assert cr.probabilities(rope=0.0).p_rope == 0.0
     assert res.settings["seed"] == 5 and "versions" in res.settings
-    # reports render and carry the signature
-    text = str(res)
-    assert "method:f1_paired|rope:0.05|draws:20000|seed:5" in text
-    assert "| class |" in f1_to_markdown(res)
-    rows = json.loads(f1_to_json(res))
-    assert rows[0]["class"] == "1" and rows[0]["decision"] == row["decision"]
-    assert isinstance(f1_to_text(res), str)
+    assert cr.settings["label"] == "1" and cr.settings["seed"] == 5
+    # the signature and a JSON round trip of the light summary
+    assert "method:f1_paired|rope:0.05|draws:20000|seed:5" in res.summary().signature
+    data = json.loads(json.dumps(res.to_dict()))
+    assert data["rows"][0]["label"] == "1"
+    assert data["rows"][0]["estimate"]["decision"] == row["decision"]
+    assert F1_MODELS == ("paired", "unpaired", "hierarchical")
 
 
 def test_swapping_a_and_b_mirrors_every_number(rng):
     df = make_predictions(rng)
-    r1 = compare_f1(df, system_a="a", system_b="b", rng=11, draws=20_000, resamples=2000).row()
-    r2 = compare_f1(df, system_a="b", system_b="a", rng=11, draws=20_000, resamples=2000).row()
-    mirror = {"decision": {"≫": "≪", ">": "<", "≈": "≈", "<": ">", "≪": "≫"}}
+    res1 = compare_f1(df, system_a="a", system_b="b", rng=11, draws=20_000, resamples=2000)
+    res2 = compare_f1(df, system_a="b", system_b="a", rng=11, draws=20_000, resamples=2000)
+    r1, r2 = res1.row(), res2.row()
     assert r1["score_a"] == r2["score_b"] and r1["observed"] == pytest.approx(-r2["observed"])
     assert r1["mean"] == pytest.approx(-r2["mean"], abs=1e-15)
     assert r1["sd"] == pytest.approx(r2["sd"], rel=1e-12)
-    assert r1["hdi_low"] == pytest.approx(-r2["hdi_high"], abs=1e-15)
-    assert r1["hdi_high"] == pytest.approx(-r2["hdi_low"], abs=1e-15)
+    assert r1["interval_low"] == pytest.approx(-r2["interval_high"], abs=1e-15)
+    assert r1["interval_high"] == pytest.approx(-r2["interval_low"], abs=1e-15)
     assert (r1["p_below_0"], r1["p_above_0"]) == (r2["p_above_0"], r2["p_below_0"])
     assert (r1["p_a_better"], r1["p_b_better"]) == (r2["p_b_better"], r2["p_a_better"])
     assert r1["p_rope"] == r2["p_rope"]
     assert r1["bf01"] == pytest.approx(r2["bf01"], rel=1e-9)
-    assert r1["decision"] == mirror["decision"][r2["decision"]]
+    assert r1["decision"] == MIRROR[r2["decision"]]
     for key in (
-        "sign_p",
-        "ptest_p",
-        "mcnemar_p",
-        "mcnemar_chi2_p",
-        "bootstrap_p",
-        "randomization_p",
+        "sign_p_value",
+        "ptest_p_value",
+        "mcnemar_p_value",
+        "mcnemar_chi2_p_value",
+        "bootstrap_p_value",
+        "randomization_p_value",
     ):
         assert r1[key] == pytest.approx(r2[key], rel=1e-12), key
-    assert r1["bootstrap_low"] == pytest.approx(-r2["bootstrap_high"])
+    assert bootstrap_interval(res1).low == pytest.approx(-bootstrap_interval(res2).high)
 
 
-def test_identical_predictions_give_zero_delta(rng):
-    df = make_predictions(rng, n_classes=3)
-    df["b"] = df["a"]
-    res = compare_f1(df, rng=1, draws=5000, resamples=500)
-    for label in res.classes:
-        assert np.all(res.draws(label) == 0)
-    assert set(res.table["decision"]) == {"≈"}
-    assert np.all(np.isinf(res.table["bf01"]))
-    assert res.table["sign_p"].eq(1.0).all() and res.table["bootstrap_p"].eq(1.0).all()
-    rows = json.loads(f1_to_json(res))
-    assert rows[0]["bf01"] is None and rows[0]["mean"] == 0.0
+def test_identical_predictions_are_sampled_not_declared_equivalent(rng):
+    """Regression: A = B on every document gave delta = 0, "≈" and BF01 = inf at any size.
+
+    The model's posterior is sampled instead: agreement on 20 documents is weak evidence
+    (a wide HDI, no "≈"), agreement on 20 000 documents strong evidence ("≈").
+    """
+    small = make_predictions(rng, n=20, n_classes=2)
+    small["b"] = small["a"]
+    res = compare_f1(small, rng=1, draws=20_000, resamples=500)
+    row = res.row()
+    assert row["interval_high"] - row["interval_low"] > 0.2  # the model's own uncertainty
+    assert row["decision"] != "equivalent" and np.isfinite(row["bf01"])
+    assert abs(row["mean"]) < 0.01  # symmetric in A and B
+    assert row["sign_p_value"] == 1.0 and row["bootstrap_p_value"] == 1.0
+    big = make_predictions(rng, n=20_000, n_classes=2)
+    big["b"] = big["a"]
+    assert compare_f1(big, rng=1, draws=20_000, baselines=False).row()["decision"] == "equivalent"
+    with pytest.raises(InputError, match="are both 'a'"):
+        compare_f1(small, system_a="a", system_b="a", rng=1)
 
 
 def test_hdi_agrees_with_keller_bootstrap_interval_at_7500_documents():
@@ -230,17 +268,17 @@ def test_hdi_agrees_with_keller_bootstrap_interval_at_7500_documents():
     """
     df = make_predictions(np.random.default_rng(20240917), n=7500)
     res = compare_f1(df, rng=2024, draws=50_000, resamples=10_000)
-    row = res.row()
-    assert abs(row["hdi_low"] - row["bootstrap_low"]) < 0.005
-    assert abs(row["hdi_high"] - row["bootstrap_high"]) < 0.005
-    assert row["hdi_high"] - row["hdi_low"] > 0.015  # the check is not vacuous
+    row, boot = res.row(), bootstrap_interval(res)
+    assert abs(row["interval_low"] - boot.low) < 0.005
+    assert abs(row["interval_high"] - boot.high) < 0.005
+    assert row["interval_high"] - row["interval_low"] > 0.015  # the check is not vacuous
 
 
 def test_multiclass_rows_are_one_vs_rest(rng):
     df = make_predictions(rng, n=3000, n_classes=4)
     res = compare_f1(df, rng=3, draws=5000, resamples=500)
     assert res.classes == ("0", "1", "2", "3", "macro", "micro")
-    assert set(res.macro_tests) == {"t_test_p", "s_test_p"}
+    assert {t.name for t in res.across_classes} == {"t_test", "s_test"}
     # class 2's row equals a binary comparison of "2" against the rest
     t = predictions_from_arrays(
         (df.gold == 2).astype(int), a=(df.a == 2).astype(int), b=(df.b == 2).astype(int)
@@ -249,17 +287,17 @@ def test_multiclass_rows_are_one_vs_rest(rng):
     assert binary.row()["score_a"] == pytest.approx(res.row(2)["score_a"])
     assert binary.counts["1"].pos.tolist() == res.counts["2"].pos.tolist()
     sub = compare_f1(df, rng=3, draws=5000, classes=[2, 0], baselines=False)
-    assert sub.classes == ("2", "0") and "sign_p" not in sub.table
+    assert sub.classes == ("2", "0") and "sign_p_value" not in sub.table
 
 
 def test_decisions_follow_hdi_and_rope(rng):
     df = make_predictions(rng, n=4000, acc_a=0.95, acc_b=0.7)
     row = compare_f1(df, rng=1, draws=10_000, baselines=False).row()
-    assert row["hdi_low"] > 0.05 and row["decision"] == "≫"
+    assert row["interval_low"] > 0.05 and row["decision"] == "a_better"
     assert row["bf01"] < 1 / 3
     close = make_predictions(rng, n=6000, acc_a=0.8, acc_b=0.8)
     row = compare_f1(close, rng=1, draws=10_000, baselines=False).row()
-    assert row["decision"] == "≈" and row["bf01"] > 3
+    assert row["decision"] == "equivalent" and row["bf01"] > 3
 
 
 def test_unpaired_model_is_wider(rng):
@@ -268,6 +306,22 @@ def test_unpaired_model_is_wider(rng):
     unpaired = compare_f1(df, rng=1, draws=10_000, model="unpaired", baselines=False).row()
     assert unpaired["sd"] > paired["sd"]
     assert unpaired["mean"] == pytest.approx(paired["mean"], abs=4 * unpaired["sd"])
+
+
+def test_unpaired_macro_micro_rows_are_wider(rng):
+    df = make_predictions(rng, n=3000, n_classes=3)
+    paired = compare_f1(df, rng=1, draws=6000, baselines=False)
+    unpaired = compare_f1(df, rng=1, draws=6000, model="unpaired", baselines=False)
+    assert unpaired.classes == ("0", "1", "2", "macro", "micro")
+    assert unpaired.comparisons["micro"].method == "f1_unpaired_micro"
+    assert unpaired.settings["average_model"] == "flat_unpaired"
+    for key in ("macro", "micro"):
+        p, u = paired.row(key), unpaired.row(key)
+        assert u["sd"] > p["sd"]
+        assert u["mean"] == pytest.approx(p["mean"], abs=4 * u["sd"] / np.sqrt(6000) + 0.002)
+        assert u["observed"] == p["observed"]
+        prior = unpaired.prior_draws[key]
+        np.testing.assert_array_equal(prior[:6000], -prior[6000:])
 
 
 def test_compare_f1_iv(rng):
@@ -287,7 +341,9 @@ def test_compare_f1_iv(rng):
     with pytest.raises(InputError, match="`positive`: 7 is not a gold label"):
         compare_f1(df, positive=7)
     with pytest.raises(InputError, match="Unknown model"):
-        compare_f1(df, model="hierarchical")
+        compare_f1(df, model="joint")
+    with pytest.raises(InputError, match="`prior` sets the paired and unpaired"):
+        compare_f1(df, model="hierarchical", prior=F1Prior())
     res = compare_f1(df, positive=0, rng=0, draws=1000, baselines=False)
     assert res.classes == ("0",)
 
@@ -321,7 +377,7 @@ def test_gamma_sampler_is_exact(shape):
 def test_macro_micro_rows(rng):
     df = make_predictions(rng, n=6000, n_classes=4, acc_a=0.85, acc_b=0.8)
     res = compare_f1(df, rng=4, draws=8000, resamples=2000)
-    t = res.table.set_index("class")
+    t = res.table.set_index("label")
     # observed macro F1 is the mean of the per-class F1; micro F1 is the accuracy
     assert t.loc["macro", "score_a"] == pytest.approx(t.loc[list("0123"), "score_a"].mean())
     assert t.loc["micro", "score_a"] == pytest.approx(np.mean(df.gold == df.a))
@@ -329,11 +385,12 @@ def test_macro_micro_rows(rng):
     # flat prior, N = 6 000: the HDIs agree with the documents' bootstrap (same sampling
     # distribution); MC error of each bound ~5e-4 at 8 000 draws / 2 000 resamples
     for key in ("macro", "micro"):
-        assert t.loc[key, "hdi_low"] == pytest.approx(t.loc[key, "bootstrap_low"], abs=0.005)
-        assert t.loc[key, "hdi_high"] == pytest.approx(t.loc[key, "bootstrap_high"], abs=0.005)
+        boot = bootstrap_interval(res, key)
+        assert t.loc[key, "interval_low"] == pytest.approx(boot.low, abs=0.005)
+        assert t.loc[key, "interval_high"] == pytest.approx(boot.high, abs=0.005)
         assert t.loc[key, "mean"] == pytest.approx(t.loc[key, "observed"], abs=4 * t.loc[key, "sd"])
     # micro delta of F1 = delta of accuracy; its sign test is the s-test on correctness
-    assert t.loc["micro", "sign_p"] < 1e-6
+    assert t.loc["micro", "sign_p_value"] < 1e-6
     assert res.comparisons["macro"].method == "f1_paired_macro"
 
 
@@ -344,7 +401,7 @@ def test_macro_micro_mirror_under_swap(rng):
     for key in ("macro", "micro"):
         np.testing.assert_allclose(r1.draws(key), -r2.draws(key), atol=1e-15)
         assert r1.row(key)["bf01"] == pytest.approx(r2.row(key)["bf01"], rel=1e-9)
-        assert r1.row(key)["bootstrap_p"] == pytest.approx(r2.row(key)["bootstrap_p"])
+        assert r1.row(key)["bootstrap_p_value"] == pytest.approx(r2.row(key)["bootstrap_p_value"])
 
 
 def test_average_prior_is_weak_and_valid():
@@ -386,7 +443,6 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
     if not symmetric:
         np.testing.assert_allclose(d1, -d2, atol=1e-15)
     assert np.all(np.abs(d1) <= 1)
-    from isbetter.decision import ComparisonResult
     from isbetter.posterior import DrawsPosterior
 
     res = ComparisonResult.from_posterior(
@@ -399,10 +455,28 @@ def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
     res = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
     row = res.row()
-    assert 0 <= row["dcf_ptest_p"] <= 1
+    assert 0 <= row["dcf_ptest_p_value"] <= 1
     assert res.measure == "dcf(1,3,0.5)" and not res.higher_is_better
     # A is the more accurate system: lower cost, so delta = DCF(B) - DCF(A) > 0
     assert row["score_a"] < row["score_b"] and row["mean"] > 0
+
+
+def test_dcf_measure_object_gets_the_proportion_test_too(rng):
+    """A DCF made by measures.dcf(...) is recognised as a DCF, like the name "dcf"."""
+    df = make_predictions(rng, n=1500)
+    by_name = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    by_object = compare_f1(df, measure=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
+    test = by_object.comparison().summary().test("dcf_ptest")
+    assert test is not None and 0 <= test.p_value <= 1
+    assert test.p_value == by_name.row()["dcf_ptest_p_value"]
+    assert test.estimate == pytest.approx(by_object.row()["observed"])
+    pd.testing.assert_frame_equal(by_name.table, by_object.table)
+    # the costs of the object are used, not compare_f1's cost arguments
+    other = compare_f1(df, measure=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
+    expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
+    assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
+    # not for other measures
+    assert "dcf_ptest_p_value" not in compare_f1(df, rng=1, draws=500, resamples=50).table
 
 
 def test_baselines_do_not_change_posterior_draws(rng):

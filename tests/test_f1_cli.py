@@ -31,27 +31,27 @@ def test_f1_json_rows(capsys):
         ]
     )
     assert code == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert [r["class"] for r in rows] == ["politics", "science", "sport", "tech", "macro", "micro"]
-    required = {
-        "class",
-        "mean",
-        "sd",
-        "hdi_low",
-        "hdi_high",
-        "pct_rope",
-        "p_below_0",
-        "p_above_0",
-        "bf01",
-        "decision",
-        "sign_p",
-        "mcnemar_p",
-        "bootstrap_p",
-    }
+    out = json.loads(capsys.readouterr().out)
+    rows = out["rows"]
+    assert [r["label"] for r in rows] == ["politics", "science", "sport", "tech", "macro", "micro"]
     for row in rows:
-        assert required <= set(row)
-        assert row["seed"] == 3 and row["signature"].startswith("method:f1_paired|rope:0.05")
-    assert rows[0]["decision"] in {"≫", ">", "≈", "<", "≪"}
+        assert {"p_a_better", "p_rope", "p_b_better", "system_a", "system_b"} <= set(row)
+        est = row["estimate"]
+        assert {"mean", "sd", "mcse", "p_below_0", "p_above_0", "bf01", "decision"} <= set(est)
+        assert {"low", "high", "prob", "kind"} <= set(est["interval"])
+        assert {"sign", "mcnemar", "bootstrap"} <= {t["name"] for t in row["tests"]}
+        assert row["seed"] == 3
+    assert out["signature"].startswith("method:f1_paired|rope:0.05")
+    assert rows[0]["estimate"]["decision"] in {
+        "a_better",
+        "a_leaning",
+        "equivalent",
+        "b_leaning",
+        "b_better",
+    }
+    # regression: the JSON form dropped the across-class T- and S-tests
+    assert {t["name"] for t in out["across_classes"]} == {"t_test", "s_test"}
+    assert out["title"].startswith("paired Bayesian comparison of f1 (higher is better)")
 
 
 def test_f1_binary_text_and_markdown(tmp_path, capsys):
@@ -198,14 +198,15 @@ def test_power_cli(tmp_path, capsys):
         ]
     )
     assert code == 0
-    rows = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)
+    rows = out["rows"]
     assert {(r["size"], r["model"]) for r in rows} == {
         (500, "paired"),
         (500, "unpaired"),
         (3500, "paired"),
         (3500, "unpaired"),
     }
-    assert all(r["goal"] == "≈" for r in rows)
+    assert out["goal"] == "equivalent" and out["scenario"] == "SIGIR 2016 scenario (b)"
     assert plot.stat().st_size > 1000
     code = main(
         [
@@ -261,3 +262,38 @@ def test_power_cli_bad_input(capsys):
         == 2
     )
     assert "sum to 1" in capsys.readouterr().err
+
+
+TWENTY = Path(__file__).resolve().parents[1] / "data" / "f1_20class" / "predictions.csv"
+
+
+@pytest.mark.slow  # compiles the ICDM model (numba) once
+def test_f1_hierarchical_model_on_20_classes(capsys):
+    code = main(
+        [
+            "f1",
+            str(TWENTY),
+            "--a",
+            "svm",
+            "--b",
+            "nb",
+            "--model",
+            "hierarchical",
+            "--seed",
+            "1",
+            "--draws",
+            "4000",
+            "--no-baselines",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    labels = [r["label"] for r in out["rows"]]
+    assert len(labels) == 22 and labels[-2:] == ["macro", "micro"]
+    assert out["model"] == "hierarchical" and out["diagnostics"]["converged"]
+    for row in out["rows"][-2:]:
+        assert row["diagnostics"]["divergences"] == 0
+        assert row["estimate"]["mean"] > 0  # svm is the better classifier
+    assert out["signature"].startswith("method:f1_hierarchical")

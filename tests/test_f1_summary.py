@@ -4,7 +4,8 @@ import pytest
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.summary import decide, hdi, mcse_mean, savage_dickey_bf01
+from isbetter.draws import estimate_from_draws, hdi, mcse_mean, savage_dickey_bf01
+from isbetter.results.decisions import hdi_rope_decision
 
 
 def test_hdi_matches_arviz(rng):
@@ -31,12 +32,14 @@ def test_mcse_mean():
     assert mcse_mean([1.0]) == 0.0
 
 
-def test_kde_density_is_scipys_gaussian_kde(rng):
-    from isbetter.summary import _kde_density_at
+def test_kde_density_is_scipys_gaussian_kde_with_the_stated_bandwidth(rng):
+    from isbetter.draws import REFERENCE_DRAWS, _kde_density_at
 
     x = rng.gamma(3.0, size=5000)
+    # scipy's factor multiplies the sd: Scott's rule at REFERENCE_DRAWS, whatever len(x)
+    kde = stats.gaussian_kde(x, bw_method=REFERENCE_DRAWS ** (-0.2))
     for at in (0.5, 3.0, 9.0):
-        assert _kde_density_at(x, at) == pytest.approx(stats.gaussian_kde(x)(at)[0], rel=1e-10)
+        assert _kde_density_at(x, at) == pytest.approx(kde(at)[0], rel=1e-10)
 
 
 def test_savage_dickey_against_closed_form(rng):
@@ -44,26 +47,49 @@ def test_savage_dickey_against_closed_form(rng):
     prior = rng.normal(0, 1, 200_000)
     post = rng.normal(0.1, 0.05, 200_000)
     exact = stats.norm.pdf(0, 0.1, 0.05) / stats.norm.pdf(0)
-    # KDE bias (Scott's bandwidth) plus noise: a few percent at this sample size
-    assert savage_dickey_bf01(post, prior) == pytest.approx(exact, rel=0.06)
-    assert savage_dickey_bf01(np.zeros(10), prior) == np.inf
-    assert savage_dickey_bf01(np.ones(10), prior) == 0.0
-    assert np.isnan(savage_dickey_bf01(post, np.ones(10)))
+    # KDE bias (the stated bandwidth) plus noise: a few percent at this sample size
+    value, bound = savage_dickey_bf01(post, prior)
+    assert value == pytest.approx(exact, rel=0.06) and bound == ""
+    assert savage_dickey_bf01(np.zeros(10), prior) == (np.inf, "")
+    # no posterior draw near 0: an upper bound, never a noise value such as 2.5e-319
+    value, bound = savage_dickey_bf01(np.ones(10) + rng.normal(0, 1e-3, 10), prior)
+    assert bound == "<" and 0 < value < np.inf
+    assert np.isnan(savage_dickey_bf01(post, np.ones(10))[0])
 
 
 @pytest.mark.parametrize(
     ("lo", "hi", "mean", "expected"),
     [
-        (0.06, 0.2, 0.1, "≫"),
-        (-0.2, -0.06, -0.1, "≪"),
-        (-0.05, 0.05, 0.0, "≈"),
-        (-0.01, 0.06, 0.02, ">"),
-        (-0.06, 0.01, -0.02, "<"),
-        (0.04, 0.1, 0.07, ">"),  # straddles the upper ROPE bound
-        (-0.1, 0.1, 0.0, "≈"),  # mean exactly 0: the symmetric choice
+        (0.06, 0.2, 0.1, "a_better"),
+        (-0.2, -0.06, -0.1, "b_better"),
+        (-0.05, 0.05, 0.0, "equivalent"),
+        (-0.01, 0.06, 0.02, "a_leaning"),
+        (-0.06, 0.01, -0.02, "b_leaning"),
+        (0.04, 0.1, 0.07, "a_leaning"),  # straddles the upper ROPE bound
+        (-0.1, 0.1, 0.0, "equivalent"),  # mean exactly 0: the symmetric choice
     ],
 )
 def test_decide(lo, hi, mean, expected):
-    assert decide(lo, hi, mean, 0.05) == expected
-    mirror = {"≫": "≪", ">": "<", "≈": "≈", "<": ">", "≪": "≫"}
-    assert decide(-hi, -lo, -mean, 0.05) == mirror[expected]
+    assert hdi_rope_decision(lo, hi, mean, 0.05) == expected
+    mirror = {
+        "a_better": "b_better",
+        "a_leaning": "b_leaning",
+        "equivalent": "equivalent",
+        "b_leaning": "a_leaning",
+        "b_better": "a_better",
+    }
+    assert hdi_rope_decision(-hi, -lo, -mean, 0.05) == mirror[expected]
+
+
+def test_estimate_from_draws_puts_the_summary_together(rng):
+    d = rng.normal(0.1, 0.02, 20_000)
+    prior = rng.uniform(-1, 1, 40_000)
+    e = estimate_from_draws(d, rope=0.05, prior_delta=prior, hdi_prob=0.9, ess=5000)
+    np.testing.assert_allclose([e.interval.low, e.interval.high], hdi(d, 0.9))
+    assert (e.interval.prob, e.interval.kind) == (0.9, "hdi")
+    assert e.mean == pytest.approx(d.mean()) and e.sd == pytest.approx(d.std(ddof=1))
+    assert e.mcse == pytest.approx(mcse_mean(d, 5000))
+    assert e.p_above_0 == pytest.approx(np.mean(d > 0)) and e.p_below_0 == np.mean(d < 0)
+    assert (e.bf01, e.bf01_bound) == pytest.approx(savage_dickey_bf01(d, prior))
+    assert e.decision == "a_better"
+    assert np.isnan(estimate_from_draws(d, rope=0.05).bf01)

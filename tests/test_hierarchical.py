@@ -19,17 +19,17 @@ import pytest
 from scipy import integrate, stats
 
 from isbetter import ConvergenceWarning, InputError, InputTypeError, from_arrays
-from isbetter.decision import ComparisonResult, probabilities_from_masses
 from isbetter.models import hierarchical as hm
 from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
 from isbetter.models.hierarchical_likelihood import (
     conditional_loglik,
     marginal_loglik,
+    prepare,
     sufficient_statistics,
 )
-from isbetter.models.hierarchical_result import HierarchicalPosterior, HierarchicalResult
 from isbetter.models.priors import HierarchicalPriors
-from isbetter.posterior import Posterior
+from isbetter.posterior import HierarchicalPosterior, Posterior
+from isbetter.results import ComparisonResult, HierarchicalResult, probabilities_from_masses
 
 SEED = 20240917
 Q = 8  # every small fit uses this many data sets, so one compiled model serves them all
@@ -45,26 +45,19 @@ def _scores(x, y, runs=1, names=("A", "B")):
 
 
 @pytest.fixture(scope="module")
-def synthetic():
-    """8 data sets x 10 folds; A better than B by 0.03 on average."""
-    g = np.random.default_rng(SEED)
-    base = g.uniform(0.6, 0.9, size=(Q, 1))
-    x = base + g.normal(0, 0.02, size=(Q, 10))
-    effect = g.normal(0.03, 0.01, size=(Q, 1))
-    y = x - effect + g.normal(0, 0.01, size=(Q, 10))
-    return _scores(x, y)
+def synthetic(hierarchical_scores):
+    """8 data sets x 10 folds; A better than B by 0.03 on average (conftest)."""
+    return hierarchical_scores
 
 
 @pytest.fixture(scope="module")
-def model():
-    return HierarchicalModel(Q).compile()
+def model(hierarchical_model):
+    return hierarchical_model
 
 
 @pytest.fixture(scope="module")
-def fit(model, synthetic):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # small run; diagnostics tested below
-        return model.fit(synthetic, rope=0.01, rng=7, **SMALL)
+def fit(hierarchical_fit):
+    return hierarchical_fit
 
 
 # --------------------------------------------------------------------------- likelihood
@@ -98,14 +91,14 @@ def test_marginal_loglik_integrates_dense_mvn_over_sigma(rng, sigma_upper):
 
 def test_sigma_bound_factor_is_dropped_only_where_it_is_one(synthetic):
     # reference priors: the factor's log is above -1e-9 wherever the posterior can be
-    p = hm._prepare(synthetic, 0.01, None, HierarchicalPriors())
+    p = prepare(synthetic, 0.01, None, HierarchicalPriors())
     assert p.bounded is False
     far = p.mean + 4 * p.delta0_hi
     full = marginal_loglik(p.mean, p.ss, p.n, p.rho, far, p.std_hi)
     dropped = marginal_loglik(p.mean, p.ss, p.n, p.rho, far, p.std_hi, bounded=False)
     np.testing.assert_allclose(full, dropped, rtol=0, atol=1e-9)
     # a tight bound on sigma_i (1.5 x the mean sd) matters: the exact likelihood is used
-    tight = hm._prepare(synthetic, 0.01, None, HierarchicalPriors(std_upper=1.5))
+    tight = prepare(synthetic, 0.01, None, HierarchicalPriors(std_upper=1.5))
     assert tight.bounded is True
     full = marginal_loglik(p.mean, p.ss, p.n, p.rho, p.mean, tight.std_hi)
     dropped = marginal_loglik(p.mean, p.ss, p.n, p.rho, p.mean, tight.std_hi, bounded=False)
@@ -124,7 +117,7 @@ def test_model_structure_and_potential_matches_numpy(synthetic, bounded):
     import pymc as pm
     import pytensor
 
-    model = hm.build_model(Q, bounded=bounded)
+    model = hm.build_model(Q, bounded=bounded, parameterization="centred")
     assert {v.name for v in model.free_RVs} == {
         "alpha",
         "beta",
@@ -134,7 +127,7 @@ def test_model_structure_and_potential_matches_numpy(synthetic, bounded):
         "delta",
     }
     assert model.named_vars_to_dims["delta"] == ("dataset",)
-    prepared = hm._prepare(synthetic, 0.01, None, HierarchicalPriors())
+    prepared = prepare(synthetic, 0.01, None, HierarchicalPriors())
     data = prepared.model_data(HierarchicalPriors())
     with model:
         pm.set_data(data)
@@ -155,7 +148,7 @@ def test_model_structure_and_potential_matches_numpy(synthetic, bounded):
 # --------------------------------------------------------------------------- preparation
 def test_prepare_scaling_and_bounds_follow_the_reference(synthetic):
     pr = HierarchicalPriors()
-    p = hm._prepare(synthetic, 0.01, None, pr)
+    p = prepare(synthetic, 0.01, None, pr)
     d = [np.asarray(v) for v in synthetic.differences]
     sds = np.array([v.std() for v in d])
     assert p.scale == pytest.approx(sds.mean())
@@ -171,13 +164,13 @@ def test_prepare_zero_variance_dataset_gets_reference_noise_variance(synthetic):
     diffs = list(synthetic.differences)
     diffs[2] = np.full(10, 0.02)  # constant difference: zero variance
     scores = _replace(synthetic, diffs)
-    p = hm._prepare(scores, 0.01, None, HierarchicalPriors())
+    p = prepare(scores, 0.01, None, HierarchicalPriors())
     assert p.zero_variance == (scores.datasets[2],)
     assert p.zero_variance_sd == pytest.approx(0.01 / math.sqrt(3))
     assert p.mean[2] * p.scale == pytest.approx(0.02)  # observed mean kept
     assert p.ss[2] * p.scale**2 == pytest.approx(10 * 0.01**2 / 3)
     # rope 0: a hundredth of the other data sets' mean sd
-    p0 = hm._prepare(scores, 0.0, None, HierarchicalPriors())
+    p0 = prepare(scores, 0.0, None, HierarchicalPriors())
     others = np.array([d.std() for i, d in enumerate(diffs) if i != 2])
     assert p0.zero_variance_sd == pytest.approx(0.01 * others.mean())
 
@@ -185,7 +178,7 @@ def test_prepare_zero_variance_dataset_gets_reference_noise_variance(synthetic):
 def test_prepare_all_zero_differences_is_finite(synthetic):
     scores = _replace(synthetic, [np.zeros(10)] * Q)
     for rope in (0.0, 0.01):
-        p = hm._prepare(scores, rope, None, HierarchicalPriors())
+        p = prepare(scores, rope, None, HierarchicalPriors())
         assert len(p.zero_variance) == Q
         for v in (p.scale, p.delta0_hi, p.std0_hi, p.std_hi):
             assert np.isfinite(v) and v > 0
@@ -339,7 +332,7 @@ base = g.uniform(0.6, 0.9, size=({Q}, 1))
 x = base + g.normal(0, 0.02, size=({Q}, 10))
 effect = g.normal(0.03, 0.01, size=({Q}, 1))
 y = x - effect + g.normal(0, 0.01, size=({Q}, 10))
-scores = from_arrays(x, y, names=("A", "B")).paired("A", "B")
+scores = from_arrays(x, y, names=("A", "B"), runs=1).paired("A", "B")
 warnings.simplefilter("ignore")
 res = HierarchicalModel({Q}).fit(scores, rope=0.01, rng=7, draws=300, tune=300, chains=2)
 print(json.dumps([res.probabilities().as_tuple(), res.delta0[:5].tolist()]))
@@ -371,7 +364,7 @@ def test_hierarchical_test_reuses_the_cached_compiled_model(monkeypatch, model, 
         warnings.simplefilter("ignore", ConvergenceWarning)
         first = hierarchical_test(synthetic, rope=0.01, rng=1, **SMALL)
         second = hierarchical_test(synthetic.swapped(), rope=0.01, rng=1, **SMALL)
-    assert built == [(Q, model.backend, "centred")]
+    assert built == [(Q, model.backend, model.parameterization)]
     assert fake_shared_model.cache_info().hits == 1
     assert first.system_a == second.system_b
 
@@ -446,9 +439,11 @@ def test_auto_backend_falls_back_to_pymc(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    assert hm._resolve_backend("auto") == "pymc"
-    with pytest.raises(InputError, match="pip install isbetter\\[fast\\]"):
-        hm._resolve_backend("nutpie")
+    from isbetter.models.sampling import resolve_backend
+
+    assert resolve_backend("auto") == "pymc"
+    with pytest.raises(InputError, match="needs nutpie \\(`pip install nutpie`\\)"):
+        resolve_backend("nutpie")
 
 
 @pytest.mark.slow  # compiles a second model shape

@@ -8,6 +8,7 @@ from isbetter.f1_compare import compare_f1
 from isbetter.plots.f1 import plot_f1_posterior, plot_f1_trace, plot_savage_dickey, save_f1_plot
 from isbetter.plots.power import plot_power
 from isbetter.power import SIGIR_SCENARIO_A, power_analysis
+from isbetter.results.decisions import symbol
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def test_posterior_plot(result):
     out = plot_f1_posterior(result, ax=ax)
     assert out is ax
     assert "svm" in ax.get_xlabel() and "nb" in ax.get_xlabel()
-    assert result.row()["decision"] in ax.get_title()
+    assert symbol(result.row()["decision"]) in ax.get_title()
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any("HDI" in t for t in labels) and any("ROPE" in t for t in labels)
     assert dict(matplotlib.rcParams) == before

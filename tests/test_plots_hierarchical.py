@@ -14,8 +14,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from isbetter.decision import ComparisonResult, probabilities_from_masses  # noqa: E402
-from isbetter.models.hierarchical_result import HierarchicalPosterior, HierarchicalResult  # noqa: E402
 from isbetter.plots import (  # noqa: E402
     plot_difference_posterior,
     plot_next_posterior,
@@ -24,7 +22,12 @@ from isbetter.plots import (  # noqa: E402
     project_simplex,
     save_comparison_plot,
 )
-from isbetter.posterior import DrawsPosterior, StudentTPosterior  # noqa: E402
+from isbetter.posterior import DrawsPosterior, HierarchicalPosterior, StudentTPosterior  # noqa: E402
+from isbetter.results import (  # noqa: E402
+    ComparisonResult,
+    HierarchicalResult,  # noqa: E402
+    probabilities_from_masses,
+)
 
 N_DRAWS = 500
 

@@ -17,7 +17,9 @@ TOL = 0.01
 
 def _uci_means(a: str, b: str):
     wide = pd.read_csv(DATA / "uci_mean_accuracy.csv")
-    return from_arrays(wide[[a]].to_numpy(), wide[[b]].to_numpy(), names=(a, b)).paired(a, b)
+    return from_arrays(wide[[a]].to_numpy(), wide[[b]].to_numpy(), names=(a, b), runs=1).paired(
+        a, b
+    )
 
 
 def _baycomp_means(a: str, b: str):
@@ -109,7 +111,7 @@ def test_same_seed_across_processes():
         "import numpy as np; from isbetter import from_arrays;"
         "from isbetter.models.sign_tests import signed_rank_test;"
         "z = np.linspace(-0.02, 0.03, 15)[:, None];"
-        "r = signed_rank_test(from_arrays(z, 0 * z).paired('A', 'B'), rope=0.01, rng=11);"
+        "r = signed_rank_test(from_arrays(z, 0 * z, runs=1).paired('A', 'B'), rope=0.01, rng=11);"
         "print(repr(r.probabilities().as_tuple()))"
     )
     outs = {
@@ -120,13 +122,13 @@ def test_same_seed_across_processes():
     }
     assert len(outs) == 1
     z = np.linspace(-0.02, 0.03, 15)[:, None]
-    here = signed_rank_test(from_arrays(z, 0 * z).paired("A", "B"), rope=0.01, rng=11)
+    here = signed_rank_test(from_arrays(z, 0 * z, runs=1).paired("A", "B"), rope=0.01, rng=11)
     assert outs.pop().strip() == repr(here.probabilities().as_tuple())
 
 
 def test_generator_seed_is_recorded_and_reproduces(rng):
     z = np.linspace(-0.02, 0.03, 15)[:, None]
-    paired = from_arrays(z, 0 * z).paired("A", "B")
+    paired = from_arrays(z, 0 * z, runs=1).paired("A", "B")
     res = sign_test(paired, rope=0.01, draws=2000, rng=rng)
     again = sign_test(paired, rope=0.01, draws=2000, rng=res.settings["seed"])
     assert again.probabilities() == res.probabilities()
@@ -154,3 +156,23 @@ def test_sign_tests_iv():
         signed_rank_test(paired, rope=-1)
     with pytest.raises(InputError, match="`rng` must be a non-negative integer seed"):
         signed_rank_test(paired, rng=-3)
+
+
+def test_sign_test_at_rope_zero_has_no_rope_mass(rng):
+    """Regression: at rope 0 the prior pseudo-observation gave P(rope) > 0."""
+    z = rng.normal(0.01, 0.02, size=20)
+    paired = from_arrays(z[:, None], np.zeros((20, 1))).paired("A", "B")
+    res = sign_test(paired, rope=0.0, rng=1, draws=20_000)
+    assert res.p_rope == 0.0
+    assert res.p_a_better + res.p_b_better == pytest.approx(1.0)
+    masses = res.posterior.region_masses(0.0)
+    assert np.all(masses[:, 1] == 0) and np.allclose(masses.sum(axis=1), 1)
+    # with a ROPE the pseudo-observation is back in it
+    assert res.probabilities(rope=0.001).p_rope >= 0
+    assert np.all(res.posterior.region_masses(0.001)[:, 1] > 0)
+    # the two sides alone: n(z > 0) + 0 prior vs n(z < 0), a Beta posterior
+    n_pos, n_neg = int((z > 0).sum()), int((z < 0).sum())
+    expected = float(np.mean(masses[:, 0] > 0.5))
+    from scipy import stats
+
+    assert expected == pytest.approx(stats.beta(n_pos, n_neg).sf(0.5), abs=0.02)

@@ -1,54 +1,85 @@
 """isbetter: is system A really better than system B, or practically the same?
 
 Bayesian comparison of ML/NLP systems from cross-validation scores on one or
-many data sets. ``import isbetter`` is light: PyMC and matplotlib are imported
-only by the functions that need them.
+many data sets, or from per-document predictions on one test set.
+
+``import isbetter`` is light: every public name is imported on first use (PEP
+562), so ``isbetter --help`` and the closed-form tests never load pandas' heavy
+parts, PyMC or matplotlib before they are needed.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError, IsbetterError
-from isbetter.cv_compare import compare
-from isbetter.data import PairedScores, ScoreTable, from_arrays, read_scores
-from isbetter.decision import ComparisonResult, Probabilities
-from isbetter.f1_compare import F1ComparisonResult, compare_f1
-from isbetter.measures import Measure, get_measure
-from isbetter.models.correlated_t import (
-    corrected_resampled_ttest,
-    correlated_ttest,
-    rho_from_sizes,
-)
-from isbetter.models.f1 import F1Prior
-from isbetter.models.hierarchical import HierarchicalModel, HierarchicalResult, hierarchical_test
-from isbetter.models.priors import HierarchicalPriors
-from isbetter.models.sign_tests import sign_test, signed_rank_test
-from isbetter.power import JointDistribution, PowerResult, power_analysis
-from isbetter.predictions import (
-    JointCounts,
-    PredictionTable,
-    predictions_from_arrays,
-    read_predictions,
-)
 
 __version__ = "0.1.0"
 
+#: public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "compare": "isbetter.cv_compare",
+    "PairedScores": "isbetter.data",
+    "ScoreTable": "isbetter.data",
+    "from_arrays": "isbetter.data",
+    "read_scores": "isbetter.data",
+    "compare_f1": "isbetter.f1_compare",
+    "Measure": "isbetter.measures",
+    "get_measure": "isbetter.measures",
+    "corrected_resampled_ttest": "isbetter.models.correlated_t",
+    "correlated_ttest": "isbetter.models.correlated_t",
+    "rho_from_sizes": "isbetter.models.correlated_t",
+    "F1Prior": "isbetter.models.f1",
+    "HierarchicalModel": "isbetter.models.hierarchical",
+    "hierarchical_test": "isbetter.models.hierarchical",
+    "HierarchicalPriors": "isbetter.models.priors",
+    "sign_test": "isbetter.models.sign_tests",
+    "signed_rank_test": "isbetter.models.sign_tests",
+    "JointDistribution": "isbetter.power",
+    "power_analysis": "isbetter.power",
+    "JointCounts": "isbetter.predictions",
+    "PredictionTable": "isbetter.predictions",
+    "RankingResult": "isbetter.ranking",
+    "rank": "isbetter.ranking",
+    "predictions_from_arrays": "isbetter.predictions",
+    "read_predictions": "isbetter.predictions",
+    "ComparisonResult": "isbetter.results",
+    "ComparisonSummary": "isbetter.results",
+    "F1Result": "isbetter.results",
+    "HierarchicalResult": "isbetter.results",
+    "Interval": "isbetter.results",
+    "MCMCDiagnostics": "isbetter.results",
+    "PowerResult": "isbetter.results",
+    "Probabilities": "isbetter.results",
+    "TestResult": "isbetter.results",
+}
+
 __all__ = [
-    "ComparisonResult",
     "ConvergenceWarning",
-    "F1ComparisonResult",
-    "F1Prior",
-    "HierarchicalModel",
-    "HierarchicalPriors",
-    "HierarchicalResult",
     "InputError",
     "InputTypeError",
     "IsbetterError",
+    "__version__",
+    "ComparisonResult",
+    "ComparisonSummary",
+    "F1Prior",
+    "F1Result",
+    "HierarchicalModel",
+    "HierarchicalPriors",
+    "HierarchicalResult",
+    "Interval",
     "JointCounts",
     "JointDistribution",
+    "MCMCDiagnostics",
     "Measure",
     "PairedScores",
     "PowerResult",
     "PredictionTable",
+    "RankingResult",
     "Probabilities",
     "ScoreTable",
+    "TestResult",
     "compare",
     "compare_f1",
     "corrected_resampled_ttest",
@@ -60,8 +91,57 @@ __all__ = [
     "predictions_from_arrays",
     "read_predictions",
     "read_scores",
+    "rank",
     "rho_from_sizes",
     "sign_test",
     "signed_rank_test",
-    "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'isbetter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from isbetter.cv_compare import compare
+    from isbetter.data import PairedScores, ScoreTable, from_arrays, read_scores
+    from isbetter.f1_compare import compare_f1
+    from isbetter.measures import Measure, get_measure
+    from isbetter.models.correlated_t import (
+        corrected_resampled_ttest,
+        correlated_ttest,
+        rho_from_sizes,
+    )
+    from isbetter.models.f1 import F1Prior
+    from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
+    from isbetter.models.priors import HierarchicalPriors
+    from isbetter.models.sign_tests import sign_test, signed_rank_test
+    from isbetter.power import JointDistribution, power_analysis
+    from isbetter.predictions import (
+        JointCounts,
+        PredictionTable,
+        predictions_from_arrays,
+        read_predictions,
+    )
+    from isbetter.ranking import RankingResult, rank
+    from isbetter.results import (
+        ComparisonResult,
+        ComparisonSummary,
+        F1Result,
+        HierarchicalResult,
+        Interval,
+        MCMCDiagnostics,
+        PowerResult,
+        Probabilities,
+        TestResult,
+    )

@@ -21,7 +21,10 @@ Micro (document) level, from the joint outcome counts of A and B
 Macro (category) level, from per-category scores: :func:`macro_t_test` (paired
 t-test, Yang & Liu's T-test) and :func:`macro_s_test` (sign test, S-test).
 
-All p-values are two-sided. Positive differences mean A is better.
+All p-values are two-sided. Positive differences mean A is better. The scalar
+tests return the p-value as a float; the resampling tests return a
+:class:`~isbetter.results.records.TestResult` (``p_value``, the observed
+difference as ``estimate`` and, for the bootstrap, the percentile ``interval``).
 
 References
 ----------
@@ -32,7 +35,6 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,9 +43,11 @@ from scipy import stats
 from isbetter._validate import check_positive_int, check_probability
 from isbetter.measures import Measure, dcf
 from isbetter.predictions import JointCounts
+from isbetter.results.records import Interval, TestResult
 
 __all__ = [
-    "BootstrapResult",
+    "BOOTSTRAP_DESCRIPTION",
+    "RANDOMIZATION_DESCRIPTION",
     "bootstrap_average_test",
     "bootstrap_test",
     "dcf_proportion_test",
@@ -99,27 +103,31 @@ def mcnemar_test(counts: JointCounts, *, exact: bool = True) -> float:
     return float(mcnemar(table, exact=exact, correction=True).pvalue)
 
 
-@dataclass(frozen=True)
-class BootstrapResult:
-    """Result of a resampling test of a measure difference.
+#: descriptions of the resampling tests (``TestResult.description``)
+BOOTSTRAP_DESCRIPTION = (
+    "bootstrap percentile test of the measure difference: documents resampled with "
+    "replacement (Keller, Mariethoz & Bengio 2004)"
+)
+RANDOMIZATION_DESCRIPTION = (
+    "approximate randomization test: each document's two predictions exchanged with probability 1/2"
+)
 
-    Attributes
-    ----------
-    observed : float
-        The observed difference (positive: A better).
-    p_value : float
-        Two-sided p-value.
-    low, high : float
-        Percentile interval of the resampled differences (bootstrap only; NaN otherwise).
-    p_above_0 : float
-        Fraction of resampled differences above 0 (Keller et al.'s ``p(dF1 > 0)``).
-    """
 
-    observed: float
-    p_value: float
-    low: float = float("nan")
-    high: float = float("nan")
-    p_above_0: float = float("nan")
+def _percentile_result(
+    name: str, d: np.ndarray, observed: float, level: float, description: str
+) -> TestResult:
+    """Two-sided percentile p-value and interval of resampled differences `d`."""
+    below = np.mean(d < 0) + 0.5 * np.mean(d == 0)
+    above = np.mean(d > 0) + 0.5 * np.mean(d == 0)
+    p = min(1.0, 2.0 * min(below, above))
+    lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
+    return TestResult(
+        name=name,
+        p_value=float(p),
+        estimate=float(observed),
+        interval=Interval(float(lo), float(hi), level, "percentile"),
+        description=description,
+    )
 
 
 def _events(counts: JointCounts) -> np.ndarray:
@@ -160,7 +168,7 @@ def bootstrap_test(
     resamples: int = 10_000,
     level: float = 0.95,
     rng: np.random.Generator,
-) -> BootstrapResult:
+) -> TestResult:
     """Keller et al.'s bootstrap percentile test of ``delta = psi(A) - psi(B)``.
 
     The N documents' joint events (true class x prediction of A x prediction of
@@ -169,14 +177,20 @@ def bootstrap_test(
     ``2 min(P*(delta <= 0), P*(delta >= 0))`` (ties at 0 count half to each side),
     the interval the equal-tailed percentile interval at `level`.
 
+    Returns
+    -------
+    TestResult
+        Named ``"bootstrap"``: ``p_value``, the observed difference as ``estimate``
+        and the percentile ``interval``.
+
     Examples
     --------
     >>> import numpy as np
     >>> from isbetter.measures import f1
     >>> c = JointCounts(pos=np.array([300, 300, 200, 200]), neg=np.array([200, 200, 300, 300]))
     >>> r = bootstrap_test(c, f1, rng=np.random.default_rng(0))
-    >>> round(r.observed, 3), r.p_value < 0.01
-    (0.1, True)
+    >>> round(r.estimate, 3), r.p_value < 0.01, r.interval.kind
+    (0.1, True, 'percentile')
     """
     resamples = check_positive_int(resamples, "resamples")
     level = check_probability(level, "level", open_interval=True)
@@ -187,11 +201,7 @@ def bootstrap_test(
     draws = np.empty((resamples, 8), dtype=np.int64)
     draws[:, order] = rng.multinomial(n, ev[order] / n, size=resamples)
     d = _delta_from_events(draws, measure)
-    below = np.mean(d < 0) + 0.5 * np.mean(d == 0)
-    above = np.mean(d > 0) + 0.5 * np.mean(d == 0)
-    p = min(1.0, 2.0 * min(below, above))
-    lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
-    return BootstrapResult(observed, float(p), float(lo), float(hi), float(np.mean(d > 0)))
+    return _percentile_result("bootstrap", d, observed, level, BOOTSTRAP_DESCRIPTION)
 
 
 def randomization_test(
@@ -200,12 +210,17 @@ def randomization_test(
     *,
     resamples: int = 10_000,
     rng: np.random.Generator,
-) -> BootstrapResult:
+) -> TestResult:
     """Approximate randomization test of ``delta``: swap each document's predictions w.p. 1/2.
 
     Only discordant documents change when swapped, so a permutation is drawn as
     two binomial counts per class (how many (1,0) become (0,1) and back). The
     p-value is ``(1 + #{|delta*| >= |delta|}) / (resamples + 1)``.
+
+    Returns
+    -------
+    TestResult
+        Named ``"randomization"``: ``p_value`` and the observed difference as ``estimate``.
 
     Examples
     --------
@@ -227,7 +242,12 @@ def randomization_test(
         draws[:, hi] += s_lo - s_hi
     d = _delta_from_events(draws, measure)
     hits = np.sum(np.abs(d) >= abs(observed) - 1e-12)
-    return BootstrapResult(observed, float((1 + hits) / (resamples + 1)))
+    return TestResult(
+        name="randomization",
+        p_value=float((1 + hits) / (resamples + 1)),
+        estimate=observed,
+        description=RANDOMIZATION_DESCRIPTION,
+    )
 
 
 def dcf_proportion_test(
@@ -281,7 +301,7 @@ def bootstrap_average_test(
     level: float = 0.95,
     rng: np.random.Generator,
     chunk_cells: int = 2_000_000,
-) -> dict[str, BootstrapResult]:
+) -> dict[str, TestResult]:
     """Keller-style bootstrap of the macro and micro differences of a multi-class task.
 
     The documents' joint outcomes (true class, prediction of A, prediction of B;
@@ -290,7 +310,8 @@ def bootstrap_average_test(
     Returns
     -------
     dict
-        ``{"macro": BootstrapResult, "micro": BootstrapResult}``.
+        ``{"macro": TestResult, "micro": TestResult}``, each named ``"bootstrap"``
+        (see :func:`bootstrap_test`).
     """
     from isbetter.models.f1_multiclass import macro_micro
 
@@ -312,15 +333,8 @@ def bootstrap_average_test(
     obs_a = macro_micro(cells.sum(axis=2), measure)
     obs_b = macro_micro(cells.sum(axis=1), measure)
     for i, (key, parts) in enumerate((("macro", mac), ("micro", mic))):
-        d = np.concatenate(parts)
-        below = np.mean(d < 0) + 0.5 * np.mean(d == 0)
-        above = np.mean(d > 0) + 0.5 * np.mean(d == 0)
-        lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
-        out[key] = BootstrapResult(
-            float(measure.difference(obs_a[i], obs_b[i])),
-            float(min(1.0, 2.0 * min(below, above))),
-            float(lo),
-            float(hi),
-            float(np.mean(d > 0)),
+        observed = float(measure.difference(obs_a[i], obs_b[i]))
+        out[key] = _percentile_result(
+            "bootstrap", np.concatenate(parts), observed, level, BOOTSTRAP_DESCRIPTION
         )
     return out

@@ -9,11 +9,12 @@ import numpy as np
 from isbetter._errors import InputError
 from isbetter._validate import check_choice
 from isbetter.data import PairedScores, ScoreTable
-from isbetter.decision import ComparisonResult
+from isbetter.results.comparison import ComparisonResult
+from isbetter.vocabulary import CV_METHODS
 
 __all__ = ["METHODS", "OPTIONS", "compare"]
 
-METHODS = ("auto", "correlated_t", "sign", "signed_rank", "hierarchical")
+METHODS = CV_METHODS
 
 #: the keyword options each method takes (besides `rope` and `rng`)
 OPTIONS = {
@@ -75,7 +76,7 @@ def compare(
     >>> from isbetter import from_arrays
     >>> x = [0.81, 0.79, 0.84, 0.80, 0.83, 0.82, 0.80, 0.85, 0.79, 0.82]
     >>> y = [0.80, 0.80, 0.81, 0.79, 0.80, 0.81, 0.79, 0.83, 0.80, 0.80]
-    >>> res = compare(from_arrays(x, y, names=("svm", "rf")), "svm", "rf", rope=0.01)
+    >>> res = compare(from_arrays(x, y, names=("svm", "rf"), runs=1), "svm", "rf", rope=0.01)
     >>> res.method, round(res.p_a_better, 4)
     ('correlated_t', 0.6187)
     """

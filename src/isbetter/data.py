@@ -145,25 +145,32 @@ class ScoreTable:
             raise InputError(
                 f"`system_a` and `system_b` are both {system_a!r}; compare two different systems."
             )
-        sub = self.data[self.data["system"].isin([system_a, system_b])]
-        wide = sub.pivot_table(
-            index=["dataset", "run", "fold"], columns="system", values=metric, sort=False
-        )
+        # the table is sorted by data set (in order of appearance), system, run and fold,
+        # and every key is there for every system: both systems' rows line up, one block
+        # per data set, so pairing is a vectorised split (linear in the number of scores)
+        sa = self.data[self.data["system"].to_numpy() == system_a]
+        sb = self.data[self.data["system"].to_numpy() == system_b]
+        keys = ["dataset", "run", "fold"]
+        if len(sa) != len(sb) or not all(
+            np.array_equal(sa[k].to_numpy(), sb[k].to_numpy()) for k in keys
+        ):
+            raise InputError(
+                f"Systems {system_a!r} and {system_b!r} do not have the same (data set, run, "
+                "fold) keys; read the table again without dropping rows by hand."
+            )
         sign = 1.0 if self.higher_is_better[metric] else -1.0
-        datasets, diffs, runs, folds, mean_a, mean_b = [], [], [], [], [], []
-        for ds in self.datasets:
-            if ds not in wide.index.get_level_values(0):
-                continue
-            block = wide.loc[ds].sort_index()
-            a = block[system_a].to_numpy(dtype=float)
-            b = block[system_b].to_numpy(dtype=float)
-            datasets.append(str(ds))
-            diffs.append(sign * (a - b))
-            idx = block.index
-            runs.append(idx.get_level_values("run").nunique())
-            folds.append(idx.get_level_values("fold").nunique())
-            mean_a.append(a.mean())
-            mean_b.append(b.mean())
+        a = sa[metric].to_numpy(dtype=float)
+        b = sb[metric].to_numpy(dtype=float)
+        codes, names = pd.factorize(sa["dataset"].to_numpy())
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        counts = np.diff(np.r_[starts, codes.size])
+        grouped = sa.groupby(codes, sort=True)
+        runs = grouped["run"].nunique().to_numpy()
+        folds = grouped["fold"].nunique().to_numpy()
+        diffs = np.split(sign * (a - b), starts[1:])
+        datasets = [str(names[c]) for c in codes[starts]]
+        mean_a = np.add.reduceat(a, starts) / counts
+        mean_b = np.add.reduceat(b, starts) / counts
         return PairedScores(
             system_a=system_a,
             system_b=system_b,
@@ -171,10 +178,10 @@ class ScoreTable:
             higher_is_better=self.higher_is_better[metric],
             datasets=tuple(datasets),
             differences=tuple(diffs),
-            n_runs=np.array(runs, dtype=int),
-            n_folds=np.array(folds, dtype=int),
-            means_a=np.array(mean_a),
-            means_b=np.array(mean_b),
+            n_runs=runs.astype(int),
+            n_folds=folds.astype(int),
+            means_a=mean_a,
+            means_b=mean_b,
         )
 
     def _metric(self, metric: str | None) -> str:
@@ -189,32 +196,56 @@ class ScoreTable:
         return metric
 
 
+def _delimiter(path: Path) -> str:
+    """Return the delimiter of a text table: a tab, semicolon or comma, sniffed from its start."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        head = fh.read(8192)
+    first = head.splitlines()[0] if head else ""
+    counts = {d: first.count(d) for d in ("\t", ";", ",")}
+    best = max(counts, key=counts.__getitem__)
+    return best if counts[best] else ","
+
+
 def read_table(source: Any, *, argument: str = "source") -> pd.DataFrame:
-    """Read a DataFrame, or a CSV / TSV / Parquet file named by a path."""
+    """Read a DataFrame, or a CSV / TSV / Parquet / JSON-lines file named by a path.
+
+    Text tables are read as UTF-8 with their delimiter (comma, tab or semicolon)
+    sniffed from the header line, whatever the file's extension.
+    """
     if isinstance(source, pd.DataFrame):
         return source
     if not isinstance(source, str | os.PathLike):
         raise InputTypeError(
-            f"`{argument}` must be a pandas DataFrame or the path of a CSV or Parquet file, "
-            f"got {type(source).__name__}."
+            f"`{argument}` must be a pandas DataFrame or the path of a CSV, TSV, Parquet or "
+            f"JSON-lines file, got {type(source).__name__}."
         )
     path = Path(source)
+    if path.is_dir():
+        raise InputError(f"{str(path)!r} is a directory; give the path of a table file.")
     if not path.is_file():
-        raise InputError(f"`{argument}`: no such file {str(path)!r}.")
+        raise InputError(f"No such file: {str(path)!r}.")
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq"):
             return pd.read_parquet(path)
-        if suffix == ".tsv":
-            return pd.read_csv(path, sep="\t")
-        return pd.read_csv(path)
+        if suffix in (".jsonl", ".ndjson"):
+            return pd.read_json(path, lines=True)
+        return pd.read_csv(path, sep=_delimiter(path))
     except ImportError as exc:
         raise InputError(
-            f"`{argument}`: reading {suffix} files needs pyarrow; install it with "
+            f"Reading {suffix} files needs pyarrow; install it with "
             "`pip install isbetter[parquet]`."
         ) from exc
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise InputError(f"`{argument}`: cannot read {str(path)!r} as a table: {exc}") from exc
+    except PermissionError as exc:
+        raise InputError(f"Cannot read {str(path)!r}: permission denied.") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"Cannot read {str(path)!r}: it is not UTF-8 text ({exc.reason} at byte "
+            f"{exc.start}); save it as UTF-8."
+        ) from exc
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        reason = str(exc).strip().splitlines()[-1]
+        raise InputError(f"Cannot read {str(path)!r} as a table: {reason}.") from exc
 
 
 def read_scores(
@@ -317,12 +348,26 @@ def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str,
     )
 
 
+def _check_coverage(systems: np.ndarray, finite: np.ndarray, metrics: tuple[str, ...]) -> None:
+    """Raise when a system has no finite score at all on a metric, naming both."""
+    for j, m in enumerate(metrics):
+        per_system = pd.Series(finite[:, j]).groupby(systems).any()
+        if not per_system.all():
+            name = per_system.index[~per_system.to_numpy()][0]
+            raise InputError(
+                f"System {name!r} has no scores on metric {m!r} (every value is missing or "
+                "infinite); leave the metric out or give its scores."
+            )
+
+
 def _validate(
     df: pd.DataFrame, metrics: tuple[str, ...], directions: dict, drop_incomplete: bool
 ) -> ScoreTable:
     dropped: list[pd.DataFrame] = []
 
-    bad = ~np.isfinite(df[list(metrics)].to_numpy()).all(axis=1)
+    finite = np.isfinite(df[list(metrics)].to_numpy())
+    _check_coverage(df["system"].to_numpy(), finite, metrics)
+    bad = ~finite.all(axis=1)
     if bad.any():
         if not drop_incomplete:
             rows = ", ".join(str(i) for i in np.flatnonzero(bad)[:5])
@@ -371,14 +416,16 @@ def _validate(
     # a full runs x folds grid per data set; after dropping folds it may be ragged on purpose
     # (rho then still uses the number of distinct folds)
     grid = df[df["system"] == systems[0]] if not drop_incomplete else df.iloc[:0]
-    for ds, block in grid.groupby("dataset", sort=False):
-        n_runs = block["run"].nunique()
-        n_folds = block["fold"].nunique()
-        if n_runs * n_folds != len(block):
-            raise InputError(
-                f"Data set {ds!r} has {len(block)} scores per system, not runs x folds = "
-                f"{n_runs} x {n_folds}; every run needs the same folds."
-            )
+    shape = grid.groupby("dataset", sort=False).agg(
+        runs=("run", "nunique"), folds=("fold", "nunique"), size=("fold", "size")
+    )
+    ragged = shape[shape["runs"] * shape["folds"] != shape["size"]]
+    if len(ragged):
+        ds, row = ragged.index[0], ragged.iloc[0]
+        raise InputError(
+            f"Data set {ds!r} has {int(row['size'])} scores per system, not runs x folds = "
+            f"{int(row['runs'])} x {int(row['folds'])}; every run needs the same folds."
+        )
 
     order = {name: i for i, name in enumerate(pd.unique(df["dataset"]))}
     df = df.sort_values(
@@ -393,12 +440,37 @@ def _validate(
     return ScoreTable(data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df)
 
 
+def _runs_of(n: int, runs: int | None, folds: int | None) -> int:
+    """Return the number of runs of `n` scores per row, from `runs` and / or `folds`."""
+    if runs is None and folds is None:
+        if n == 1:
+            return 1
+        raise InputError(
+            f"`from_arrays` cannot tell how the {n} scores per data set were made; pass "
+            f"`runs` (e.g. runs=1 for one run of {n}-fold cross-validation"
+            + (f", runs=10 for 10 runs of {n // 10}-fold" if n % 10 == 0 and n > 10 else "")
+            + ") or `folds`: the correlation of the scores, rho = 1/folds, depends on it."
+        )
+    if folds is not None:
+        folds = check_positive_int(folds, "folds")
+        if n % folds:
+            raise InputError(f"`folds`={folds} does not divide the {n} scores per data set.")
+        if runs is not None and check_positive_int(runs, "runs") * folds != n:
+            raise InputError(f"`runs` x `folds` = {runs} x {folds} is not the {n} scores per row.")
+        return n // folds
+    runs = check_positive_int(runs, "runs")
+    if n % runs:
+        raise InputError(f"`runs`={runs} does not divide the {n} scores per data set.")
+    return runs
+
+
 def from_arrays(
     x: Any,
     y: Any,
     *,
     names: tuple[str, str] = ("A", "B"),
-    runs: int = 1,
+    runs: int | None = None,
+    folds: int | None = None,
     datasets: Sequence[str] | None = None,
     higher_is_better: bool = True,
     metric: str = "score",
@@ -415,8 +487,12 @@ def from_arrays(
         minus B (`y`), so that positive means A better.
     names : tuple of str, default: ("A", "B")
         Names of the two systems.
-    runs : int, default: 1
-        Number of cross-validation runs per row.
+    runs, folds : int, optional
+        How the scores of a row were made: `runs` repetitions of `folds`-fold
+        cross-validation (give one or both). Required when a row has more than one
+        score: the correlation of the scores, ``rho = 1 / folds``, depends on it
+        (10 x 10-fold scores read as one run of 100 folds would get ``rho = 0.01``
+        instead of 0.1).
     datasets : sequence of str, optional
         Names of the data sets (rows); default ``"0", "1", ...``.
     higher_is_better : bool, default: True
@@ -439,10 +515,8 @@ def from_arrays(
             f"`x` and `y` must be non-empty arrays of shape (runs * folds,) or "
             f"(n_datasets, runs * folds), got shape {np.shape(x)}."
         )
-    runs = check_positive_int(runs, "runs")
     q, n = xa.shape
-    if n % runs:
-        raise InputError(f"`runs`={runs} does not divide the {n} scores per data set.")
+    runs = _runs_of(n, runs, folds)
     if len(names) != 2 or names[0] == names[1]:
         raise InputError(f"`names` must be two different system names, got {names!r}.")
     if datasets is None:
@@ -450,23 +524,18 @@ def from_arrays(
     if len(datasets) != q:
         raise InputError(f"`datasets` has {len(datasets)} names for {q} rows of scores.")
     folds = n // runs
-    run_idx = np.repeat(np.arange(1, runs + 1), folds)
-    fold_idx = np.tile(np.arange(1, folds + 1), runs)
-    frames = [
-        pd.DataFrame(
-            {
-                "dataset": str(ds),
-                "system": name,
-                "run": run_idx,
-                "fold": fold_idx,
-                metric: arr[i],
-            }
-        )
-        for name, arr in zip(names, (xa, ya), strict=True)
-        for i, ds in enumerate(datasets)
-    ]
+    # one long table, built by repetition: system-major, then data set, run, fold
+    frame = pd.DataFrame(
+        {
+            "dataset": np.tile(np.repeat(np.asarray(datasets, dtype=str), n), 2),
+            "system": np.repeat(np.asarray(names, dtype=str), q * n),
+            "run": np.tile(np.repeat(np.arange(1, runs + 1), folds), 2 * q),
+            "fold": np.tile(np.arange(1, folds + 1), 2 * q * runs),
+            metric: np.concatenate([xa.ravel(), ya.ravel()]),
+        }
+    )
     return read_scores(
-        pd.concat(frames, ignore_index=True),
+        frame,
         score=metric,
         higher_is_better=higher_is_better,
     )

@@ -1,14 +1,20 @@
-"""Compare two classifiers on one test set: the paired Bayesian F1 comparison.
+"""Compare two classifiers on one test set: the Bayesian F1 comparison.
 
-:func:`compare_f1` takes per-document gold labels and predictions, and for each
-class (one class against the rest; one row for a binary task) draws the exact
-posterior of the difference ``delta`` of a measure (F1 by default) under the
-paired model of Zhang et al. (SIGIR 2016), summarises it as in the paper's
-Tables 4–6 (mean, sd, Monte Carlo error, % below / above 0, % in the ROPE, 95%
-HDI, Savage–Dickey BF01, five-way decision) and adds the frequentist baselines
-on the same counts. Each per-class comparison is also a
-:class:`~isbetter.decision.ComparisonResult`, so ranking, reports and plots
-treat it like every other comparison.
+:func:`compare_f1` takes per-document gold labels and predictions and, for each
+class (one class against the rest; one row for a binary task), gives the
+posterior of the difference ``delta`` of a measure (F1 by default), summarised
+as in Zhang et al.'s (SIGIR 2016) Tables 4–6 (mean, sd, Monte Carlo error,
+% below / above 0, % in the ROPE, 95% HDI, Savage–Dickey BF01, five-way
+decision), with the frequentist baselines on the same documents. A multi-class
+comparison adds rows ``"macro"`` and ``"micro"``.
+
+The work runs in steps: the predictions and options (:mod:`isbetter._f1_plan`),
+the joint counts of each class, the posterior draws (exact for the paired and
+unpaired models; one MCMC fit for the hierarchical model:
+:mod:`isbetter._f1_draws`), the summary and baselines of each row and the
+across-class tests (:mod:`isbetter._f1_rows`). Every row is a
+:class:`~isbetter.results.comparison.ComparisonResult` inside an
+:class:`~isbetter.results.f1.F1Result`.
 """
 
 from __future__ import annotations
@@ -17,131 +23,70 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from isbetter._errors import InputError
+from isbetter._f1_draws import (
+    averaged_draws,
+    exact_class_draws,
+    fitted_class_draws,
+    joint_cells_of,
+)
+from isbetter._f1_plan import Plan, child, plan_comparison
+from isbetter._f1_rows import RowContext, across_class_tests, average_rows, class_rows
 from isbetter._provenance import make_settings
-from isbetter._validate import (
-    RNGLike,
-    check_choice,
-    check_positive_int,
-    check_probability,
-    check_rope,
-    resolve_seed,
+from isbetter._validate import RNGLike, check_positive_int
+from isbetter.measures import Measure
+from isbetter.models.f1 import F1Prior
+from isbetter.models.f1_averages import (
+    AVERAGE_MAX_DRAWS,
+    HIERARCHICAL_MAX_DRAWS,
+    AveragedModel,
+    FlatCellModel,
+    ICDMModel,
+    UnpairedCellModel,
 )
-from isbetter.baselines import (
-    bootstrap_test,
-    dcf_proportion_test,
-    macro_s_test,
-    macro_t_test,
-    mcnemar_test,
-    p_test,
-    randomization_test,
-    s_test,
-)
-from isbetter.decision import ComparisonResult
-from isbetter.f1_result import F1ComparisonResult, summarise_delta
-from isbetter.measures import Measure, get_measure
-from isbetter.models.f1 import F1Prior, Model, sample_delta
-from isbetter.posterior import DrawsPosterior
-from isbetter.predictions import JointCounts, PredictionTable, read_predictions
+from isbetter.results.f1 import F1Result
+from isbetter.results.records import TestResult
+from isbetter.vocabulary import F1_MODELS
 
-__all__ = ["AVERAGE_MAX_DRAWS", "F1ComparisonResult", "compare_f1", "summarise_delta"]
-
-#: draws (and bootstrap resamples) of the macro / micro rows: M^3 Gamma variates per draw
-AVERAGE_MAX_DRAWS = 10_000
+__all__ = ["AVERAGE_MAX_DRAWS", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
 
 
-def _average_rows(
-    table: PredictionTable,
-    system_a: str,
-    system_b: str,
-    m: Measure,
-    *,
-    rope: float,
-    hdi_prob: float,
-    draws: int,
-    baselines: bool,
-    resamples: int,
-    seed_seq: np.random.SeedSequence,
-) -> list[tuple[str, dict[str, Any], np.ndarray, np.ndarray]]:
-    """Rows "macro" and "micro" of a multi-class comparison (paired joint model)."""
-    from isbetter.baselines import bootstrap_average_test
-    from isbetter.models.f1_multiclass import joint_cells, observed_averages, sample_average_delta
-
-    k = len(table.labels)
-    index = {lab: i for i, lab in enumerate(table.labels)}
-    gi = np.array([index[x] for x in table.gold])
-    ai = np.array([index[x] for x in table.predictions[system_a]])
-    bi = np.array([index[x] for x in table.predictions[system_b]])
-    cells = joint_cells(gi, ai, bi, k)
-    post_ss, prior_ss, base_ss = seed_seq.spawn(3)
-    same = bool(np.all(ai == bi))
-    if same:
-        macro_d = micro_d = np.zeros(draws)
-    else:
-        macro_d, micro_d = sample_average_delta(
-            cells, m, draws=draws, rng=np.random.default_rng(post_ss)
+def _averaged_model(plan: Plan, tune: int, chains: int) -> AveragedModel | None:
+    """Choose the model of the averages (and, for "hierarchical", of every row)."""
+    if plan.model == "hierarchical":
+        return ICDMModel(
+            tune=check_positive_int(tune, "tune", minimum=0),
+            chains=check_positive_int(chains, "chains", minimum=1),
         )
-    macro_p, micro_p = sample_average_delta(
-        np.zeros_like(cells), m, draws=draws, rng=np.random.default_rng(prior_ss)
-    )
-    observed = observed_averages(cells, m)
-    right_a, right_b = gi == ai, gi == bi
-    correctness = JointCounts(
-        pos=np.array(
-            [
-                np.sum(right_a & right_b),
-                np.sum(right_a & ~right_b),
-                np.sum(~right_a & right_b),
-                np.sum(~right_a & ~right_b),
-            ]
-        ),
-        neg=np.zeros(4, np.int64),
-    )
-    boot = (
-        bootstrap_average_test(cells, m, resamples=resamples, rng=np.random.default_rng(base_ss))
-        if baselines
-        else {}
-    )
-    out = []
-    for key, delta, prior in (("macro", macro_d, macro_p), ("micro", micro_d, micro_p)):
-        prior = np.concatenate([prior, -prior])  # the prior is symmetric in A and B
-        score_a, score_b = observed[key]
-        row: dict[str, Any] = {
-            "class": key,
-            "n": int(table.n_documents),
-            "n_pos": int(table.n_documents),
-            "score_a": score_a,
-            "score_b": score_b,
-            "observed": float(m.difference(score_a, score_b)),
-        }
-        row.update(summarise_delta(delta, prior, rope=rope, hdi_prob=hdi_prob))
-        if baselines:
-            b = boot[key]
-            row.update(
-                sign_p=s_test(correctness),
-                ptest_p=p_test(correctness),
-                mcnemar_p=mcnemar_test(correctness, exact=True),
-                mcnemar_chi2_p=mcnemar_test(correctness, exact=False),
-                bootstrap_p=b.p_value,
-                bootstrap_low=b.low,
-                bootstrap_high=b.high,
-                randomization_p=float("nan"),
-            )
-        out.append((key, row, delta, prior))
-    return out
+    if not plan.averages:
+        return None
+    return FlatCellModel() if plan.model == "paired" else UnpairedCellModel()
 
 
-def _identical(c: JointCounts) -> bool:
-    """Return True when A and B never disagree (no (1,0) or (0,1) outcome)."""
-    return not (c.pos[1] or c.pos[2] or c.neg[1] or c.neg[2])
-
-
-def _resolve_table(data: Any, gold: str, systems: Sequence[str] | None) -> PredictionTable:
-    if isinstance(data, PredictionTable):
-        return data
-    return read_predictions(data, gold=gold, systems=systems)
+def _settings(plan: Plan, averaged: AveragedModel | None) -> dict:
+    """Record what reproduces the result (draws of the exact models, or of the MCMC)."""
+    extra: dict[str, Any] = {}
+    if isinstance(averaged, ICDMModel):
+        # MCMC: draws per chain (x chains), as every MCMC result records them
+        total = min(plan.draws, HIERARCHICAL_MAX_DRAWS)
+        extra = {"draws": averaged.draws_per_chain(total), "prior": None, **averaged.settings()}
+    else:
+        multi = min(plan.draws, AVERAGE_MAX_DRAWS) if plan.multiclass else None
+        extra = {"average_draws": multi}
+        if averaged is not None:
+            extra.update(averaged.settings())
+    params: dict[str, Any] = {
+        "rope": plan.rope,
+        "draws": plan.draws,
+        "measure": plan.measure.name,
+        "hdi_prob": plan.hdi_prob,
+        "prior": plan.prior.to_dict(),
+        "system_a": plan.system_a,
+        "system_b": plan.system_b,
+        "positive": None if plan.multiclass else str(plan.labels[0]),
+        "resamples": plan.resamples if plan.baselines else None,
+    }
+    return make_settings(f"f1_{plan.model}", plan.seed, **{**params, **extra})
 
 
 def compare_f1(
@@ -156,9 +101,11 @@ def compare_f1(
     cost_fp: float = 1.0,
     p_positive: float = 0.5,
     rope: float = 0.05,
-    model: Model = "paired",
+    model: str = "paired",
     prior: F1Prior | None = None,
     draws: int = 50_000,
+    tune: int = 1000,
+    chains: int = 4,
     hdi_prob: float = 0.95,
     positive: Any = None,
     classes: Sequence[Any] | None = None,
@@ -166,12 +113,12 @@ def compare_f1(
     resamples: int = 10_000,
     averages: bool = True,
     rng: RNGLike = None,
-) -> F1ComparisonResult:
+) -> F1Result:
     """Compare two classifiers' F1 (or another measure) on the same test set.
 
     Answers, per class: how much better is A than B on this measure, how sure
-    can we be, and are the two practically the same (inside the ROPE)? Uses the
-    exact posterior of Zhang et al.'s (2016) paired model (no MCMC).
+    can we be, and are the two practically the same (inside the ROPE)? By
+    default uses the exact posterior of Zhang et al.'s (2016) paired model (no MCMC).
 
     Parameters
     ----------
@@ -185,67 +132,92 @@ def compare_f1(
         Gold-label column (when `data` is a table).
     measure : str, Measure or callable, default: "f1"
         See :func:`isbetter.measures.get_measure`; ``beta``, ``cost_fn``,
-        ``cost_fp``, ``p_positive`` parametrise F-beta and DCF.
+        ``cost_fp``, ``p_positive`` parametrise F-beta and DCF (given by name).
+        A DCF, by name or made by :func:`isbetter.measures.dcf`, also gets Keller et
+        al.'s adapted proportion test (``dcf_ptest``).
     rope : float, default: 0.05
         ROPE half-width on the measure's scale.
-    model : {"paired", "unpaired"}, default: "paired"
-        The unpaired model ignores that A and B saw the same documents.
+    model : {"paired", "unpaired", "hierarchical"}, default: "paired"
+        ``"paired"``: Zhang et al.'s (2016) paired model, exact, one binary problem
+        per class; macro / micro rows from the exact flat-cell joint model
+        (:class:`~isbetter.models.f1_averages.FlatCellModel`).
+        ``"unpaired"``: the same ignoring that A and B saw the same documents;
+        macro / micro rows from an exact flat Dirichlet per confusion matrix
+        (:class:`~isbetter.models.f1_averages.UnpairedCellModel`).
+        ``"hierarchical"``: Zhang et al.'s ICDM 2015 model of the two confusion
+        matrices (:class:`~isbetter.models.f1_averages.ICDMModel`; unpaired, MCMC):
+        the per-class rows and the macro / micro rows all come from one fit, with
+        MCMC diagnostics.
     prior : F1Prior, optional
-        Hyper-parameters; default: uniform (Beta(1, 1), Dir(1, 1, 1, 1)).
+        Hyper-parameters of the paired / unpaired models; default: uniform
+        (Beta(1, 1), Dir(1, 1, 1, 1)).
     draws : int, default: 50000
-        Posterior draws per class (the paper's default).
+        Posterior draws per class (the paper's default). The macro / micro rows of
+        the exact models use at most :data:`AVERAGE_MAX_DRAWS`; the hierarchical
+        model at most :data:`HIERARCHICAL_MAX_DRAWS` in all, split over the chains
+        (default: 4 chains x 2 000 draws).
+    tune, chains : int, default: 1000, 4
+        NUTS tuning steps per chain and number of chains of the hierarchical model
+        (ignored by the exact models).
     hdi_prob : float, default: 0.95
         Mass of the HDI used for the decision.
     positive : label, optional
         For a binary task, the positive class (default: the larger label, e.g. 1).
     classes : sequence of labels, optional
         For a multi-class task, the classes to report (default: all).
-    averages : bool, default: True
-        For a multi-class task with every class reported and the paired model, add
-        rows ``"macro"`` and ``"micro"``: the macro- and micro-averaged measure under
-        the joint model of (true class, prediction of A, prediction of B)
-        (:mod:`isbetter.models.f1_multiclass`; prior mass 1/M^2 per cell). Their
-        baselines are the s-test / McNemar on multi-class correctness and a
-        bootstrap of the documents. The joint model costs M^3 Gamma variates per draw,
-        so these rows use at most :data:`AVERAGE_MAX_DRAWS` draws and resamples.
     baselines : bool, default: True
         Also run the frequentist tests (s-test, p-test, McNemar, bootstrap,
         approximate randomization; T- and S-test across classes).
     resamples : int, default: 10000
-        Resamples of the bootstrap and randomization tests.
+        Resamples of the bootstrap and randomization tests (at most
+        :data:`AVERAGE_MAX_DRAWS` for the macro / micro bootstrap).
+    averages : bool, default: True
+        For a multi-class task with every class reported, add rows ``"macro"`` and
+        ``"micro"``. Their baselines are the s-test / McNemar on multi-class
+        correctness and a bootstrap of the documents.
     rng : int, numpy.random.Generator or None
         Seed; recorded in ``settings["seed"]``.
 
     Returns
     -------
-    F1ComparisonResult
+    F1Result
+        One :class:`~isbetter.results.comparison.ComparisonResult` per row: the
+        classes, then ``"macro"`` and ``"micro"``.
 
     Raises
     ------
     InputError
-        Bad input (see :func:`read_predictions`), unknown systems or classes,
-        negative ROPE.
+        Bad input (see :func:`read_predictions`), unknown systems, classes or
+        model, negative ROPE, a `prior` for the hierarchical model.
+
+    Warns
+    -----
+    ConvergenceWarning
+        The hierarchical model's MCMC converged poorly (see ``diagnostics``).
 
     Notes
     -----
     Each class is one binary problem: its documents are positive, all others
-    negative. The i-th reported class gets the i-th random stream spawned from
-    the seed, and the baselines draw from streams of their own, so switching the
-    baselines on or off leaves the posterior draws unchanged.
+    negative. Seeds: the i-th reported class gets the i-th stream spawned from
+    ``SeedSequence(seed)`` (its child 0 for the posterior, child 1 for the
+    baselines), the prior of the exact models the next; the macro / micro rows
+    (or the hierarchical fit) get stream M + 1 for M classes, whichever classes are
+    reported (children 0 and 1 for the model, child 2 for the bootstrap).
+    Switching the baselines on or off leaves the posterior draws unchanged.
 
-    When A and B make the same prediction on every document, they are the same
-    classifier as far as this test set can tell, and delta is exactly 0 (decision
-    "≈", BF01 infinite). Sampling the model there would only show the spread of
-    the prior pseudo-counts of the two discordant outcomes, for which no
-    document gives evidence.
+    When A and B make the same prediction on every document of a class (or of the
+    test set, for the macro / micro rows), they are the same classifier as far as
+    this test set can tell, and delta is exactly 0 (decision ``equivalent``, BF01
+    infinite). Sampling a model there would only show the spread of the prior
+    pseudo-counts of the discordant outcomes, for which no document gives evidence.
 
     Orientation: ``delta`` is positive when A is better. For a cost such as DCF
-    (lower is better) that is ``DCF(B) - DCF(A)``; ``score_a`` and ``score_b`` in
-    the table are the raw measures.
+    (lower is better) that is ``DCF(B) - DCF(A)``; ``score_a`` and ``score_b`` are
+    the raw measures.
 
-    Swapping `system_a` and `system_b` (same seed) negates every draw exactly,
-    and so mirrors every number of the table, unless the joint counts are
-    themselves symmetric (then the mirror holds in distribution).
+    Swapping `system_a` and `system_b` (same seed) negates every draw of the exact
+    models exactly, and so mirrors every number of the table, unless the joint
+    counts are themselves symmetric (then the mirror holds in distribution).
 
     Examples
     --------
@@ -254,162 +226,76 @@ def compare_f1(
     ...                    "a": [1, 0] * 250 + [1, 1] * 50, "b": [1, 0] * 200 + [0, 0] * 100})
     >>> res = compare_f1(df, rng=1, draws=10_000)
     >>> row = res.row()
-    >>> round(row["score_a"], 3), round(row["score_b"], 3), row["decision"], row["sign_p"] < 1e-3
-    (0.923, 0.8, '≫', True)
+    >>> round(row["score_a"], 3), round(row["score_b"], 3), row["decision"]
+    (0.923, 0.8, 'a_better')
+    >>> row["sign_p_value"] < 1e-3
+    True
     """
-    named = [system_a, system_b] if system_a is not None and system_b is not None else None
-    table = _resolve_table(data, gold, named)
-    if system_a is None or system_b is None:
-        if len(table.systems) != 2:
-            raise InputError(
-                f"Name the two systems with `system_a` and `system_b`; the table has "
-                f"{len(table.systems)}: {', '.join(repr(s) for s in table.systems)}."
-            )
-        system_a, system_b = table.systems
-    table.check_system(system_a, "system_a")
-    table.check_system(system_b, "system_b")
-    m = get_measure(measure, beta=beta, cost_fn=cost_fn, cost_fp=cost_fp, p_positive=p_positive)
-    rope = check_rope(rope)
-    model = check_choice(model, "model", ("paired", "unpaired"))  # type: ignore[assignment]
-    draws = check_positive_int(draws, "draws", minimum=2)
-    hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
-    resamples = check_positive_int(resamples, "resamples")
-    prior = prior or F1Prior()
-    if table.is_binary:
-        if classes is not None:
-            raise InputError("`classes` is for multi-class tasks; use `positive` for a binary one.")
-        labels = [table.default_positive() if positive is None else table.check_label(positive)]
-    else:
-        if positive is not None:
-            raise InputError("`positive` is for binary tasks; use `classes` for a multi-class one.")
-        labels = (
-            list(table.labels)
-            if classes is None
-            else [table.check_label(c, "classes") for c in classes]
-        )
-    seed = resolve_seed(rng)
-    root = np.random.SeedSequence(seed)
-    streams = root.spawn(len(labels))
-
-    rows, comparisons, counts_by, priors_by = [], {}, {}, {}
-    method = f"f1_{model}"
-    settings = make_settings(
-        method,
-        seed,
+    plan = plan_comparison(
+        data,
+        gold,
+        system_a,
+        system_b,
+        measure=measure,
+        measure_args={
+            "beta": beta,
+            "cost_fn": cost_fn,
+            "cost_fp": cost_fp,
+            "p_positive": p_positive,
+        },
+        model=model,
+        prior=prior,
         rope=rope,
         draws=draws,
-        measure=m.name,
         hdi_prob=hdi_prob,
-        prior=prior.to_dict(),
-        system_a=system_a,
-        system_b=system_b,
-        positive=None if not table.is_binary else str(labels[0]),
-        resamples=resamples if baselines else None,
-        average_draws=min(draws, AVERAGE_MAX_DRAWS) if not table.is_binary else None,
+        baselines=baselines,
+        resamples=resamples,
+        averages=averages,
+        positive=positive,
+        classes=classes,
+        rng=rng,
     )
-    # the prior of delta does not depend on the data: one set of prior draws serves every class
-    zero = JointCounts(np.zeros(4, np.int64), np.zeros(4, np.int64))
-    prior_delta = sample_delta(
-        zero, m, model=model, prior=prior, draws=draws, rng=np.random.default_rng(root.spawn(1)[0])
-    )
-    if model == "unpaired" or prior.symmetric:
-        # the prior of delta is then symmetric about 0: symmetrising halves the KDE
-        # noise and keeps BF01 identical when A and B are exchanged
-        prior_delta = np.concatenate([prior_delta, -prior_delta])
-    for label, stream in zip(labels, streams, strict=True):
-        post_ss, base_ss = stream.spawn(2)
-        c = table.joint_counts(system_a, system_b, label)
-        if _identical(c):
-            # A and B are the same function on this test set: delta is exactly 0 (see Notes)
-            delta = np.zeros(draws)
-        else:
-            delta = sample_delta(
-                c, m, model=model, prior=prior, draws=draws, rng=np.random.default_rng(post_ss)
-            )
-        (cells_a, cells_b) = c.cells()
-        score_a, score_b = float(m(*cells_a)), float(m(*cells_b))
-        row: dict[str, Any] = {
-            "class": str(label),
-            "n": int(c.n),
-            "n_pos": int(np.sum(c.pos)),
-            "score_a": score_a,
-            "score_b": score_b,
-            "observed": float(m.difference(np.float64(score_a), np.float64(score_b))),
-        }
-        row.update(summarise_delta(delta, prior_delta, rope=rope, hdi_prob=hdi_prob))
-        if baselines:
-            b_rng = np.random.default_rng(base_ss)
-            boot = bootstrap_test(c, m, resamples=resamples, rng=b_rng)
-            ar = randomization_test(c, m, resamples=resamples, rng=b_rng)
-            row.update(
-                sign_p=s_test(c),
-                ptest_p=p_test(c),
-                mcnemar_p=mcnemar_test(c, exact=True),
-                mcnemar_chi2_p=mcnemar_test(c, exact=False),
-                bootstrap_p=boot.p_value,
-                bootstrap_low=boot.low,
-                bootstrap_high=boot.high,
-                randomization_p=ar.p_value,
-            )
-            if isinstance(measure, str) and measure.lower() == "dcf":
-                # Keller et al.'s adapted (paired) proportion test, eq. (9)
-                row["dcf_ptest_p"] = dcf_proportion_test(
-                    c, cost_fn=cost_fn, cost_fp=cost_fp, p_positive=p_positive
-                )
-        key = str(label)
-        rows.append(row)
-        counts_by[key] = c
-        priors_by[key] = prior_delta
-        comparisons[key] = ComparisonResult.from_posterior(
-            DrawsPosterior(delta),
-            system_a=system_a,
-            system_b=system_b,
-            rope=rope,
-            method=method,
-            settings={**settings, "class": key},
-        )
-    frame = pd.DataFrame(rows)
-    macro_tests: dict[str, float] = {}
-    if baselines and not table.is_binary:
-        macro_tests = {
-            "t_test_p": macro_t_test(frame["score_a"], frame["score_b"]),
-            "s_test_p": macro_s_test(frame["score_a"], frame["score_b"]),
-        }
-    if averages and not table.is_binary and classes is None and model == "paired":
-        for key, row, delta, avg_prior in _average_rows(
-            table,
-            system_a,
-            system_b,
-            m,
-            rope=rope,
-            hdi_prob=hdi_prob,
-            draws=min(draws, AVERAGE_MAX_DRAWS),
-            baselines=baselines,
-            resamples=min(resamples, AVERAGE_MAX_DRAWS),
-            seed_seq=root.spawn(1)[0],
-        ):
-            comparisons[key] = ComparisonResult.from_posterior(
-                DrawsPosterior(delta),
-                system_a=system_a,
-                system_b=system_b,
-                rope=rope,
-                method=f"{method}_{key}",
-                settings={**settings, "class": key},
-            )
-            priors_by[key] = avg_prior
-            frame = pd.concat([frame, pd.DataFrame([row])], ignore_index=True)
-    return F1ComparisonResult(
-        system_a=system_a,
-        system_b=system_b,
-        measure=m.name,
-        higher_is_better=m.higher_is_better,
-        model=model,
-        rope=rope,
-        hdi_prob=hdi_prob,
-        table=frame,
-        comparisons=comparisons,
-        counts=counts_by,
-        prior_draws=priors_by,
-        macro_tests=macro_tests,
+    averaged_model = _averaged_model(plan, tune, chains)
+    settings = _settings(plan, averaged_model)
+    ctx = RowContext(plan.system_a, plan.system_b, plan.measure, plan.rope, plan.hdi_prob, settings)
+    # step 2: the joint counts of each reported class
+    counts = {
+        str(lab): plan.table.joint_counts(plan.system_a, plan.system_b, lab) for lab in plan.labels
+    }
+    root = np.random.SeedSequence(plan.seed)
+    # the fit of all classes does not depend on which are reported: stream M + 1
+    average_ss = child(root, len(plan.table.labels) + 1)
+    cells = averaged = None
+    if averaged_model is not None:
+        cells = joint_cells_of(plan)
+        averaged = averaged_draws(plan, averaged_model, cells, average_ss)
+    if plan.model == "hierarchical":
+        assert averaged is not None
+        class_draws = fitted_class_draws(plan, counts, averaged)
+    else:
+        class_draws = exact_class_draws(plan, counts, root)
+    rows = class_rows(plan, ctx, counts, root, class_draws)
+    priors = dict(class_draws.priors)
+    across: tuple[TestResult, ...] = ()
+    if plan.baselines and plan.multiclass:
+        observed = [r.observed for r in rows.values() if r.observed is not None]
+        across = across_class_tests([o.score_a for o in observed], [o.score_b for o in observed])
+    if plan.averages and averaged is not None and cells is not None:
+        avg_rows, avg_priors = average_rows(plan, ctx, cells, averaged, average_ss)
+        rows.update(avg_rows)
+        priors.update(avg_priors)
+    return F1Result(
+        system_a=plan.system_a,
+        system_b=plan.system_b,
+        measure=plan.measure.name,
+        higher_is_better=plan.measure.higher_is_better,
+        model=plan.model,
+        rope=plan.rope,
+        hdi_prob=plan.hdi_prob,
+        comparisons=rows,
+        counts=counts,
+        prior_draws=priors,
+        across_classes=across,
+        diagnostics=None if averaged is None else averaged.diagnostics,
         settings=settings,
     )

@@ -36,6 +36,7 @@ from isbetter._validate import check_nonnegative, check_probability
 
 __all__ = [
     "MEASURES",
+    "DCFCosts",
     "Measure",
     "accuracy",
     "balanced_accuracy",
@@ -69,6 +70,23 @@ def _ratio(num: Any, den: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class DCFCosts:
+    """The parameters of a detection cost function (see :func:`dcf`).
+
+    Attributes
+    ----------
+    cost_fn, cost_fp : float
+        Costs of a false negative and of a false positive.
+    p_positive : float
+        Prior probability of the positive class.
+    """
+
+    cost_fn: float
+    cost_fp: float
+    p_positive: float
+
+
+@dataclass(frozen=True)
 class Measure:
     """A performance measure of a binary contingency table.
 
@@ -80,11 +98,16 @@ class Measure:
         ``func(tp, fp, fn, tn) -> array``, elementwise on arrays of counts or rates.
     higher_is_better : bool
         Direction of the measure; differences are oriented "positive = A better".
+    dcf_costs : DCFCosts or None
+        Set by :func:`dcf`: the measure is a detection cost function with these
+        costs and prior, so tests made for DCF (Keller et al.'s adapted proportion
+        test) apply to it. None for every other measure.
     """
 
     name: str
     func: Cells = field(repr=False, compare=False)
     higher_is_better: bool = True
+    dcf_costs: DCFCosts | None = None
 
     def __call__(self, tp: Any, fp: Any, fn: Any, tn: Any) -> np.ndarray:
         """Evaluate the measure on the cells (numpy arrays or numbers; they broadcast)."""
@@ -160,8 +183,8 @@ def dcf(cost_fn: float = 1.0, cost_fp: float = 1.0, p_positive: float = 0.5) -> 
     Examples
     --------
     >>> m = dcf(cost_fn=1.0, cost_fp=10.0, p_positive=0.01)
-    >>> m.higher_is_better
-    False
+    >>> m.higher_is_better, m.dcf_costs
+    (False, DCFCosts(cost_fn=1.0, cost_fp=10.0, p_positive=0.01))
     >>> round(float(m(tp=90, fp=5, fn=10, tn=895)), 5)  # 0.01 * 0.1 + 9.9 * 5 / 900
     0.056
     """
@@ -174,13 +197,21 @@ def dcf(cost_fn: float = 1.0, cost_fp: float = 1.0, p_positive: float = 0.5) -> 
         false_alarm = _ratio(fp, fp + tn)
         return cost_fn * p_pos * miss + cost_fp * (1.0 - p_pos) * false_alarm
 
-    return Measure(f"dcf({cost_fn:g},{cost_fp:g},{p_pos:g})", func, higher_is_better=False)
+    return Measure(
+        f"dcf({cost_fn:g},{cost_fp:g},{p_pos:g})",
+        func,
+        higher_is_better=False,
+        dcf_costs=DCFCosts(cost_fn, cost_fp, p_pos),
+    )
 
 
 #: the built-in measures by name (F-beta and DCF take parameters: see :func:`get_measure`)
 MEASURES: dict[str, Measure] = {
     m.name: m for m in (f1, precision, recall, accuracy, specificity, balanced_accuracy)
 }
+
+#: every measure name :func:`get_measure` takes
+MEASURE_NAMES: tuple[str, ...] = (*MEASURES, "fbeta", "dcf")
 
 
 def get_measure(
@@ -236,7 +267,7 @@ def get_measure(
             return dcf(cost_fn, cost_fp, p_positive)
         if key in MEASURES:
             return MEASURES[key]
-        names = ", ".join(repr(n) for n in [*MEASURES, "fbeta", "dcf"])
+        names = ", ".join(repr(n) for n in MEASURE_NAMES)
         raise InputError(
             f"Unknown measure {measure!r}. Available measures: {names}; or pass a function "
             "f(tp, fp, fn, tn)."

@@ -6,8 +6,8 @@ posterior mass lies in the three regions *A better* (``d > rope``), *ROPE*
 (``-rope <= d <= rope``) and *B better* (``d < -rope``)? The answer is an array
 of shape ``(n_draws, 3)``, one row per posterior draw (one row for closed-form
 posteriors). :mod:`isbetter.decision` is the only code that turns these masses
-into the probabilities reported to the user, so the ROPE can be changed after a
-fit without refitting.
+into the probabilities reported to the user (:mod:`isbetter.results.decisions`), so
+the ROPE can be changed after a fit without refitting.
 
 The difference ``d`` is always oriented so that positive means *A better*.
 """
@@ -21,15 +21,15 @@ import numpy as np
 from scipy import stats
 
 from isbetter._validate import check_rope
+from isbetter.results.decisions import Counting
 
 __all__ = [
     "DirichletProcessPosterior",
     "DrawsPosterior",
+    "HierarchicalPosterior",
     "Posterior",
     "StudentTPosterior",
 ]
-
-Counting = Literal["argmax", "mean"]
 
 
 @runtime_checkable
@@ -38,7 +38,7 @@ class Posterior(Protocol):
 
     @property
     def counting(self) -> Counting:
-        """How the default probabilities are read off the masses (:mod:`isbetter.decision`)."""
+        """How the probabilities are read off the masses (:mod:`isbetter.results.decisions`)."""
         ...
 
     def region_masses(self, rope: float) -> np.ndarray:
@@ -166,6 +166,16 @@ class DirichletProcessPosterior:
         if self.kind == "sign":
             out[:, 0] = w @ (z > rope).astype(float)
             out[:, 2] = w @ (z < -rope).astype(float)
+            if rope == 0:
+                # no ROPE: the prior pseudo-observation (and any zero difference) would sit
+                # in a region of width 0; as baycomp, drop it and renormalise the two sides
+                total = out[:, 0] + out[:, 2]
+                both = total > 0
+                out[both, 0] /= total[both]
+                out[both, 2] /= total[both]
+                out[~both, 0] = out[~both, 2] = 0.5
+                out[:, 1] = 0.0
+                return out
         else:
             # Walsh sums z_i + z_j against +-2 rope; a tie counts one half
             sums = np.add.outer(z, z)
@@ -175,3 +185,40 @@ class DirichletProcessPosterior:
             out[:, 2] = np.einsum("si,si->s", w @ below, w)
         out[:, 1] = np.clip(1.0 - out[:, 0] - out[:, 2], 0.0, 1.0)
         return out
+
+
+@dataclass(frozen=True)
+class HierarchicalPosterior:
+    r"""Posterior of the next data set's difference, :math:`t_\nu(\delta_0, \sigma_0)`.
+
+    Attributes
+    ----------
+    delta0, std0, nu : numpy.ndarray
+        Posterior draws (score units for ``delta0`` and ``std0``), one per draw.
+    counting : {"argmax"}
+        Probabilities are the fraction of draws in which a region holds the
+        largest mass of :math:`\delta_{next}` (Corani et al. 2017; baycomp).
+    """
+
+    delta0: np.ndarray = field(repr=False)
+    std0: np.ndarray = field(repr=False)
+    nu: np.ndarray = field(repr=False)
+    counting: Counting = field(default="argmax", init=False)
+
+    def region_masses(self, rope: float) -> np.ndarray:
+        """Student-t masses of (A better, ROPE, B better) per draw, shape ``(n_draws, 3)``."""
+        rope = check_rope(rope)
+        above = stats.t.sf(rope, self.nu, loc=self.delta0, scale=self.std0)
+        below = stats.t.cdf(-rope, self.nu, loc=self.delta0, scale=self.std0)
+        return np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
+
+    def next_pdf(self, grid: np.ndarray) -> np.ndarray:
+        r"""Posterior predictive density of :math:`\delta_{next}` on `grid` (draw average)."""
+        grid = np.asarray(grid, dtype=float)
+        dens = np.zeros_like(grid)
+        for start in range(0, self.nu.size, 1000):  # chunks bound the memory use
+            sl = slice(start, start + 1000)
+            dens += stats.t.pdf(
+                grid[:, None], self.nu[sl], loc=self.delta0[sl], scale=self.std0[sl]
+            ).sum(axis=1)
+        return dens / self.nu.size

@@ -1,4 +1,4 @@
-"""Power analysis of the paired and unpaired F1 models by simulation (DESIGN 3.6).
+"""Power analysis of the paired and unpaired F1 models by simulation (Zhang et al. 2016).
 
 How many test documents does it take to *show* that A is better than B (or that
 the two are practically equivalent), if the truth is a given joint distribution
@@ -27,7 +27,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,30 +42,24 @@ from isbetter._validate import (
     check_rope,
     resolve_seed,
 )
+from isbetter.draws import hdi
 from isbetter.measures import Measure, get_measure
 from isbetter.models.f1 import F1Prior, sample_delta
 from isbetter.predictions import JointCounts
-from isbetter.summary import hdi
+from isbetter.results.decisions import relation_key
+from isbetter.results.power import PowerResult
+from isbetter.vocabulary import POWER_GOALS
 
 __all__ = [
     "SIGIR_SCENARIO_A",
     "SIGIR_SCENARIO_B",
+    "GOALS",
     "JointDistribution",
     "PowerResult",
     "power_analysis",
 ]
 
-_GOALS = {
-    "≫": "≫",
-    ">>": "≫",
-    "a_better": "≫",
-    "≈": "≈",
-    "~": "≈",
-    "equivalent": "≈",
-    "≪": "≪",
-    "<<": "≪",
-    "b_better": "≪",
-}
+GOALS = POWER_GOALS
 
 
 def _simplex(values: Any, name: str) -> tuple[float, ...]:
@@ -94,6 +88,8 @@ class JointDistribution:
     theta_pos, theta_neg : tuple of 4 floats
         Probabilities of the outcomes (A, B) = (1,1), (1,0), (0,1), (0,0) on a
         positive / negative document.
+    name : str, default: "custom"
+        A name for reports.
 
     Examples
     --------
@@ -105,6 +101,7 @@ class JointDistribution:
     mu: float
     theta_pos: tuple[float, ...]
     theta_neg: tuple[float, ...]
+    name: str = "custom"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mu", check_probability(self.mu, "mu"))
@@ -128,79 +125,20 @@ class JointDistribution:
 
 
 #: SIGIR 2016 section 4.1, scenario (a): F1_A = 0.6, F1_B = 0.5; goal "A ≫ B"
-SIGIR_SCENARIO_A = JointDistribution(0.5, (0.3, 0.3, 0.2, 0.2), (0.2, 0.2, 0.3, 0.3))
+SIGIR_SCENARIO_A = JointDistribution(
+    0.5, (0.3, 0.3, 0.2, 0.2), (0.2, 0.2, 0.3, 0.3), name="SIGIR 2016 scenario (a)"
+)
 #: SIGIR 2016 section 4.1, scenario (b): F1_A = F1_B = 0.5; goal "A ≈ B"
-SIGIR_SCENARIO_B = JointDistribution(0.5, (0.3, 0.2, 0.2, 0.3), (0.3, 0.2, 0.2, 0.3))
-
-
-@dataclass(frozen=True)
-class PowerResult:
-    """Result of :func:`power_analysis`.
-
-    Attributes
-    ----------
-    goal : {"≫", "≈", "≪"}
-        The decision counted as success.
-    sizes : tuple of int
-        Test-set sizes N.
-    models : tuple of str
-        Models compared.
-    replicates : int
-        Simulated test sets per size.
-    rope, hdi_prob : float
-        ROPE half-width and HDI mass of the decision rule.
-    true_delta : float
-        The generating distribution's difference of the measure.
-    table : pandas.DataFrame
-        Columns ``size, model, power, se, successes, replicates``; ``se`` is the
-        binomial standard error ``sqrt(p (1 - p) / replicates)``.
-    settings : dict
-        Method, seed, draws, distribution, versions.
-    """
-
-    goal: str
-    sizes: tuple[int, ...]
-    models: tuple[str, ...]
-    replicates: int
-    rope: float
-    hdi_prob: float
-    true_delta: float
-    table: pd.DataFrame = field(repr=False, compare=False)
-    settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def power(self, size: int, model: str = "paired") -> float:
-        """Return the estimated power of `model` at test-set size `size`."""
-        t = self.table
-        sel = t[(t["size"] == size) & (t["model"] == model)]
-        if sel.empty:
-            raise InputError(f"No power for size={size!r}, model={model!r} in this result.")
-        return float(sel["power"].iloc[0])
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dictionary."""
-        return {
-            "goal": self.goal,
-            "sizes": list(self.sizes),
-            "models": list(self.models),
-            "replicates": self.replicates,
-            "rope": self.rope,
-            "hdi_prob": self.hdi_prob,
-            "true_delta": self.true_delta,
-            "rows": self.table.to_dict(orient="records"),
-            "settings": self.settings,
-        }
-
-    def __str__(self) -> str:
-        from isbetter.report import power_to_text
-
-        return power_to_text(self)
+SIGIR_SCENARIO_B = JointDistribution(
+    0.5, (0.3, 0.2, 0.2, 0.3), (0.3, 0.2, 0.2, 0.3), name="SIGIR 2016 scenario (b)"
+)
 
 
 def power_analysis(
     distribution: JointDistribution,
     *,
     sizes: Sequence[int],
-    goal: str = "≫",
+    goal: str = "a_better",
     replicates: int = 1000,
     rope: float = 0.05,
     hdi_prob: float = 0.95,
@@ -218,9 +156,9 @@ def power_analysis(
         The generating joint distribution, e.g. :data:`SIGIR_SCENARIO_A`.
     sizes : sequence of int
         Test-set sizes N to simulate.
-    goal : {"≫", "≈", "≪"}, default: "≫"
-        The decision to reach (ASCII ``">>"``, ``"~"``, ``"<<"`` and
-        ``"a_better"``, ``"equivalent"``, ``"b_better"`` are accepted too).
+    goal : {"a_better", "equivalent", "b_better"}, default: "a_better"
+        The decision of the HDI + ROPE rule to reach (the symbols ``"≫"``,
+        ``"≈"``, ``"≪"`` and ASCII ``">>"``, ``"~"``, ``"<<"`` are accepted too).
     replicates : int, default: 1000
         Simulated test sets per size; the standard error of a power p is
         ``sqrt(p (1 - p) / replicates)``.
@@ -256,9 +194,9 @@ def power_analysis(
             "`distribution` must be a JointDistribution(mu, theta_pos, theta_neg), got "
             f"{type(distribution).__name__}."
         )
-    if goal not in _GOALS:
-        raise InputError(f"Unknown goal {goal!r}. Available: '≫' ('>>'), '≈' ('~'), '≪' ('<<').")
-    goal = _GOALS[goal]
+    goal = relation_key(goal, "goal")
+    if goal not in GOALS:
+        raise InputError(f"Unknown goal {goal!r}. Available: {', '.join(map(repr, GOALS))}.")
     sizes = tuple(check_positive_int(n, "sizes") for n in sizes)
     if not sizes:
         raise InputError("`sizes` is empty; give at least one test-set size, e.g. [500, 1000].")
@@ -273,34 +211,11 @@ def power_analysis(
     m = get_measure(measure)
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
-    chunk = max(1, min(replicates, 1_000_000 // draws))
     rows = []
     for n, size_ss in zip(sizes, root.spawn(len(sizes)), strict=True):
-        data_ss, *model_ss = size_ss.spawn(1 + len(models))
-        data_rng = np.random.default_rng(data_ss)
-        model_rngs = [np.random.default_rng(s) for s in model_ss]
-        hits = dict.fromkeys(models, 0)
-        for start in range(0, replicates, chunk):
-            r = min(chunk, replicates - start)
-            counts = distribution.sample_counts(n, r, data_rng)
-            for mod, g in zip(models, model_rngs, strict=True):
-                delta = sample_delta(
-                    counts,
-                    m,
-                    model=mod,  # type: ignore[arg-type]
-                    prior=prior,
-                    draws=draws,
-                    rng=g,
-                )
-                bounds = hdi(delta, hdi_prob)
-                lo, hi = bounds[:, 0], bounds[:, 1]
-                if goal == "≫":
-                    ok = lo > rope
-                elif goal == "≪":
-                    ok = hi < -rope
-                else:
-                    ok = (lo >= -rope) & (hi <= rope)
-                hits[mod] += int(ok.sum())
+        hits = _simulate_size(
+            distribution, n, replicates, size_ss, models, m, prior, draws, hdi_prob, goal, rope
+        )
         for mod in models:
             p = hits[mod] / replicates
             rows.append(
@@ -326,11 +241,14 @@ def power_analysis(
             "mu": distribution.mu,
             "theta_pos": list(distribution.theta_pos),
             "theta_neg": list(distribution.theta_neg),
+            "name": distribution.name,
         },
         prior=(prior or F1Prior()).to_dict(),
     )
     return PowerResult(
         goal=goal,
+        measure=m.name,
+        scenario=distribution.name,
         sizes=sizes,
         models=models,
         replicates=replicates,
@@ -340,3 +258,51 @@ def power_analysis(
         table=pd.DataFrame(rows),
         settings=settings,
     )
+
+
+def _reaches(goal: str, lo: np.ndarray, hi: np.ndarray, rope: float) -> np.ndarray:
+    """Which HDIs reach `goal` under the HDI + ROPE rule (vectorised)."""
+    if goal == "a_better":
+        return lo > rope
+    if goal == "b_better":
+        return hi < -rope
+    return (lo >= -rope) & (hi <= rope)
+
+
+def _simulate_size(
+    distribution: JointDistribution,
+    n: int,
+    replicates: int,
+    size_ss: np.random.SeedSequence,
+    models: tuple[str, ...],
+    measure: Measure,
+    prior: F1Prior | None,
+    draws: int,
+    hdi_prob: float,
+    goal: str,
+    rope: float,
+) -> dict[str, int]:
+    """Simulate `replicates` test sets of `n` documents; count the successes per model.
+
+    Every model sees the same simulated test sets (common random numbers); the
+    replicates are processed in chunks of at most a million posterior draws.
+    """
+    data_ss, *model_ss = size_ss.spawn(1 + len(models))
+    data_rng = np.random.default_rng(data_ss)
+    model_rngs = [np.random.default_rng(s) for s in model_ss]
+    hits = dict.fromkeys(models, 0)
+    chunk = max(1, min(replicates, 1_000_000 // draws))
+    for start in range(0, replicates, chunk):
+        counts = distribution.sample_counts(n, min(chunk, replicates - start), data_rng)
+        for mod, g in zip(models, model_rngs, strict=True):
+            delta = sample_delta(
+                counts,
+                measure,
+                model=mod,  # type: ignore[arg-type]
+                prior=prior,
+                draws=draws,
+                rng=g,
+            )
+            bounds = hdi(delta, hdi_prob)
+            hits[mod] += int(_reaches(goal, bounds[:, 0], bounds[:, 1], rope).sum())
+    return hits

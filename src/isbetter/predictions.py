@@ -199,6 +199,13 @@ def _normalise(values: np.ndarray) -> np.ndarray:
     return s.astype(str).to_numpy(dtype=object)
 
 
+def _listing(values: Any, limit: int = 5) -> str:
+    """At most `limit` values, then how many more: messages stay one short line."""
+    values = list(values)
+    shown = ", ".join(repr(x) for x in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
 def _validate(gold: np.ndarray, preds: dict[str, np.ndarray], gold_name: str) -> PredictionTable:
     if gold.shape[0] == 0:
         raise InputError(
@@ -235,11 +242,12 @@ def _validate(gold: np.ndarray, preds: dict[str, np.ndarray], gold_name: str) ->
         if extra:
             unknown[name] = extra
     if unknown:
-        shown = "; ".join(f"{k!r}: {', '.join(repr(x) for x in v)}" for k, v in unknown.items())
+        shown = "; ".join(f"{k!r}: {_listing(v)}" for k, v in unknown.items())
         raise InputError(
             f"Predicted labels absent from the gold labels ({shown}). Gold labels: "
-            f"{', '.join(repr(x) for x in labels)}. Check the label spelling and types, or "
-            "map those predictions to a gold label."
+            f"{_listing(labels)}. Check the label spelling and types, map those predictions "
+            "to a gold label, or name the prediction columns (is an id column taken for a "
+            "system?)."
         )
     return PredictionTable(gold=gold, predictions=preds, labels=labels)
 

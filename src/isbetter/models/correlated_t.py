@@ -18,8 +18,6 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy import stats
 
@@ -27,11 +25,13 @@ from isbetter._errors import InputError
 from isbetter._provenance import make_settings
 from isbetter._validate import check_positive_int, check_probability, check_rope
 from isbetter.data import PairedScores
-from isbetter.decision import ComparisonResult
+from isbetter.models.identity import cv_identity
 from isbetter.posterior import StudentTPosterior
+from isbetter.results.comparison import ComparisonResult
+from isbetter.results.decisions import hdi_rope_decision
+from isbetter.results.records import Estimate, Interval, TestResult
 
 __all__ = [
-    "CorrectedTTestResult",
     "corrected_resampled_ttest",
     "correlated_ttest",
     "correlated_ttest_posterior",
@@ -52,7 +52,7 @@ def rho_from_sizes(n_test: int, n_train: int) -> float:
     return n_test / (n_test + n_train)
 
 
-def _single_dataset(scores: PairedScores, dataset: str | None) -> tuple[str, np.ndarray, int]:
+def _single_dataset(scores: PairedScores, dataset: str | None) -> tuple[int, np.ndarray, int]:
     if dataset is None:
         if scores.n_datasets != 1:
             raise InputError(
@@ -70,7 +70,7 @@ def _single_dataset(scores: PairedScores, dataset: str | None) -> tuple[str, np.
                 + "."
             )
         i = scores.datasets.index(dataset)
-    return scores.datasets[i], scores.differences[i], int(scores.n_folds[i])
+    return i, scores.differences[i], int(scores.n_folds[i])
 
 
 def _rho(rho: float | None, n_folds: int) -> float:
@@ -154,14 +154,15 @@ def correlated_ttest(
     >>> from isbetter import from_arrays
     >>> x = [0.81, 0.79, 0.84, 0.80, 0.83, 0.82, 0.80, 0.85, 0.79, 0.82]
     >>> y = [0.80, 0.80, 0.81, 0.79, 0.80, 0.81, 0.79, 0.83, 0.80, 0.80]
-    >>> res = correlated_ttest(from_arrays(x, y).paired("A", "B"), rope=0.01)
+    >>> res = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.01)
     >>> round(res.p_a_better, 4), round(res.p_rope, 4), round(res.p_b_better, 4)
     (0.6187, 0.3776, 0.0038)
     """
     rope = check_rope(rope)
-    name, d, n_folds = _single_dataset(scores, dataset)
+    i, d, n_folds = _single_dataset(scores, dataset)
     rho = _rho(rho, n_folds)
     posterior = correlated_ttest_posterior(d, rho)
+    name = scores.datasets[i]
     settings = make_settings(
         "correlated_t",
         None,
@@ -178,43 +179,59 @@ def correlated_ttest(
         rope=rope,
         method="correlated_t",
         settings=settings,
+        estimate=_estimate(posterior, rope),
+        **cv_identity(scores, index=i),
+        tests=(_corrected_t(posterior),),
     )
 
 
-@dataclass(frozen=True)
-class CorrectedTTestResult:
-    """Result of the frequentist corrected resampled t-test.
+def _estimate(post: StudentTPosterior, rope: float, prob: float = 0.95) -> Estimate:
+    """Exact summary of the Student-t posterior (its central interval is the HDI)."""
+    lo, hi = post.interval(prob)
+    if post.scale == 0:
+        below, above, sd = float(post.loc < 0), float(post.loc > 0), 0.0
+    else:
+        below = float(post.dist.cdf(0.0))
+        above = float(post.dist.sf(0.0))
+        sd = float(post.dist.std()) if post.df > 2 else float("inf")
+    return Estimate(
+        mean=post.loc,
+        sd=sd,
+        mcse=0.0,
+        interval=Interval(lo, hi, prob, "hdi"),
+        p_below_0=below,
+        p_above_0=above,
+        decision=hdi_rope_decision(lo, hi, post.loc, rope),
+    )
 
-    Attributes
-    ----------
-    statistic : float
-        ``mean(d) / se`` with the Nadeau-Bengio corrected standard error.
-    pvalue : float
-        Two-sided p-value of ``H0: mean difference = 0``.
-    df : float
-        Degrees of freedom, ``n - 1``.
-    mean, se : float
-        Mean difference and its corrected standard error.
-    """
 
-    statistic: float
-    pvalue: float
-    df: float
-    mean: float
-    se: float
-
-    def confidence_interval(self, confidence_level: float = 0.95) -> tuple[float, float]:
-        """Two-sided confidence interval of the mean difference."""
-        level = check_probability(confidence_level, "confidence_level", open_interval=True)
-        if self.se == 0:
-            return (self.mean, self.mean)
-        half = stats.t.ppf(0.5 + level / 2, self.df) * self.se
-        return (self.mean - half, self.mean + half)
+def _corrected_t(post: StudentTPosterior, confidence_level: float = 0.95) -> TestResult:
+    if post.scale == 0:
+        statistic = 0.0 if post.loc == 0 else float(np.sign(post.loc) * np.inf)
+        p_value = 1.0 if post.loc == 0 else 0.0
+        lo = hi = post.loc
+    else:
+        statistic = post.loc / post.scale
+        p_value = float(2 * stats.t.sf(abs(statistic), post.df))
+        half = stats.t.ppf(0.5 + confidence_level / 2, post.df) * post.scale
+        lo, hi = post.loc - half, post.loc + half
+    return TestResult(
+        name="corrected_t",
+        p_value=p_value,
+        statistic=float(statistic),
+        estimate=post.loc,
+        interval=Interval(float(lo), float(hi), confidence_level, "confidence"),
+        description="corrected resampled t-test (Nadeau & Bengio 2003), two-sided",
+    )
 
 
 def corrected_resampled_ttest(
-    scores: PairedScores, *, rho: float | None = None, dataset: str | None = None
-) -> CorrectedTTestResult:
+    scores: PairedScores,
+    *,
+    rho: float | None = None,
+    dataset: str | None = None,
+    confidence_level: float = 0.95,
+) -> TestResult:
     """Frequentist corrected resampled t-test of Nadeau & Bengio [2]_.
 
     The same corrected variance as :func:`correlated_ttest`, used as a
@@ -222,25 +239,20 @@ def corrected_resampled_ttest(
 
     Returns
     -------
-    CorrectedTTestResult
+    TestResult
+        ``statistic`` (mean over its corrected standard error), ``p_value``
+        (two-sided), ``estimate`` (the mean difference) and its confidence
+        ``interval`` at `confidence_level`.
 
     Examples
     --------
     >>> from isbetter import from_arrays
     >>> x = [0.81, 0.79, 0.84, 0.80, 0.83, 0.82, 0.80, 0.85, 0.79, 0.82]
     >>> y = [0.80, 0.80, 0.81, 0.79, 0.80, 0.81, 0.79, 0.83, 0.80, 0.80]
-    >>> res = corrected_resampled_ttest(from_arrays(x, y).paired("A", "B"))
-    >>> round(res.statistic, 3), round(res.pvalue, 4)
+    >>> res = corrected_resampled_ttest(from_arrays(x, y, runs=1).paired("A", "B"))
+    >>> round(res.statistic, 3), round(res.p_value, 4)
     (1.868, 0.0947)
     """
+    level = check_probability(confidence_level, "confidence_level", open_interval=True)
     _, d, n_folds = _single_dataset(scores, dataset)
-    post = correlated_ttest_posterior(d, _rho(rho, n_folds))
-    if post.scale == 0:
-        statistic = 0.0 if post.loc == 0 else float(np.sign(post.loc) * np.inf)
-        pvalue = 1.0 if post.loc == 0 else 0.0
-    else:
-        statistic = post.loc / post.scale
-        pvalue = float(2 * stats.t.sf(abs(statistic), post.df))
-    return CorrectedTTestResult(
-        statistic=float(statistic), pvalue=pvalue, df=post.df, mean=post.loc, se=post.scale
-    )
+    return _corrected_t(correlated_ttest_posterior(d, _rho(rho, n_folds)), level)

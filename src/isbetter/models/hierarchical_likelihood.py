@@ -18,10 +18,15 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import special
+
+from isbetter._errors import InputError, InputTypeError
+from isbetter.data import PairedScores
+from isbetter.models.priors import HierarchicalPriors
 
 
 def sufficient_statistics(
@@ -185,3 +190,166 @@ def marginal_loglik(
         One log density per data set.
     """
     return _marginal_loglik(mean, ss, n, rho, delta, sigma_upper, lib=_NumpyLib, bounded=bounded)
+
+
+#: a data set counts as having zero variance when its sd is below this fraction of its
+#: largest absolute difference (round-off of equal differences), or exactly zero.
+_ZERO_VARIANCE_RTOL = 1e-9
+#: The factor Q(a, S / (2 sigma_upper^2)) that sigma_i's prior bound puts into the marginal
+#: likelihood is dropped from the model when its log is above -BOUND_TERM_TOL for every data
+#: set and every delta_i within 2 x the delta0 bound of the data set's mean (true for the
+#: reference priors unless a data set has very few scores); it makes the likelihood ~30%
+#: cheaper. Otherwise the exact likelihood (a separately compiled model) is used.
+BOUND_TERM_TOL = 1e-9
+
+
+# --------------------------------------------------------------------------- data preparation
+@dataclass(frozen=True)
+class Prepared:
+    """Scaled sufficient statistics and prior bounds for one fit."""
+
+    scale: float
+    n: np.ndarray
+    mean: np.ndarray
+    ss: np.ndarray
+    rho: np.ndarray
+    delta0_hi: float
+    std0_hi: float
+    std_hi: float
+    zero_variance: tuple[str, ...]
+    zero_variance_sd: float | None
+    bounded: bool
+
+    def model_data(self, priors: HierarchicalPriors) -> dict[str, Any]:
+        """Return the values of the model's ``pm.Data`` containers for this fit."""
+        # the likelihood's data-only parts are computed here once, not at every gradient:
+        # per data set, log p(x_i | delta_i) = c_i - a_i log((ssr_i + w_i (xbar_i - delta_i)^2) / 2)
+        # (+ the bound factor), see _marginal_loglik
+        n, rho = self.n, self.rho
+        a = (n - 1) / 2
+        log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
+        const = (
+            -np.log(self.std_hi)
+            - 0.5 * n * math.log(2 * math.pi)
+            - 0.5 * log_det_m
+            - math.log(2.0)
+            + special.gammaln(a)
+        )
+        return {
+            "a": a,
+            "w": n / (1 + (n - 1) * rho),
+            "ssr": self.ss / (1 - rho),
+            "xbar": self.mean,
+            "const": np.asarray(float(const.sum())),
+            "delta0_hi": np.asarray(self.delta0_hi),
+            "std0_hi": np.asarray(self.std0_hi),
+            "std_hi": np.asarray(self.std_hi),
+            "alpha_lo": np.asarray(priors.alpha_lower),
+            "alpha_hi": np.asarray(priors.alpha_upper),
+            "beta_lo": np.asarray(priors.beta_lower),
+            "beta_hi": np.asarray(priors.beta_upper),
+        }
+
+
+def _resolve_rho(scores: PairedScores, rho: float | None) -> np.ndarray:
+    q = scores.n_datasets
+    pointer = (
+        "; a single fold (or rho = 1) leaves no within-data-set information for the "
+        "correlated-t models. Compare the per-data-set means with the Bayesian sign or "
+        "signed-rank test instead (method='sign' or 'signed_rank')."
+    )
+    if rho is None:
+        folds = np.asarray(scores.n_folds, dtype=float)
+        if np.any(folds < 2):
+            bad = [ds for ds, k in zip(scores.datasets, folds, strict=True) if k < 2]
+            raise InputError(
+                f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single fold, so "
+                f"rho = 1/folds = 1{pointer}"
+            )
+        return 1.0 / folds
+    if isinstance(rho, bool) or not isinstance(rho, int | float | np.floating | np.integer):
+        raise InputTypeError(f"`rho` must be a number in [0, 1) or None, got {type(rho).__name__}.")
+    value = float(rho)
+    if value == 1.0:
+        raise InputError(f"`rho` = 1 (perfectly correlated scores){pointer}")
+    if not 0.0 <= value < 1.0:
+        raise InputError(
+            f"`rho` must be in [0, 1) (n_test / (n_test + n_train); 1/folds for k-fold "
+            f"cross-validation), got {rho!r}."
+        )
+    return np.full(q, value)
+
+
+def prepare(
+    scores: PairedScores, rope: float, rho: float | None, priors: HierarchicalPriors
+) -> Prepared:
+    """Check the scores and return the scaled sufficient statistics and prior bounds."""
+    if not isinstance(scores, PairedScores):
+        raise InputTypeError(
+            "`scores` must be PairedScores, e.g. `read_scores(...).paired('A', 'B')`, got "
+            f"{type(scores).__name__}."
+        )
+    q = scores.n_datasets
+    if q < 2:
+        raise InputError(
+            f"The hierarchical model needs scores on at least 2 data sets, got {q}; for one "
+            "data set use the Bayesian correlated t-test (method='correlated_t')."
+        )
+    rho_arr = _resolve_rho(scores, rho)
+    diffs = [np.asarray(d, dtype=float) for d in scores.differences]
+    n, mean, ss = sufficient_statistics(diffs)
+    if np.any(n < 2):
+        bad = [ds for ds, k in zip(scores.datasets, n, strict=True) if k < 2]
+        raise InputError(
+            f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single score; the "
+            "hierarchical model needs at least 2 scores per data set. Use the Bayesian sign "
+            "or signed-rank test on the per-data-set means instead."
+        )
+    sds = np.sqrt(ss / n)  # population sd, as in the reference code
+    max_abs = np.array([np.abs(d).max() for d in diffs])
+    zero = sds <= _ZERO_VARIANCE_RTOL * max_abs
+    floor: float | None = None
+    if zero.any():
+        # The reference code (R, and baycomp) replaces constant differences by
+        # U(-rope, rope) noise, whose variance is rope^2 / 3; we give such a data set
+        # that variance deterministically and keep its observed mean.
+        positive = sds[~zero]
+        if rope > 0:
+            floor = rope / math.sqrt(3.0)
+        elif positive.size:
+            floor = 0.01 * float(positive.mean())
+        elif max_abs.max() > 0:
+            floor = 0.01 * float(max_abs.max())
+        else:  # every difference is exactly 0: no scale in the data, take one from the scores
+            magnitude = np.concatenate([np.abs(scores.means_a), np.abs(scores.means_b)])
+            floor = 1e-6 * max(1.0, float(magnitude.max()))
+        sds = np.where(zero, floor, sds)
+        ss = np.where(zero, n * floor**2, ss)
+    scale = float(np.mean(np.sqrt(ss / n)))  # mean per-data-set sd (after the floor)
+    # Scale-equivariance: dividing the data, the ROPE and every data-dependent bound by the
+    # same constant leaves the posterior (in score units) unchanged; it only helps numerics.
+    mean_s, ss_s, sds_s = mean / scale, ss / scale**2, sds / scale
+    sd_means = float(np.std(mean_s))
+    if sd_means == 0.0:  # all data-set means equal: fall back to the within-data-set scale
+        sd_means = float(sds_s.mean())
+    max_abs_s = max(float(max_abs.max()) / scale, float(sds_s.max()))
+    delta0_hi = priors.delta0_bound * max_abs_s
+    std_hi = priors.std_upper * float(sds_s.mean())
+    # size of the sigma_i bound's likelihood factor over every plausible delta_i
+    reach = np.abs(mean_s) + 2 * delta0_hi
+    quad = _quadratic_form(mean_s, ss_s, n, rho_arr, mean_s + reach)
+    with np.errstate(divide="ignore"):
+        bound_term = -np.log(special.gammaincc((n - 1) / 2, quad / (2 * std_hi**2)))
+    return Prepared(
+        scale=scale,
+        n=n,
+        mean=mean_s,
+        ss=ss_s,
+        rho=rho_arr,
+        delta0_hi=delta0_hi,
+        std0_hi=priors.std0_upper * sd_means,
+        std_hi=std_hi,
+        zero_variance=tuple(ds for ds, z in zip(scores.datasets, zero, strict=True) if z),
+        zero_variance_sd=floor,
+        bounded=not bool(np.max(bound_term) < BOUND_TERM_TOL),
+    )

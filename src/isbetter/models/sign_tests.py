@@ -39,8 +39,9 @@ from isbetter._validate import (
     resolve_seed,
 )
 from isbetter.data import PairedScores
-from isbetter.decision import ComparisonResult
+from isbetter.models.identity import cv_identity
 from isbetter.posterior import DirichletProcessPosterior
+from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["sign_test", "signed_rank_test"]
 
@@ -97,6 +98,7 @@ def _run(
         rope=rope,
         method=kind,
         settings=settings,
+        **cv_identity(scores, count="datasets"),
     )
 
 
@@ -122,6 +124,13 @@ def sign_test(
         Strength (pseudo-count) of the prior.
     prior_place : {"rope", "a_better", "b_better"}, default: "rope"
         The region the prior pseudo-observation is placed in.
+
+    Notes
+    -----
+    With ``rope=0`` there is no region of practical equivalence: P(rope) is 0 and
+    the masses of the two sides are renormalised, per draw, without the
+    observations (and the prior pseudo-observation) at exactly 0 — as baycomp
+    drops the ROPE when it is 0.
     draws : int, default: 50000
         Posterior draws.
     rng : int, numpy.random.Generator or None
@@ -142,7 +151,7 @@ def sign_test(
     >>> from isbetter import from_arrays
     >>> x = np.array([[0.80], [0.71], [0.93], [0.64], [0.88]])
     >>> y = np.array([[0.78], [0.70], [0.90], [0.65], [0.84]])
-    >>> res = sign_test(from_arrays(x, y).paired("A", "B"), rope=0.005, rng=1)
+    >>> res = sign_test(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.005, rng=1)
     >>> round(res.p_a_better, 3), round(res.p_rope, 3), round(res.p_b_better, 3)
     (0.889, 0.056, 0.055)
     """
@@ -192,7 +201,7 @@ def signed_rank_test(
     >>> from isbetter import from_arrays
     >>> x = np.array([[0.80], [0.71], [0.93], [0.64], [0.88]])
     >>> y = np.array([[0.78], [0.70], [0.90], [0.65], [0.84]])
-    >>> res = signed_rank_test(from_arrays(x, y).paired("A", "B"), rope=0.005, rng=1)
+    >>> res = signed_rank_test(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.005, rng=1)
     >>> round(res.p_a_better, 3), round(res.p_rope, 3), round(res.p_b_better, 3)
     (0.981, 0.002, 0.017)
     """

@@ -19,19 +19,29 @@ from isbetter.plots.hierarchical import (
     save_comparison_plot,
 )
 from isbetter.plots.power import plot_power, save_power_plot
+from isbetter.plots.ranking import (
+    plot_hasse,
+    plot_pairwise_heatmap,
+    plot_triangle_grid,
+    save_ranking_plot,
+)
 from isbetter.plots.simplex import plot_simplex, project_simplex
 
 __all__ = [
     "plot_difference_posterior",
     "plot_f1_posterior",
     "plot_f1_trace",
+    "plot_hasse",
     "plot_next_posterior",
+    "plot_pairwise_heatmap",
     "plot_power",
     "plot_savage_dickey",
     "plot_shrinkage",
     "plot_simplex",
+    "plot_triangle_grid",
     "project_simplex",
     "save_comparison_plot",
     "save_f1_plot",
     "save_power_plot",
+    "save_ranking_plot",
 ]

@@ -7,7 +7,7 @@
 * :func:`plot_f1_trace` — the draws in order (Fig. 4);
 * :func:`save_f1_plot` — Figs. 6a and 6b side by side, written to a file.
 
-They take an :class:`~isbetter.f1_compare.F1ComparisonResult` and a class label
+They take an :class:`~isbetter.results.F1Result` and a class label
 (default: the first row), take ``ax=None`` and return the axes. The densities
 are Gaussian kernel density estimates of the stored draws (the same estimate
 that gives BF01); nothing is refitted.
@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from matplotlib.axes import Axes
 from scipy import stats
+
+from isbetter.results.decisions import symbol
 
 __all__ = ["plot_f1_posterior", "plot_f1_trace", "plot_savage_dickey", "save_f1_plot"]
 
@@ -47,7 +49,7 @@ def plot_f1_posterior(
 
     Parameters
     ----------
-    result : F1ComparisonResult
+    result : F1Result
         The comparison.
     label : class label, optional
         Which row to plot (default: the first).
@@ -64,7 +66,7 @@ def plot_f1_posterior(
     row = result.row(label)
     d = result.draws(label)
     rope = result.rope
-    lo, hi = row["hdi_low"], row["hdi_high"]
+    lo, hi = row["interval_low"], row["interval_high"]
     span = max(hi - lo, 2 * rope, 1e-3)
     grid = np.linspace(min(lo, -rope) - 0.5 * span, max(hi, rope) + 0.5 * span, 400)
     dens = _kde_curve(d, grid)
@@ -87,9 +89,9 @@ def plot_f1_posterior(
     )
     ax.set_ylabel("posterior density")
     ax.set_title(
-        f"class {row['class']}: mean {row['mean']:+.3f}, "
+        f"class {row['label']}: mean {row['mean']:+.3f}, "
         f"{row['p_below_0']:.1%} < 0 < {row['p_above_0']:.1%}, "
-        f"{row['pct_rope']:.1f}% in ROPE, decision {row['decision']}"
+        f"{row['p_rope']:.1%} in ROPE, decision {symbol(row['decision'])}"
     )
     ax.legend(loc="best", fontsize="small")
     return ax
@@ -102,7 +104,7 @@ def plot_savage_dickey(
 
     Parameters
     ----------
-    result : F1ComparisonResult
+    result : F1Result
         The comparison.
     label : class label, optional
         Which row to plot (default: the first).
@@ -117,19 +119,19 @@ def plot_savage_dickey(
     """
     ax = _axes(ax)
     row = result.row(label)
-    key = str(row["class"])
+    key = str(row["label"])
     post = result.draws(label)
     prior = result.prior_draws[key]
     if width is None:
-        width = 1.2 * max(abs(row["hdi_low"]), abs(row["hdi_high"]), result.rope, 1e-3)
+        width = 1.2 * max(abs(row["interval_low"]), abs(row["interval_high"]), result.rope, 1e-3)
     grid = np.linspace(-width, width, 400)
     ax.plot(grid, _kde_curve(prior, grid), color="C1", ls="--", label="prior")
     ax.plot(grid, _kde_curve(post, grid), color="C0", label="posterior")
     at0 = [_kde_curve(prior, np.array([0.0]))[0], _kde_curve(post, np.array([0.0]))[0]]
     ax.plot([0.0, 0.0], at0, "o", color="k", ms=4)
     bf = row["bf01"]
-    bf_text = "∞" if bf is None else f"{bf:.3g}"
-    ax.set_title(f"class {key}: Savage–Dickey BF01 = {bf_text}")
+    bf_text = "∞" if bf is None or np.isinf(bf) else f"{row.get('bf01_bound') or ''}{bf:.3g}"
+    ax.set_title(f"class {key}: Savage–Dickey BF01 = {bf_text}", fontsize="medium")
     ax.set_xlabel("δ")
     ax.set_ylabel("density")
     ax.legend(loc="best", fontsize="small")
@@ -152,7 +154,7 @@ def plot_f1_trace(
     ax.axhline(float(d.mean()), color="k", lw=0.8, ls="--")
     ax.set_xlabel("draw")
     ax.set_ylabel("δ")
-    ax.set_title(f"class {result.row(label)['class']}: {d.size} draws")
+    ax.set_title(f"class {result.row(label)['label']}: {d.size} draws")
     return ax
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
+from isbetter.results.decisions import symbol
+
 __all__ = ["plot_power", "save_power_plot"]
 
 
@@ -61,8 +63,11 @@ def plot_power(
             )
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("test-set size N")
-    ax.set_ylabel(f"power (P[decision {result.goal}])")
-    ax.set_title(f"goal {result.goal}, ROPE ±{result.rope:g}, {result.replicates} test sets per N")
+    ax.set_ylabel(f"power (P[decision {symbol(result.goal)}])")
+    ax.set_title(
+        f"{result.measure}: {result.scenario}, true difference {result.true_delta:+.3f}\n"
+        f"goal {symbol(result.goal)}, ROPE ±{result.rope:g}, {result.replicates} test sets per N"
+    )
     ax.legend(loc="lower right", fontsize="small")
     return ax
 

@@ -78,7 +78,7 @@ def plot_simplex(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from isbetter.decision import probabilities_from_masses
+    from isbetter.results.decisions import probabilities_from_masses
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4.6))

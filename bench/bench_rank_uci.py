@@ -1,0 +1,132 @@
+"""Benchmark: rank the five UCI classifiers end to end with ``isbetter rank``.
+
+Runs the command a user would type, as a fresh process, on the shipped data
+(5 classifiers -> 10 pairs, 54 data sets x 10 runs x 10 folds, rope 0.01, the
+hierarchical model at its default settings, local processes), and prints:
+
+* the wall time of the whole command (start-up, compilation and all 10 fits;
+  target: under 60 s on a 2-core machine);
+* the one-line order, the equivalence groups and any inconsistency;
+* the three pairs published by Corani et al. (2017) beside the published numbers
+  (target: within +-0.03).
+
+baycomp's HierarchicalTest takes 70-165 s per pair on this machine kind
+(``bench/bench_hierarchical.py`` measures it); with ``--baycomp`` this script fits
+one pair with baycomp too (needs ``pip install -e ".[bench]"``) and prints the
+time for 10 pairs at that rate.
+
+Run: ``python bench/bench_rank_uci.py [--jobs N] [--baycomp]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+REFERENCE = ROOT / "tests" / "reference" / "reference_values.csv"
+CASES = ["hier_R2016_nbc_aode", "hier_R2016_nbc_hnb", "hier_R2016_hnb_j48"]
+
+
+def _pair(block: dict, a: str, b: str) -> tuple[float, float, float]:
+    for p in block["pairs"]:
+        if (p["a"], p["b"]) == (a, b):
+            return (p["p_a_better"], p["p_rope"], p["p_b_better"])
+        if (p["a"], p["b"]) == (b, a):
+            return (p["p_b_better"], p["p_rope"], p["p_a_better"])
+    raise KeyError((a, b))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=None, help="worker processes")
+    parser.add_argument("--baycomp", action="store_true", help="also time one baycomp fit")
+    args = parser.parse_args()
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rank.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "isbetter",
+            "rank",
+            str(DATA),
+            "--dataset-col",
+            "dataset_id",
+            "--system-col",
+            "classifier",
+            "--metric",
+            "accuracy",
+            "--rope",
+            "0.01",
+            "--seed",
+            "1",
+            "--quiet",
+            "--format",
+            "json",
+            "--output",
+            str(out),
+        ]
+        if args.jobs:
+            cmd += ["--jobs", str(args.jobs)]
+        print("$ isbetter " + " ".join(cmd[3:]))
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True)
+        wall = time.perf_counter() - start
+        result = json.loads(out.read_text())
+    block = result["metrics"]["accuracy"]
+    print(f"\nwall time of the whole command: {wall:.1f} s (target < 60 s)")
+    print(f"order: {block['order']}")
+    print(f"groups: {block['groups']}")
+    print(f"inconsistencies: {block['inconsistencies'] or 'none'}")
+    with open(REFERENCE, newline="", encoding="utf-8") as fh:
+        rows = {r["case_id"]: r for r in csv.DictReader(fh)}
+    print("\npair            isbetter (A, rope, B)        published (A, rope, B)    max |diff|")
+    for case in CASES:
+        r = rows[case]
+        got = _pair(block, r["system_a"], r["system_b"])
+        want = tuple(float(r[k]) for k in ("p_a_better", "p_rope", "p_b_better"))
+        diff = max(abs(g - w) for g, w in zip(got, want, strict=True))
+        print(
+            f"{r['system_a']:>4} vs {r['system_b']:<5}  "
+            f"({got[0]:.4f}, {got[1]:.4f}, {got[2]:.4f})  ({want[0]:.4f}, {want[1]:.4f}, "
+            f"{want[2]:.4f})  {diff:.4f}"
+        )
+    if args.baycomp:
+        _baycomp(wall)
+
+
+def _baycomp(wall: float) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import numpy as np
+    import pandas as pd
+    from bench_hierarchical import run_baycomp  # type: ignore[import-not-found]
+
+    df = pd.read_csv(DATA)
+    wide = df.pivot_table(
+        index=["dataset_id", "run", "fold"], columns="classifier", values="accuracy"
+    ).sort_index()
+    x = np.stack([g["nbc"].to_numpy() for _, g in wide.groupby(level=0)])
+    y = np.stack([g["aode"].to_numpy() for _, g in wide.groupby(level=0)])
+    start = time.perf_counter()
+    run_baycomp(x, y, seed=1)
+    one = time.perf_counter() - start
+    print(
+        f"\nbaycomp HierarchicalTest, one pair: {one:.1f} s -> 10 pairs ~ {10 * one:.0f} s "
+        f"(x{10 * one / wall:.1f} the isbetter ranking)"
+    )
+
+
+if __name__ == "__main__":
+    main()

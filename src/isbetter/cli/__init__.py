@@ -1,0 +1,71 @@
+"""Command line: ``isbetter SUBCOMMAND ...`` (also ``python -m isbetter``).
+
+Thin by design: it parses arguments, reads input with :mod:`isbetter.data`,
+calls the public API, renders with :mod:`isbetter.report` and returns an exit
+code. Bad input prints one line to stderr and exits with 2; no tracebacks.
+
+Each subcommand is a module of this package with two functions, ``add(subparsers)``
+that declares its arguments and ``run(args) -> int`` that runs it, registered in
+:data:`_COMMANDS`; :mod:`isbetter.cli.common` holds what they share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Sequence
+
+from isbetter._errors import IsbetterError
+from isbetter.cli import cv, f1, power, rank
+from isbetter.cli.common import Parser, check_destinations, formatter
+
+__all__ = ["main"]
+
+
+_COMMANDS = (cv, f1, power, rank)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from isbetter import __version__
+
+    parser = Parser(
+        prog="isbetter",
+        description="Is system A really better than system B, or practically the same?",
+        formatter_class=formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"isbetter {__version__}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=Parser
+    )
+    for command in _COMMANDS:
+        before = set(sub.choices)
+        command.add(sub)
+        for name in set(sub.choices) - before:
+            sub.choices[name].set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors (already printed)
+        return int(exc.code or 0)
+    try:
+        with warnings.catch_warnings():
+            # PyTensor's notice that it found no BLAS library concerns how it was installed,
+            # not the results; it would otherwise be the first thing every user reads.
+            warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+            check_destinations(args)
+            return int(args._run(args))
+    except KeyboardInterrupt:
+        print(f"isbetter {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except IsbetterError as exc:
+        print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,126 @@
+"""What every subcommand shares: the parser class, output options, column options, output."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from isbetter.vocabulary import FORMATS
+
+__all__ = [
+    "Parser",
+    "add_column_args",
+    "add_output_args",
+    "check_destinations",
+    "emit",
+    "formatter",
+    "lazy_plot",
+]
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the usage error as one line and exit with 2."""
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Show an option's default once, and only when it says something (not None/False)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "default" in text
+            or default in (None, False, argparse.SUPPRESS)
+            or not action.option_strings
+        ):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
+def formatter(prog: str) -> argparse.HelpFormatter:
+    """Help formatter of every parser: useful defaults shown, options aligned."""
+    return _Formatter(prog, max_help_position=32)
+
+
+def add_output_args(p: argparse.ArgumentParser, plot_help: str) -> None:
+    """Arguments every subcommand shares: seed, report format and destination, plot."""
+    p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
+    p.add_argument(
+        "--format",
+        default="text",
+        choices=FORMATS,
+        help="report format: " + ", ".join(FORMATS) + " (LaTeX: a booktabs table; HTML: a "
+        "table fragment)",
+    )
+    p.add_argument("--output", type=Path, default=None, help="write the report here")
+    p.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help=plot_help)
+
+
+def lazy_plot(module: str, name: str) -> Callable[[Any, Path], Any]:
+    """Return a plot saver that imports matplotlib only when a plot is asked for."""
+
+    def save(result: Any, path: Path) -> Any:
+        return getattr(importlib.import_module(module), name)(result, path)
+
+    return save
+
+
+def check_destinations(args: argparse.Namespace) -> None:
+    """Check --output and --plot before any work starts: folder exists, format writable."""
+    from isbetter._errors import InputError
+
+    for flag, path in (
+        ("--output", getattr(args, "output", None)),
+        ("--plot", getattr(args, "plot", None)),
+    ):
+        if path is None:
+            continue
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise InputError(f"{flag} {str(path)!r}: the folder {str(folder)!r} does not exist.")
+        if path.is_dir():
+            raise InputError(f"{flag} {str(path)!r} is a directory; give a file name.")
+    plot = getattr(args, "plot", None)
+    if plot is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        kinds = FigureCanvasBase.get_supported_filetypes()
+        suffix = plot.suffix.lower().lstrip(".")
+        if suffix not in kinds:
+            raise InputError(
+                f"--plot {str(plot)!r}: cannot write {suffix or 'a file without an extension'!r}"
+                f" plots; use one of: {', '.join(sorted(kinds))}."
+            )
+
+
+def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path], Any]) -> int:
+    """Write the report in the requested format (stdout or --output) and the --plot file."""
+    from isbetter.report import render
+
+    text = render(result, args.format)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    if args.plot is not None:
+        written = save_plot(result, args.plot)
+        print(f"wrote plot to {written or args.plot}", file=sys.stderr)
+    return 0
+
+
+def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """Add the column-name options of long-form score files (``cv`` and ``rank``)."""
+    cols = p.add_argument_group("column names")
+    cols.add_argument("--dataset-col", default="dataset", help="data set column ('' for one)")
+    cols.add_argument("--system-col", default="system", help="system column")
+    cols.add_argument("--run-col", default="run", help="run column ('' for a single run)")
+    cols.add_argument("--fold-col", default="fold", help="fold column")
+    return cols

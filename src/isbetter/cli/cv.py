@@ -1,0 +1,93 @@
+"""``isbetter cv``: compare two systems from per-fold cross-validation scores."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
+from isbetter.vocabulary import CV_METHODS
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    p = sub.add_parser(
+        "cv",
+        help="compare two systems from per-fold cross-validation scores",
+        description=(
+            "Compare two systems from per-fold scores on one or more data sets. With one "
+            "data set, --method auto is the Bayesian correlated t-test; with several, the "
+            "hierarchical correlated-t model."
+        ),
+        formatter_class=formatter,
+    )
+    p.add_argument("file", type=Path, help="long-form scores (CSV, TSV or Parquet)")
+    p.add_argument("--a", required=True, metavar="SYSTEM", help="system A")
+    p.add_argument("--b", required=True, metavar="SYSTEM", help="system B")
+    p.add_argument("--metric", default="score", metavar="COL", help="metric column")
+    p.add_argument(
+        "--lower-is-better", action="store_true", help="the metric is an error or a loss"
+    )
+    p.add_argument("--rope", type=float, default=0.0, help="ROPE half-width in score units")
+    p.add_argument(
+        "--method",
+        default="auto",
+        choices=[m.replace("_", "-") for m in CV_METHODS],
+        help="model",
+    )
+    p.add_argument(
+        "--rho", type=float, default=None, help="correlation of folds (default: 1/folds)"
+    )
+    p.add_argument(
+        "--prior",
+        type=float,
+        default=None,
+        help="prior strength of the sign (default 1) and signed-rank (default 0.5) tests",
+    )
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="posterior draws (per chain for the hierarchical model; default: the method's)",
+    )
+    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
+    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    add_output_args(p, "write the simplex (or posterior) plot here")
+    cols = add_column_args(p)
+    cols.add_argument(
+        "--drop-incomplete",
+        action="store_true",
+        help="drop missing scores and folds not present for every system",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; return the exit code."""
+    from isbetter.cv_compare import compare
+    from isbetter.data import read_scores
+
+    table = read_scores(
+        args.file,
+        dataset=args.dataset_col or None,
+        system=args.system_col,
+        run=args.run_col or None,
+        fold=args.fold_col,
+        score=args.metric,
+        higher_is_better=not args.lower_is_better,
+        drop_incomplete=args.drop_incomplete,
+    )
+    options = {
+        name: getattr(args, name)
+        for name in ("rho", "prior", "draws", "chains", "tune")
+        if getattr(args, name) is not None
+    }
+    result = compare(
+        table,
+        system_a=args.a,
+        system_b=args.b,
+        rope=args.rope,
+        method=args.method.replace("-", "_"),
+        rng=args.seed,
+        **options,
+    )
+    return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))

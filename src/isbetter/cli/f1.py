@@ -1,0 +1,93 @@
+"""``isbetter f1``: compare two classifiers from per-document predictions."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot
+from isbetter.vocabulary import F1_MODELS
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    from isbetter.measures import MEASURE_NAMES
+
+    p = sub.add_parser(
+        "f1",
+        help="compare two classifiers from per-document predictions on one test set",
+        description=(
+            "Paired Bayesian comparison of F1 (or another contingency-table measure) of two "
+            "classifiers on the same test set (Zhang et al., SIGIR 2016): exact posterior, "
+            "HDI + ROPE decision, Savage-Dickey BF01 and frequentist baselines, one row per "
+            "class (one class against the rest; one row for a binary task)."
+        ),
+        formatter_class=formatter,
+    )
+    p.add_argument("file", type=Path, help="one row per document (CSV, TSV or Parquet)")
+    p.add_argument("--gold", default="gold", metavar="COL", help="gold-label column")
+    p.add_argument("--a", default=None, metavar="COL", help="predictions of system A")
+    p.add_argument("--b", default=None, metavar="COL", help="predictions of system B")
+    p.add_argument(
+        "--measure",
+        default="f1",
+        choices=MEASURE_NAMES,
+        help="measure to compare",
+    )
+    p.add_argument("--beta", type=float, default=1.0, help="beta of --measure fbeta")
+    p.add_argument("--cost-fn", type=float, default=1.0, help="DCF cost of a false negative")
+    p.add_argument("--cost-fp", type=float, default=1.0, help="DCF cost of a false positive")
+    p.add_argument("--p-positive", type=float, default=0.5, help="DCF prior of the positive class")
+    p.add_argument(
+        "--positive",
+        default=None,
+        metavar="LABEL",
+        help="positive class of a binary task (default: the larger label)",
+    )
+    p.add_argument(
+        "--model",
+        default="paired",
+        choices=F1_MODELS,
+        help="paired or unpaired model of Zhang et al. (SIGIR 2016), or their hierarchical "
+        "model of the confusion matrices (ICDM 2015, MCMC)",
+    )
+    p.add_argument("--rope", type=float, default=0.05, help="ROPE half-width")
+    p.add_argument("--draws", type=int, default=50_000, help="posterior draws per class")
+    p.add_argument(
+        "--resamples", type=int, default=10_000, help="bootstrap / randomization resamples"
+    )
+    p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
+    p.add_argument(
+        "--tune", type=int, default=1000, help="MCMC tuning steps (--model hierarchical)"
+    )
+    p.add_argument("--chains", type=int, default=4, help="MCMC chains (--model hierarchical)")
+    add_output_args(p, "write the posterior and Savage-Dickey plots of the first class here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; return the exit code."""
+    from isbetter.f1_compare import compare_f1
+    from isbetter.predictions import read_predictions
+
+    systems = [s for s in (args.a, args.b) if s is not None]
+    table = read_predictions(args.file, gold=args.gold, systems=systems or None)
+    result = compare_f1(
+        table,
+        system_a=args.a,
+        system_b=args.b,
+        measure=args.measure,
+        beta=args.beta,
+        cost_fn=args.cost_fn,
+        cost_fp=args.cost_fp,
+        p_positive=args.p_positive,
+        rope=args.rope,
+        model=args.model,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        positive=args.positive,
+        baselines=not args.no_baselines,
+        resamples=args.resamples,
+        rng=args.seed,
+    )
+    return emit(args, result, lazy_plot("isbetter.plots.f1", "save_f1_plot"))

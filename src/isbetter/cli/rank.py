@@ -1,0 +1,202 @@
+"""``isbetter rank``: rank many systems on one or more metrics."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
+from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    p = sub.add_parser(
+        "rank",
+        help="rank many systems: every pair on every metric, a partial order per metric",
+        description=(
+            "Compare every pair of systems on every metric and write the partial order "
+            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram. "
+            "Per-fold scores (long form) by default; per-document predictions with --gold."
+        ),
+        formatter_class=formatter,
+    )
+    p.add_argument("file", type=Path, help="long-form scores, or predictions with --gold")
+    p.add_argument(
+        "--systems",
+        nargs="+",
+        default=None,
+        metavar="SYSTEM",
+        help="systems to rank, in this order (default: all)",
+    )
+    p.add_argument(
+        "--metric",
+        action="append",
+        default=None,
+        metavar="COL",
+        help="metric column (repeat for several; default: score); with --gold, a "
+        "measure such as f1",
+    )
+    p.add_argument(
+        "--lower-is-better",
+        nargs="*",
+        default=None,
+        metavar="COL",
+        help="these metrics are errors or losses (no COL: all of them)",
+    )
+    p.add_argument(
+        "--rope",
+        action="append",
+        default=None,
+        metavar="R|COL=R",
+        help="ROPE half-width for every metric, or COL=R per metric (repeat)",
+    )
+    p.add_argument(
+        "--method",
+        default="auto",
+        help="scores: "
+        + ", ".join(m.replace("_", "-") for m in CV_METHODS)
+        + "; predictions (--gold): "
+        + ", ".join(F1_MODELS),
+    )
+    _add_rule_args(p)
+    _add_execution_args(p)
+    add_output_args(p, "write the Hasse diagram and the pairwise heatmap here")
+    cols = add_column_args(p)
+    cols.add_argument(
+        "--gold",
+        default=None,
+        metavar="COL",
+        help="gold-label column: the file holds per-document predictions, one column per system",
+    )
+
+
+def _add_rule_args(p: argparse.ArgumentParser) -> None:
+    """How a pair's relation is decided, and the MCMC settings."""
+    p.add_argument(
+        "--rule",
+        default="likelihood",
+        choices=RANKING_RULES,
+        help="likelihood: the most probable relation of each pair; threshold: a "
+        "relation only where its probability reaches --threshold",
+    )
+    p.add_argument(
+        "--threshold", type=float, default=0.95, help="probability the threshold rule needs"
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=0.05,
+        help="likelihood rule: write ≳ when the most probable relation is this close to the ROPE",
+    )
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="posterior draws (per chain for the hierarchical model)",
+    )
+    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
+    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+
+
+def _add_execution_args(p: argparse.ArgumentParser) -> None:
+    """Where the pairs run, caching, progress."""
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="local worker processes (default: one per CPU; 1: in this process)",
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="run the pairs on this Dask scheduler (needs isbetter[dask])",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="keep each finished pair here and resume an interrupted ranking",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
+    from isbetter._errors import InputError
+
+    if not values:
+        return None
+    per: dict[str, float] = {}
+    common = None
+    for v in values:
+        col, eq, num = v.rpartition("=")
+        try:
+            value = float(num)
+        except ValueError:
+            raise InputError(f"--rope {v!r}: expected a number or COL=NUMBER.") from None
+        if eq:
+            per[col] = value
+        else:
+            common = value
+    if not per:
+        return common
+    return {m: per.get(m, common if common is not None else 0.0) for m in metrics}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; return the exit code."""
+    from isbetter.ranking import rank
+
+    options = {
+        k: getattr(args, k) for k in ("draws", "chains", "tune") if getattr(args, k) is not None
+    }
+    data: Any
+    if args.gold is not None:
+        from isbetter.predictions import read_predictions
+
+        data = read_predictions(args.file, gold=args.gold, systems=args.systems)
+        metrics = args.metric or ["f1"]
+    else:
+        from isbetter.data import read_scores
+
+        metrics = args.metric or ["score"]
+        lower = set(metrics if args.lower_is_better == [] else args.lower_is_better or [])
+        data = read_scores(
+            args.file,
+            dataset=args.dataset_col or None,
+            system=args.system_col,
+            run=args.run_col or None,
+            fold=args.fold_col,
+            score=metrics,
+            higher_is_better={m: m not in lower for m in metrics},
+        )
+    rope = _rope_option(args.rope, metrics)
+    client = None
+    if args.scheduler is not None:
+        from dask.distributed import Client
+
+        client = Client(args.scheduler)
+    try:
+        result = rank(
+            data,
+            systems=args.systems,
+            metrics=metrics,
+            **({"rope": rope} if rope is not None else {}),
+            method=args.method.replace("-", "_"),
+            rule=args.rule,
+            threshold=args.threshold,
+            margin=args.margin,
+            executor=client,
+            jobs=args.jobs,
+            cache_dir=args.cache_dir,
+            progress=False if args.quiet else None,
+            rng=args.seed,
+            **options,
+        )
+    finally:
+        if client is not None:
+            client.close()
+    return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))

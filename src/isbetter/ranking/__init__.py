@@ -1,0 +1,304 @@
+"""Rank many systems on one or more metrics: every pair compared, a partial order per metric.
+
+:func:`rank` compares every pair of systems on every metric — the hierarchical
+model for per-fold scores on several data sets, the correlated t-test for one
+data set, the paired F1 model for per-document predictions — reads each pair's
+relation off its probabilities (likelihood or threshold rule), and builds per
+metric the partial order (:mod:`isbetter.ranking.order`). Pairs are independent:
+they run in local processes by default, on any ``concurrent.futures`` executor
+or on a Dask cluster (:mod:`isbetter.ranking.execution`), optionally cached on
+disk so an interrupted ranking resumes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
+from isbetter._provenance import make_settings
+from isbetter._validate import RNGLike, check_choice, check_probability, check_rope, resolve_seed
+from isbetter.ranking.order import partial_order
+from isbetter.ranking.result import RankingResult, relations_of
+from isbetter.ranking.tasks import PairTask, pair_seed
+from isbetter.results.comparison import ComparisonSummary
+from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+
+__all__ = ["RankingResult", "rank"]
+
+
+def rank(
+    data: Any,
+    *,
+    systems: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    rope: float | Mapping[str, float] = 0.0,
+    method: str = "auto",
+    rule: str = "likelihood",
+    threshold: float = 0.95,
+    margin: float = 0.05,
+    executor: Any = None,
+    jobs: int | None = None,
+    cache_dir: Any = None,
+    progress: bool | None = None,
+    rng: RNGLike = None,
+    **options: Any,
+) -> RankingResult:
+    """Rank systems: compare every pair on every metric and build the partial orders.
+
+    Parameters
+    ----------
+    data : ScoreTable or PredictionTable
+        Per-fold scores (:func:`~isbetter.read_scores`; each metric column with
+        its direction) or per-document predictions (:func:`~isbetter.read_predictions`).
+    systems : sequence of str, optional
+        The systems to rank, in the order to report them; default: all.
+    metrics : sequence of str, optional
+        Metric columns (scores), or measures such as ``"f1"`` (predictions);
+        default: every metric column, or ``("f1",)``.
+    rope : float or mapping, default: 0.0
+        ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
+    method : str, default: "auto"
+        Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
+        several data sets, the correlated t-test for one). Predictions: a model of
+        :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
+    rule : {"likelihood", "threshold"}, default: "likelihood"
+        ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
+        the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
+        relation only where its probability reaches `threshold`, else undecided.
+    threshold : float, default: 0.95
+        Probability the threshold rule needs.
+    margin : float, default: 0.05
+        How close the likelihood rule's winner and runner-up must be to call a pair "≳".
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the pairs run; default: local processes (`jobs` of them).
+    jobs : int, optional
+        Local worker processes (default: the number of CPUs; 1 runs in this process).
+    cache_dir : path, optional
+        Store each finished pair here (JSON, checksummed) and reuse it: an
+        interrupted ranking resumes. Nothing is written without it.
+    progress : bool, optional
+        Progress bar on stderr (default: when stderr is a terminal).
+    rng : int, numpy.random.Generator or None
+        The one seed; each pair's seed is derived from it and the pair's names.
+    **options
+        Options of the comparisons (e.g. ``draws``, ``chains``, ``tune`` of the
+        hierarchical model; ``draws``, ``measure`` parameters of the F1 model).
+
+    Returns
+    -------
+    RankingResult
+    """
+    from isbetter.data import ScoreTable
+    from isbetter.predictions import PredictionTable
+    from isbetter.ranking.execution import run_tasks
+
+    rule = check_choice(rule, "rule", RANKING_RULES)
+    threshold = check_probability(threshold, "threshold", open_interval=False)
+    if threshold <= 0:
+        raise InputError(f"`threshold` must be in (0, 1], got {threshold!r}.")
+    margin = check_probability(margin, "margin")
+    seed = resolve_seed(rng)
+    parallel = executor is not None or jobs is None or jobs > 1
+    if isinstance(data, ScoreTable):
+        tasks, ropes, method = _cv_tasks(
+            data, systems, metrics, rope, method, seed, options, parallel
+        )
+    elif isinstance(data, PredictionTable):
+        tasks, ropes, method = _f1_tasks(data, systems, metrics, rope, method, seed, options)
+    else:
+        raise InputTypeError(
+            "`data` must be a ScoreTable (isbetter.read_scores) or a PredictionTable "
+            f"(isbetter.read_predictions), got {type(data).__name__}."
+        )
+    names = tuple(systems) if systems is not None else data.systems
+    outcomes, stats = run_tasks(
+        tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
+    )
+    return _assemble(
+        names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
+    )
+
+
+def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[str, float]:
+    if isinstance(rope, Mapping):
+        missing = [m for m in metrics if m not in rope]
+        if missing:
+            raise InputError(
+                "`rope` gives no ROPE for metric(s) "
+                + ", ".join(map(repr, missing))
+                + "; give one per metric, or one number for all."
+            )
+        return {m: check_rope(rope[m], f"rope[{m!r}]") for m in metrics}
+    value = check_rope(rope)
+    return dict.fromkeys(metrics, value)
+
+
+def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[str, ...]:
+    if systems is None:
+        names = tuple(available)
+    else:
+        names = tuple(systems)
+        unknown = [s for s in names if s not in available]
+        if unknown:
+            raise InputError(
+                "`systems`: unknown system(s) "
+                + ", ".join(map(repr, unknown))
+                + ". Available systems: "
+                + ", ".join(map(repr, available))
+                + "."
+            )
+    if len(set(names)) != len(names):
+        raise InputError(f"`systems` names a system twice: {names!r}.")
+    if len(names) < 2:
+        raise InputError(f"A ranking needs at least 2 systems, got {len(names)}.")
+    return names
+
+
+def _cv_tasks(
+    table: Any,
+    systems: Any,
+    metrics: Any,
+    rope: Any,
+    method: str,
+    seed: int,
+    options: dict[str, Any],
+    parallel: bool,
+) -> tuple[list[PairTask], dict, str]:
+    names = _systems(table.systems, systems)
+    metrics = tuple(table.metrics) if metrics is None else tuple(metrics)
+    for m in metrics:
+        table._metric(m)  # unknown metric: InputError naming it
+        counts = table.data.groupby("system")[m].count()
+        for s in names:
+            if counts.get(s, 0) == 0:
+                raise InputError(f"System {s!r} has no scores on metric {m!r}.")
+    ropes = _ropes(rope, metrics)
+    method = check_choice(method, "method", CV_METHODS)
+    if method == "auto":
+        method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
+    opts = dict(options)
+    if method == "hierarchical" and parallel:
+        opts.setdefault("cores", 1)  # one core per fit: the workers use the others
+    tasks = [
+        PairTask(
+            "cv",
+            m,
+            a,
+            b,
+            ropes[m],
+            method,
+            pair_seed(seed, m, a, b),
+            table.paired(a, b, metric=m),
+            opts,
+        )
+        for m in metrics
+        for a, b in itertools.combinations(names, 2)
+    ]
+    return tasks, ropes, method
+
+
+def _f1_tasks(
+    table: Any,
+    systems: Any,
+    metrics: Any,
+    rope: Any,
+    method: str,
+    seed: int,
+    options: dict[str, Any],
+) -> tuple[list[PairTask], dict, str]:
+    from isbetter.predictions import PredictionTable
+
+    names = _systems(table.systems, systems)
+    measures = ("f1",) if metrics is None else tuple(metrics)
+    ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
+    method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
+    tasks = []
+    for m in measures:
+        for a, b in itertools.combinations(names, 2):
+            sub = PredictionTable(
+                gold=table.gold,
+                predictions={a: table.predictions[a], b: table.predictions[b]},
+                labels=table.labels,
+            )
+            tasks.append(
+                PairTask(
+                    "f1", m, a, b, ropes[m], method, pair_seed(seed, m, a, b), sub, dict(options)
+                )
+            )
+    return tasks, ropes, method
+
+
+def _ranking_metric(task: PairTask, summary: dict[str, Any]) -> str:
+    label = summary.get("label")
+    if task.kind == "f1" and label in ("macro", "micro"):
+        return f"{task.metric} {label}"
+    return task.metric
+
+
+def _assemble(
+    names: tuple[str, ...],
+    tasks: list[PairTask],
+    outcomes: list[list[dict]],
+    stats: dict[str, Any],
+    ropes: dict[str, float],
+    method: str,
+    rule: str,
+    threshold: float,
+    margin: float,
+    seed: int,
+    options: dict[str, Any],
+) -> RankingResult:
+    pairs: list[ComparisonSummary] = []
+    simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
+    for task, items in zip(tasks, outcomes, strict=True):
+        for item in items:
+            data = dict(item["summary"])
+            metric = _ranking_metric(task, data)
+            data["settings"] = {**data["settings"], "ranking_metric": metric}
+            summary = ComparisonSummary.from_dict(data)
+            simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
+            pairs.append(summary)
+    relations = relations_of(pairs, rule, threshold, margin)
+    metrics = list(relations)
+    orders = {m: partial_order(names, relations[m]) for m in metrics}
+    poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
+    if poor:
+        shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
+        warnings.warn(
+            f"{len(poor)} of {len(pairs)} comparisons did not converge well ({shown}"
+            f"{' ...' if len(poor) > 5 else ''}); their diagnostics are in the pairwise table. "
+            "Increase `tune` and `draws`.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    single = set(ropes.values())
+    settings = make_settings(
+        "ranking",
+        seed,
+        **({"rope": single.pop()} if len(single) == 1 else {}),
+        ropes=ropes,
+        rule=rule,
+        threshold=threshold,
+        margin=margin,
+        comparison_method=method,
+        options={
+            k: repr(v) if not isinstance(v, int | float | str | bool) else v
+            for k, v in options.items()
+        },
+        execution=stats,
+    )
+    return RankingResult(
+        systems=names,
+        metrics=tuple(metrics),
+        rule=rule,
+        threshold=threshold,
+        margin=margin,
+        pairs=tuple(pairs),
+        relations=relations,
+        orders=orders,
+        simplex=simplex,
+        settings=settings,
+    )

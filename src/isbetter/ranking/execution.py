@@ -1,0 +1,362 @@
+"""Run the tasks of a ranking: in this process, local processes, any executor or Dask.
+
+:func:`run_tasks` is the one code path: every task is submitted to a
+:class:`concurrent.futures.Executor` — an in-process one for ``jobs=1``, a local
+spawn-based :class:`~concurrent.futures.ProcessPoolExecutor` by default, the
+user's executor, or the executor of a ``dask.distributed.Client`` — with at most
+about twice as many tasks in flight as there are workers, so memory stays flat in
+the number of tasks; each outcome is put in its task's slot as it arrives.
+
+With a `cache_dir`, each finished task is stored as checksummed JSON under its
+key (:meth:`PairTask.key <isbetter.ranking.tasks.PairTask.key>`), written
+atomically by this process as outcomes arrive, so a killed run keeps every pair
+finished so far and the next run resumes. An entry is used only when its format,
+key and checksum match and its summaries parse; anything else is recomputed and
+overwritten, never trusted. Nothing is written without a `cache_dir`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import secrets
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from isbetter._errors import InputTypeError, IsbetterError
+from isbetter._validate import check_positive_int
+from isbetter.ranking.tasks import PairTask, run_task
+
+__all__ = ["CACHE_FORMAT", "run_tasks"]
+
+#: the ``format`` field of a cache entry; a change of layout changes it
+CACHE_FORMAT = "isbetter-pair/1"
+
+_KEY = re.compile(r"[0-9a-f]{16,128}")
+
+Outcome = list[dict[str, Any]]
+
+
+def run_tasks(
+    tasks: Sequence[PairTask],
+    *,
+    executor: Any = None,
+    jobs: int | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> tuple[list[Outcome], dict[str, Any]]:
+    """Run every task (or take it from the cache); return the outcomes in order and stats.
+
+    Parameters
+    ----------
+    tasks : sequence of PairTask
+        The tasks; each runs with :func:`~isbetter.ranking.tasks.run_task`.
+    executor : concurrent.futures.Executor, dask.distributed.Client or str, optional
+        Where the tasks run: an executor (used as given, not shut down), a Dask
+        client (its :meth:`get_executor`), or the address of a Dask scheduler (a
+        client is opened and closed here). Default: local processes.
+    jobs : int, optional
+        Without `executor`: 1 runs the tasks in this process, one after the other;
+        more (default: the number of CPUs) starts that many ``spawn`` worker
+        processes, never more than there are tasks to compute, and shuts them down
+        at the end. With `executor`: how many workers to assume when the executor
+        does not tell.
+    cache_dir : path, optional
+        Directory of the cache: each finished task is stored as
+        ``cache_dir/<key[:2]>/<key>.json`` and reused by later runs. Nothing is
+        written without it.
+    progress : bool, optional
+        A progress bar (``tqdm``) on stderr; default: when stderr is a terminal.
+
+    Returns
+    -------
+    outcomes : list
+        ``run_task(tasks[i])`` at index ``i``, as it reads after a JSON round trip.
+    stats : dict
+        ``computed`` (tasks run), ``cached`` (taken from the cache),
+        ``recomputed_corrupt`` (cache entries found invalid, run again and
+        rewritten; also counted in ``computed``), ``executor`` (``"serial"``,
+        ``"processes"``, ``"dask"`` or the executor's class name) and ``workers``.
+
+    Raises
+    ------
+    InputError
+        A task's own input error, its message prefixed with the pair; any other
+        exception of a task is re-raised as :class:`RuntimeError` naming the
+        pair, with the original as its cause. The remaining tasks are cancelled.
+    InputTypeError
+        `executor` is not an executor, a Dask client or an address.
+    """
+    tasks = list(tasks)
+    if jobs is not None:
+        jobs = check_positive_int(jobs, "jobs")
+    cache = _Cache(Path(cache_dir)) if cache_dir is not None else None
+    outcomes: list[Outcome | None] = [None] * len(tasks)
+    stats: dict[str, Any] = {"computed": 0, "cached": 0, "recomputed_corrupt": 0}
+    keys: list[str] = [t.key() for t in tasks] if cache is not None else []
+    todo: list[int] = []
+    for i in range(len(tasks)):
+        status, payload = cache.load(keys[i]) if cache is not None else ("missing", None)
+        if status == "valid":
+            outcomes[i] = payload
+            stats["cached"] += 1
+            continue
+        stats["recomputed_corrupt"] += int(status == "corrupt")
+        todo.append(i)
+
+    bar = _progress_bar(len(tasks), progress)
+    try:
+        bar.update(stats["cached"])
+        with _resolve_executor(executor, jobs, len(todo)) as (pool, kind, workers):
+            stats.update(executor=kind, workers=workers)
+            window = 1 if kind == "serial" else 2 * max(workers, 1)
+            for i, outcome in _completed(pool, tasks, todo, window=window):
+                outcomes[i] = outcome
+                if cache is not None:
+                    cache.store(keys[i], outcome)
+                stats["computed"] += 1
+                bar.update(1)
+    finally:
+        bar.close()
+    return [o if o is not None else [] for o in outcomes], stats
+
+
+# ----------------------------------------------------------------------------- executors
+
+
+class _SerialExecutor(cf.Executor):
+    """Run each submitted call at once in this process (the ``jobs=1`` executor)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        future: cf.Future[Any] = cf.Future()
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # delivered like a worker's exception
+            future.set_exception(exc)
+        return future
+
+
+def _is_dask_client(obj: Any) -> bool:
+    """Whether `obj` is a ``dask.distributed.Client``, without importing dask."""
+    module = type(obj).__module__ or ""
+    return module.split(".")[0] == "distributed" and hasattr(obj, "get_executor")
+
+
+def _dask_workers(client: Any) -> int:
+    """Return the number of worker threads of a Dask cluster (at least 1)."""
+    with contextlib.suppress(Exception):
+        return max(1, sum(int(n) for n in client.nthreads().values()))
+    return 1
+
+
+@contextlib.contextmanager
+def _resolve_executor(
+    executor: Any, jobs: int | None, n_todo: int
+) -> Iterator[tuple[cf.Executor, str, int]]:
+    """Yield ``(executor, kind, workers)``; shut down only what is created here."""
+    if executor is None and jobs == 1:
+        yield _SerialExecutor(), "serial", 1
+    elif executor is None:
+        workers = min(jobs or os.cpu_count() or 1, n_todo)
+        if workers == 0:  # everything cached: no processes started
+            yield _SerialExecutor(), "processes", 0
+            return
+        ctx = multiprocessing.get_context("spawn")  # not fork: sampler and compiler threads
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        try:
+            yield pool, "processes", workers
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    elif isinstance(executor, str):
+        from distributed import Client
+
+        with Client(executor) as client:
+            with _resolve_executor(client, jobs, n_todo) as resolved:
+                yield resolved
+    elif _is_dask_client(executor):
+        pool = executor.get_executor(pure=False)
+        try:
+            yield pool, "dask", _dask_workers(executor)
+        finally:
+            pool.shutdown(wait=False)  # cancels only this wrapper's leftover futures
+    elif isinstance(executor, cf.Executor):
+        workers = getattr(executor, "_max_workers", None) or jobs or os.cpu_count() or 1
+        yield executor, type(executor).__name__, int(workers)
+    else:
+        raise InputTypeError(
+            "`executor` must be a concurrent.futures.Executor, a dask.distributed.Client "
+            f"or a Dask scheduler address, got {type(executor).__name__}."
+        )
+
+
+def _completed(
+    pool: cf.Executor, tasks: list[PairTask], todo: list[int], *, window: int
+) -> Iterator[tuple[int, Outcome]]:
+    """Yield ``(index, outcome)`` as tasks finish, at most `window` of them in flight."""
+    pending: dict[cf.Future[Any], int] = {}
+    queue = iter(todo)
+    try:
+        while True:
+            for i in queue:
+                pending[pool.submit(run_task, tasks[i])] = i
+                if len(pending) >= window:
+                    break
+            if not pending:
+                return
+            done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                i = pending.pop(future)
+                yield i, _normalise(_result(future, tasks[i]))
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _describe(task: PairTask) -> str:
+    """Name a task in messages, e.g. ``pair 'a' vs 'b' on 'accuracy' (hierarchical)``."""
+    return (
+        f"pair {task.system_a!r} vs {task.system_b!r} on {task.metric!r} "
+        f"({task.kind}, method {task.method!r})"
+    )
+
+
+def _result(future: cf.Future[Any], task: PairTask) -> Any:
+    """Return the result of `future`; re-raise its exception with the task named."""
+    try:
+        return future.result()
+    except IsbetterError as exc:
+        renamed = None
+        with contextlib.suppress(Exception):
+            renamed = type(exc)(f"{_describe(task)}: {exc}")
+        if renamed is None:
+            raise
+        raise renamed from exc
+    except Exception as exc:
+        raise RuntimeError(f"{_describe(task)} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes of `obj` (sorted keys, no spaces): what the checksum covers."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _normalise(outcome: Any) -> Outcome:
+    """`outcome` after a JSON round trip, so fresh and cached outcomes are alike."""
+    return json.loads(_canonical(outcome))
+
+
+# ----------------------------------------------------------------------------- cache
+
+
+class _Cache:
+    """Checksummed JSON entries ``root/<key[:2]>/<key>.json``, one per task."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, key: str) -> Path:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"not a task key: {key!r}")
+        return self.root / key[:2] / f"{key}.json"
+
+    def load(self, key: str) -> tuple[str, Outcome | None]:
+        """Return ``("valid", outcome)``, ``("missing", None)`` or ``("corrupt", None)``."""
+        try:
+            raw = self.path(key).read_bytes()
+        except FileNotFoundError:
+            return "missing", None
+        except OSError:
+            return "corrupt", None
+        payload = _validated(raw, key)
+        return ("corrupt", None) if payload is None else ("valid", payload)
+
+    def store(self, key: str, outcome: Outcome) -> None:
+        """Write the entry atomically: a temporary file, fsync, then :func:`os.replace`."""
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        entry = {
+            "format": CACHE_FORMAT,
+            "key": key,
+            "checksum": hashlib.sha256(_canonical(outcome)).hexdigest(),
+            "payload": outcome,
+        }
+        tmp = path.parent / f".{key}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(json.dumps(entry, sort_keys=True).encode())
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)  # atomic: readers see the old entry or the new one
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in `directory` durable where the platform allows it."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _validated(raw: bytes, key: str) -> Outcome | None:
+    """Return the payload of a cache entry, or None unless every check passes."""
+    from isbetter.results.comparison import ComparisonSummary
+
+    try:
+        entry = json.loads(raw)
+        payload = entry["payload"]
+        if (
+            entry.get("format") != CACHE_FORMAT
+            or entry.get("key") != key
+            or entry.get("checksum") != hashlib.sha256(_canonical(payload)).hexdigest()
+            or not isinstance(payload, list)
+            or not payload
+        ):
+            return None
+        for item in payload:
+            ComparisonSummary.from_dict(item["summary"])
+            if not isinstance(item["simplex"], list):
+                return None
+    except Exception:  # truncated, not JSON, wrong shape: not trusted
+        return None
+    return payload
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, progress: bool | None) -> Any:
+    """Return a tqdm bar on stderr when asked (or on a terminal), else a silent stand-in."""
+    show = sys.stderr.isatty() if progress is None else bool(progress)
+    if not show:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        if progress:
+            raise ImportError("progress=True needs tqdm: pip install tqdm") from None
+        return _NoBar()
+    return tqdm(total=total, desc="pairs", unit="pair", file=sys.stderr)

@@ -1,0 +1,161 @@
+"""The unit of work of a ranking: one pair of systems on one kind of evidence.
+
+A :class:`PairTask` holds only what its comparison needs (the pair's paired
+scores, or the pair's predictions) and is picklable, so it can run in another
+process or on a Dask worker; :func:`run_task` runs it and returns the light,
+JSON-safe summaries of its comparisons — the posterior draws stay in the worker.
+Each task's seed is derived from the ranking's one seed and the task's identity
+(metric and systems), never from its position, so a pair's numbers do not depend
+on which worker ran it, in what order, or which other systems are ranked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from isbetter._provenance import versions
+
+__all__ = ["PairTask", "pair_seed", "run_task"]
+
+
+def pair_seed(seed: int, *identity: str) -> int:
+    """Return the seed of one task: from the ranking's `seed` and the task's identity strings.
+
+    Examples
+    --------
+    >>> pair_seed(1, "accuracy", "nbc", "aode") == pair_seed(1, "accuracy", "nbc", "aode")
+    True
+    >>> pair_seed(1, "accuracy", "nbc", "aode") != pair_seed(1, "accuracy", "nbc", "hnb")
+    True
+    """
+    digest = hashlib.sha256("\x00".join(identity).encode()).digest()
+    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
+    ss = np.random.SeedSequence(seed, spawn_key=tuple(words))
+    return int(ss.generate_state(1, np.uint64)[0] >> 1)
+
+
+@dataclass(frozen=True)
+class PairTask:
+    """One comparison of a ranking, ready to run anywhere.
+
+    Attributes
+    ----------
+    kind : {"cv", "f1"}
+        Per-fold scores (:func:`isbetter.compare`) or per-document predictions
+        (:func:`isbetter.compare_f1`).
+    metric : str
+        The metric column (``"cv"``) or the measure (``"f1"``).
+    system_a, system_b : str
+        The pair, in the ranking's order of systems.
+    rope : float
+        ROPE half-width of this metric.
+    method : str
+        Method of :func:`isbetter.compare` (``"cv"``) or model of
+        :func:`isbetter.compare_f1` (``"f1"``).
+    seed : int
+        This task's seed (:func:`pair_seed`).
+    data : object
+        ``PairedScores`` (``"cv"``) or a ``PredictionTable`` of gold and the two
+        systems (``"f1"``).
+    options : dict
+        Further keyword options of the comparison (draws, chains, ...).
+    """
+
+    kind: str
+    metric: str
+    system_a: str
+    system_b: str
+    rope: float
+    method: str
+    seed: int
+    data: Any = field(repr=False, compare=False)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def key(self) -> str:
+        """Return a hex digest over every input of the task, the package versions included."""
+        h = hashlib.sha256()
+        ident = {
+            "kind": self.kind,
+            "metric": self.metric,
+            "system_a": self.system_a,
+            "system_b": self.system_b,
+            "rope": self.rope,
+            "method": self.method,
+            "seed": self.seed,
+            "options": {k: repr(v) for k, v in sorted(self.options.items())},
+            "versions": versions(),
+        }
+        h.update(json.dumps(ident, sort_keys=True).encode())
+        for array in _arrays(self.data):
+            h.update(str(array.dtype).encode() + str(array.shape).encode())
+            h.update(np.ascontiguousarray(array).tobytes())
+        return h.hexdigest()
+
+
+def _arrays(data: Any) -> list[np.ndarray]:
+    if hasattr(data, "differences"):  # PairedScores
+        return [np.asarray(d, dtype=float) for d in data.differences] + [
+            np.asarray(data.n_folds),
+            np.asarray(data.n_runs),
+            np.asarray([str(d) for d in data.datasets]),
+        ]
+    return [np.asarray(data.gold).astype(str)] + [
+        np.asarray(p).astype(str) for p in data.predictions.values()
+    ]
+
+
+#: simplex points (per-draw region masses) kept per comparison for the triangle plots
+SIMPLEX_POINTS = 200
+
+
+def _outcome(res: Any) -> dict[str, Any]:
+    """Return a comparison's summary and a thinned, rounded sample of its simplex points."""
+    masses = np.asarray(res.posterior.region_masses(res.rope), dtype=float)
+    step = max(1, masses.shape[0] // SIMPLEX_POINTS)
+    points = np.round(masses[::step][:SIMPLEX_POINTS], 4)
+    return {"summary": res.summary().to_dict(), "simplex": points.tolist()}
+
+
+def run_task(task: PairTask) -> list[dict[str, Any]]:
+    """Run one task; return, per comparison, its JSON-safe summary and simplex points.
+
+    A per-fold task gives one comparison; a per-document task gives one per
+    ranked row: the positive class of a binary task, or the macro- and
+    micro-averaged rows of a multi-class one. Each item is
+    ``{"summary": ComparisonSummary.to_dict(), "simplex": [[a, rope, b], ...]}``
+    with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
+    """
+    from isbetter._errors import ConvergenceWarning
+
+    with warnings.catch_warnings():
+        # poor convergence is recorded in each summary's diagnostics; the ranking warns once
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return _run(task)
+
+
+def _run(task: PairTask) -> list[dict[str, Any]]:
+    if task.kind == "cv":
+        from isbetter.cv_compare import compare
+
+        res = compare(task.data, rope=task.rope, method=task.method, rng=task.seed, **task.options)
+        return [_outcome(res)]
+    from isbetter.f1_compare import compare_f1
+
+    f1 = compare_f1(
+        task.data,
+        system_a=task.system_a,
+        system_b=task.system_b,
+        measure=task.metric,
+        rope=task.rope,
+        model=task.method,
+        rng=task.seed,
+        **task.options,
+    )
+    rows = f1.classes[:1] if len(f1.classes) == 1 else ("macro", "micro")
+    return [_outcome(f1.comparisons[r]) for r in rows if r in f1.comparisons]

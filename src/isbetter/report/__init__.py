@@ -1,0 +1,42 @@
+"""Reports: every result as text, Markdown, LaTeX, HTML, JSON or CSV.
+
+One pipeline: a result (or its summary) becomes one intermediate
+:class:`~isbetter.report.table.ReportTable` (:func:`to_table`), and one renderer
+per format turns that into a string (:func:`render`). Every report names the
+method, the systems, the metric and its direction and the ROPE, and ends with a
+signature line such as
+``method:hierarchical|rope:0.01|draws:2000x4|seed:1|isbetter:0.1.0|pymc:5.28.5``
+to paste into a paper. Nothing here computes statistics.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from isbetter._provenance import signature
+from isbetter._validate import check_choice
+from isbetter.report.build import as_summary, to_table
+from isbetter.report.render import RENDERERS
+from isbetter.report.table import Column, ReportTable
+from isbetter.vocabulary import FORMATS
+
+__all__ = ["FORMATS", "Column", "ReportTable", "as_summary", "render", "signature", "to_table"]
+
+
+def render(result: Any, fmt: str = "text") -> str:
+    """Render any result of isbetter (or its summary) in format `fmt`.
+
+    Parameters
+    ----------
+    result : ComparisonResult, F1Result, PowerResult or a summary of one
+        What to report.
+    fmt : {"text", "markdown", "latex", "html", "json", "csv"}, default: "text"
+        The format.
+
+    Returns
+    -------
+    str
+        The report, ending with a newline.
+    """
+    fmt = check_choice(fmt, "format", FORMATS)
+    return RENDERERS[fmt](to_table(result))

@@ -1,0 +1,437 @@
+"""The result of comparing two systems, and its light summary.
+
+Every comparison of isbetter — the correlated t-test, the sign and signed-rank
+tests, the hierarchical model, each row of an F1 comparison (a class, macro or
+micro) — returns a :class:`ComparisonResult`; the hierarchical model returns the
+subclass :class:`HierarchicalResult`, which adds the per-data-set estimates.
+All satisfy one contract:
+
+* identity: ``system_a``, ``system_b``, ``metric`` (and its direction), ``dataset``
+  and ``label`` (the class of an F1 row) where they apply;
+* ``rope`` and the three probabilities ``p_a_better, p_rope, p_b_better`` with
+  ``counting`` (how they were read off the posterior);
+* optional ``predictive`` probabilities, ``estimate`` of the difference,
+  frequentist ``tests`` beside it and MCMC ``diagnostics``;
+* ``settings`` (method, seed, model options, versions);
+* :meth:`~ComparisonResult.summary` — a :class:`ComparisonSummary` without
+  posterior draws, JSON-serialisable and picklable — and
+  :meth:`~ComparisonResult.to_frame`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from isbetter._provenance import signature
+from isbetter._validate import check_rope
+from isbetter.results.decisions import (
+    Counting,
+    Relation,
+    probabilities_from_masses,
+    threshold_decision,
+)
+from isbetter.results.records import (
+    Estimate,
+    MCMCDiagnostics,
+    Observed,
+    Probabilities,
+    TestResult,
+)
+
+if TYPE_CHECKING:
+    from isbetter.posterior import HierarchicalPosterior, Posterior
+
+__all__ = ["ComparisonResult", "ComparisonSummary", "HierarchicalResult"]
+
+
+@dataclass(frozen=True)
+class ComparisonSummary:
+    """Everything a report, plot, command line or ranking needs of a comparison, no draws.
+
+    A few KB at most; :meth:`to_dict` gives JSON-safe nested data and
+    :meth:`from_dict` rebuilds the summary from it. Attributes are those of
+    :class:`ComparisonResult` of the same names.
+    """
+
+    method: str
+    system_a: str
+    system_b: str
+    metric: str
+    higher_is_better: bool
+    rope: float
+    p_a_better: float
+    p_rope: float
+    p_b_better: float
+    counting: str
+    settings: dict[str, Any]
+    dataset: str | None = None
+    label: str | None = None
+    predictive: Probabilities | None = None
+    estimate: Estimate | None = None
+    tests: tuple[TestResult, ...] = ()
+    diagnostics: MCMCDiagnostics | None = None
+    observed: Observed | None = None
+
+    kind = "comparison"
+
+    @property
+    def probabilities(self) -> Probabilities:
+        """The three probabilities as a :class:`Probabilities`."""
+        return Probabilities(self.p_a_better, self.p_rope, self.p_b_better)
+
+    @property
+    def signature(self) -> str:
+        """The one-line reproducibility signature."""
+        return signature({**self.settings, "rope": self.rope})
+
+    def decision(self, threshold: float = 0.95) -> Relation:
+        """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`."""
+        return threshold_decision(self.probabilities, threshold)
+
+    def test(self, name: str) -> TestResult | None:
+        """The frequentist test called `name`, or None."""
+        return next((t for t in self.tests if t.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return JSON-safe nested data (``kind`` first, ``signature`` included)."""
+        return {
+            "kind": self.kind,
+            "method": self.method,
+            "system_a": self.system_a,
+            "system_b": self.system_b,
+            "metric": self.metric,
+            "higher_is_better": self.higher_is_better,
+            "dataset": self.dataset,
+            "label": self.label,
+            "rope": self.rope,
+            "p_a_better": self.p_a_better,
+            "p_rope": self.p_rope,
+            "p_b_better": self.p_b_better,
+            "counting": self.counting,
+            "predictive": None if self.predictive is None else self.predictive.to_dict(),
+            "estimate": None if self.estimate is None else self.estimate.to_dict(),
+            "tests": [t.to_dict() for t in self.tests],
+            "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
+            "observed": None if self.observed is None else self.observed.to_dict(),
+            "seed": self.settings.get("seed"),
+            "settings": self.settings,
+            "signature": self.signature,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComparisonSummary:
+        """Rebuild a summary from :meth:`to_dict` (e.g. after a JSON round trip)."""
+        pred, est, diag = data.get("predictive"), data.get("estimate"), data.get("diagnostics")
+        obs = data.get("observed")
+        return cls(
+            method=data["method"],
+            system_a=data["system_a"],
+            system_b=data["system_b"],
+            metric=data["metric"],
+            higher_is_better=bool(data["higher_is_better"]),
+            rope=float(data["rope"]),
+            p_a_better=float(data["p_a_better"]),
+            p_rope=float(data["p_rope"]),
+            p_b_better=float(data["p_b_better"]),
+            counting=data["counting"],
+            settings=dict(data["settings"]),
+            dataset=data.get("dataset"),
+            label=data.get("label"),
+            predictive=None if pred is None else Probabilities.from_dict(pred),
+            estimate=None if est is None else Estimate.from_dict(est),
+            tests=tuple(TestResult.from_dict(t) for t in data.get("tests", [])),
+            diagnostics=None if diag is None else MCMCDiagnostics.from_dict(diag),
+            observed=None if obs is None else Observed.from_dict(obs),
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        """One flat row: identity, probabilities, estimate, test p-values, diagnostics."""
+        row: dict[str, Any] = {
+            "method": self.method,
+            "system_a": self.system_a,
+            "system_b": self.system_b,
+            "metric": self.metric,
+            "higher_is_better": self.higher_is_better,
+            "dataset": self.dataset,
+            "label": self.label,
+            "rope": self.rope,
+            "p_a_better": self.p_a_better,
+            "p_rope": self.p_rope,
+            "p_b_better": self.p_b_better,
+            "counting": self.counting,
+        }
+        if self.observed is not None:
+            o = self.observed
+            row.update(
+                n=o.n,
+                n_positive=o.n_positive,
+                score_a=o.score_a,
+                score_b=o.score_b,
+                observed=o.difference,
+            )
+        if self.predictive is not None:
+            row.update({f"predictive_{k}": v for k, v in self.predictive.to_dict().items()})
+        if self.estimate is not None:
+            e = self.estimate
+            row.update(
+                mean=e.mean,
+                sd=e.sd,
+                mcse=e.mcse,
+                interval_low=e.interval.low,
+                interval_high=e.interval.high,
+                interval_prob=e.interval.prob,
+                p_below_0=e.p_below_0,
+                p_above_0=e.p_above_0,
+                bf01=e.bf01,
+                bf01_bound=e.bf01_bound,
+                bf_rope=e.bf_rope,
+                bf_rope_bound=e.bf_rope_bound,
+                decision=e.decision,
+            )
+        for t in self.tests:
+            row[f"{t.name}_p_value"] = t.p_value
+        if self.diagnostics is not None:
+            d = self.diagnostics
+            row.update(
+                r_hat_max=d.r_hat_max,
+                ess_bulk_min=d.ess_bulk_min,
+                ess_tail_min=d.ess_tail_min,
+                divergences=d.divergences,
+                converged=d.converged,
+            )
+        row["seed"] = self.settings.get("seed")
+        return row
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return a one-row DataFrame of :meth:`to_record`."""
+        return pd.DataFrame([self.to_record()])
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """Result of a Bayesian comparison of two systems.
+
+    Attributes
+    ----------
+    system_a, system_b : str
+        Names of the systems; the difference ``d`` is positive when A is better
+        (``score(A) - score(B)`` for a higher-is-better metric).
+    rope : float
+        Half-width of the region of practical equivalence, in score units.
+    p_a_better, p_rope, p_b_better : float
+        Posterior probabilities of the three regions (they sum to 1), read off
+        the posterior with :attr:`counting`.
+    method : str
+        Which model produced the result, e.g. ``"correlated_t"``.
+    posterior : Posterior
+        The posterior (draws or a closed form); see :mod:`isbetter.posterior`.
+    settings : dict
+        What reproduces the result: method, parameters, seed, versions.
+    counting : {"argmax", "mean"}
+        How the probabilities were read off the posterior.
+    metric : str
+        The metric or measure compared.
+    higher_is_better : bool
+        Its direction (``d = B - A`` in raw units for a lower-is-better metric).
+    dataset : str or None
+        The data set of a one-data-set comparison.
+    label : str or None
+        The class of an F1 row (a class label, ``"macro"`` or ``"micro"``).
+    predictive : Probabilities or None
+        Posterior predictive probabilities, where they differ from the above.
+    estimate : Estimate or None
+        Posterior mean, sd, Monte Carlo error, credible interval of ``d`` ...
+    tests : tuple of TestResult
+        Frequentist tests on the same data.
+    diagnostics : MCMCDiagnostics or None
+        Convergence diagnostics when MCMC was used.
+    observed : Observed or None
+        Sizes and observed scores (before any model).
+    """
+
+    system_a: str
+    system_b: str
+    rope: float
+    p_a_better: float
+    p_rope: float
+    p_b_better: float
+    method: str
+    posterior: Posterior = field(repr=False, compare=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    counting: Counting = "mean"
+    metric: str = "score"
+    higher_is_better: bool = True
+    dataset: str | None = None
+    label: str | None = None
+    predictive: Probabilities | None = None
+    estimate: Estimate | None = field(default=None, compare=False)
+    tests: tuple[TestResult, ...] = field(default=(), compare=False)
+    diagnostics: MCMCDiagnostics | None = field(default=None, compare=False)
+    observed: Observed | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_posterior(
+        cls,
+        posterior: Posterior,
+        *,
+        system_a: str,
+        system_b: str,
+        rope: float,
+        method: str,
+        settings: dict[str, Any],
+        **extra: Any,
+    ) -> ComparisonResult:
+        """Build a result, computing the probabilities from `posterior`."""
+        rope = check_rope(rope)
+        p = probabilities_from_masses(posterior.region_masses(rope), posterior.counting)
+        return cls(
+            system_a=system_a,
+            system_b=system_b,
+            rope=rope,
+            p_a_better=p.p_a_better,
+            p_rope=p.p_rope,
+            p_b_better=p.p_b_better,
+            method=method,
+            posterior=posterior,
+            settings=settings,
+            counting=posterior.counting,
+            **extra,
+        )
+
+    def probabilities(self, rope: float | None = None) -> Probabilities:
+        """Return the probabilities for another ROPE without refitting.
+
+        Parameters
+        ----------
+        rope : float, optional
+            ROPE half-width in score units; default: the ROPE of the fit.
+        """
+        if rope is None:
+            return Probabilities(self.p_a_better, self.p_rope, self.p_b_better)
+        return probabilities_from_masses(self.posterior.region_masses(rope), self.counting)
+
+    def decision(self, threshold: float = 0.95) -> Relation:
+        """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
+
+        Otherwise ``undecided`` (see :func:`isbetter.results.decisions.threshold_decision`).
+        """
+        return threshold_decision(self.probabilities(), threshold)
+
+    def summary(self) -> ComparisonSummary:
+        """Return the light record of this result: no draws, JSON-serialisable, picklable."""
+        return ComparisonSummary(
+            method=self.method,
+            system_a=self.system_a,
+            system_b=self.system_b,
+            metric=self.metric,
+            higher_is_better=self.higher_is_better,
+            rope=self.rope,
+            p_a_better=self.p_a_better,
+            p_rope=self.p_rope,
+            p_b_better=self.p_b_better,
+            counting=self.counting,
+            settings=self.settings,
+            dataset=self.dataset,
+            label=self.label,
+            predictive=self.predictive,
+            estimate=self.estimate,
+            tests=self.tests,
+            diagnostics=self.diagnostics,
+            observed=self.observed,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return a one-row DataFrame: identity, probabilities, estimate, tests, diagnostics."""
+        return self.summary().to_frame()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-safe dictionary of :meth:`summary` (raw numbers, no draws)."""
+        return self.summary().to_dict()
+
+    def __str__(self) -> str:
+        """One short line; ``isbetter.report.render(result, "text")`` gives the full report."""
+        direction = "higher is better" if self.higher_is_better else "lower is better"
+        where = "".join(
+            f", {k} {v}" for k, v in (("data set", self.dataset), ("class", self.label)) if v
+        )
+        return (
+            f"{self.method}: {self.system_a} vs {self.system_b} on {self.metric} ({direction}"
+            f"{where}), ROPE +-{self.rope:g}: P({self.system_a} better) {self.p_a_better:.4f}, "
+            f"P(equivalent) {self.p_rope:.4f}, P({self.system_b} better) {self.p_b_better:.4f} "
+            f"[{self.counting}]"
+        )
+
+
+@dataclass(frozen=True)
+class HierarchicalResult(ComparisonResult):
+    r"""Result of the hierarchical comparison of two systems over many data sets.
+
+    The inherited ``p_a_better, p_rope, p_b_better`` are **argmax counts**: the
+    fraction of posterior draws in which each region holds the largest mass of
+    :math:`\delta_{next}` (Corani et al. 2017; Szymański & Gorman 2020; baycomp).
+    :attr:`predictive` holds the **predictive probabilities**
+    :math:`P(\delta_{next} \in \text{region})`, the mean masses; :attr:`estimate`
+    summarises the posterior of the mean difference :math:`\delta_0`.
+
+    Attributes
+    ----------
+    datasets : tuple of str
+        Data set names, in the column order of :attr:`delta`.
+    delta : numpy.ndarray
+        Shape ``(n_draws, n_datasets)``: draws of each data set's mean difference
+        :math:`\delta_i` (score units; the shrinkage estimates).
+    observed_means : numpy.ndarray
+        Observed mean difference of each data set (before shrinkage).
+    delta0, std0, nu : numpy.ndarray
+        Draws of the population mean and scale of the differences (score units)
+        and of the degrees of freedom.
+    idata : arviz.InferenceData
+        The full PyMC/ArviZ output (``delta0, std0, delta`` in score units).
+    """
+
+    datasets: tuple[str, ...] = ()
+    delta: np.ndarray | None = field(default=None, repr=False, compare=False)
+    observed_means: np.ndarray | None = field(default=None, repr=False, compare=False)
+    delta0: np.ndarray | None = field(default=None, repr=False, compare=False)
+    std0: np.ndarray | None = field(default=None, repr=False, compare=False)
+    nu: np.ndarray | None = field(default=None, repr=False, compare=False)
+    idata: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def next_posterior(self) -> HierarchicalPosterior:
+        r"""The posterior of :math:`\delta_{next}` (Student-t per draw)."""
+        return self.posterior  # type: ignore[return-value]
+
+    def predictive_probabilities(self, rope: float | None = None) -> Probabilities:
+        """Predictive probabilities (mean masses) for another ROPE, without refitting.
+
+        Parameters
+        ----------
+        rope : float, optional
+            ROPE half-width in score units; default: the ROPE of the fit.
+        """
+        if rope is None and self.predictive is not None:
+            return self.predictive
+        masses = self.posterior.region_masses(self.rope if rope is None else rope)
+        return probabilities_from_masses(masses, "mean")
+
+    def dataset_frame(self, prob: float = 0.95) -> pd.DataFrame:
+        """Per data set: observed mean difference and the shrinkage estimate (mean, HDI)."""
+        from isbetter.draws import hdi
+
+        if self.delta is None or self.observed_means is None:
+            raise ValueError("this result holds no per-data-set draws")
+        bounds = hdi(self.delta.T, prob)
+        return pd.DataFrame(
+            {
+                "dataset": list(self.datasets),
+                "observed_mean": self.observed_means,
+                "mean": self.delta.mean(axis=0),
+                "interval_low": bounds[:, 0],
+                "interval_high": bounds[:, 1],
+            }
+        )

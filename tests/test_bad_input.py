@@ -1,0 +1,277 @@
+"""Malformed input: a specific error naming what is wrong, through the API and the CLI.
+
+Every case raises an InputError / InputTypeError whose message is checked; through
+the command line the same mistakes print exactly one line on stderr and exit with 2,
+before any computation starts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import isbetter
+from isbetter import (
+    InputError,
+    InputTypeError,
+    compare,
+    correlated_ttest,
+    from_arrays,
+    hierarchical_test,
+    predictions_from_arrays,
+    rank,
+    read_predictions,
+    read_scores,
+)
+from isbetter.cli import main
+from isbetter.power import JointDistribution, power_analysis
+
+
+def _scores(**change):
+    df = pd.DataFrame(
+        {
+            "dataset": ["d"] * 4 + ["e"] * 4,
+            "system": ["a", "a", "b", "b"] * 2,
+            "fold": [1, 2] * 4,
+            "score": [0.8, 0.7, 0.6, 0.65, 0.9, 0.85, 0.7, 0.75],
+        }
+    )
+    for col, (row, value) in change.items():
+        df.loc[row, col] = value
+    return df
+
+
+@pytest.fixture
+def good(tmp_path):
+    path = tmp_path / "scores.csv"
+    _scores().to_csv(path, index=False)
+    return path
+
+
+# (callable, exception type, message pattern)
+API_CASES = {
+    "wrong type of source": (
+        lambda: read_scores(123),
+        InputTypeError,
+        "must be a pandas DataFrame",
+    ),
+    "missing column": (
+        lambda: read_scores(_scores(), run=None, score="acc"),
+        InputError,
+        "Column 'acc' not found",
+    ),
+    "NaN score": (
+        lambda: read_scores(_scores(score=(2, np.nan)), run=None),
+        InputError,
+        "1 scores are missing",
+    ),
+    "infinite score": (
+        lambda: read_scores(_scores(score=(2, np.inf)), run=None),
+        InputError,
+        "missing \\(NaN\\) or infinite",
+    ),
+    "duplicated keys": (
+        lambda: read_scores(_scores(fold=(1, 1)), run=None),
+        InputError,
+        "Duplicated \\(system, dataset, run, fold\\) keys",
+    ),
+    "string scores": (
+        lambda: read_scores(_scores().astype({"score": str}), run=None),
+        InputTypeError,
+        "must hold numbers",
+    ),
+    "direction missing for a metric": (
+        lambda: read_scores(_scores(), run=None, higher_is_better={"other": True}),
+        InputError,
+        "no direction for metric",
+    ),
+    "one system": (
+        lambda: read_scores(_scores()[lambda d: d.system == "a"], run=None),
+        InputError,
+        "a comparison needs at least two",
+    ),
+    "unknown system": (
+        lambda: read_scores(_scores(), run=None).paired("a", "zz"),
+        InputError,
+        "unknown system 'zz'",
+    ),
+    "same system twice": (
+        lambda: read_scores(_scores(), run=None).paired("a", "a"),
+        InputError,
+        "are both 'a'",
+    ),
+    "unequal array shapes": (
+        lambda: from_arrays(np.zeros(3), np.zeros(4)),
+        InputError,
+        "same shape",
+    ),
+    "negative ROPE": (
+        lambda: compare(read_scores(_scores(), run=None), "a", "b", rope=-1.0),
+        InputError,
+        "`rope` must be a non-negative",
+    ),
+    "NaN ROPE": (
+        lambda: compare(read_scores(_scores(), run=None), "a", "b", rope=float("nan")),
+        InputError,
+        "`rope` must be a non-negative",
+    ),
+    "string ROPE": (
+        lambda: compare(read_scores(_scores(), run=None), "a", "b", rope="0.01"),
+        InputTypeError,
+        "`rope` must be a non-negative number",
+    ),
+    "non-integer seed": (
+        lambda: isbetter.sign_test(read_scores(_scores(), run=None).paired("a", "b"), rng=1.5),
+        InputTypeError,
+        "`rng` must be None, a non-negative int",
+    ),
+    "negative seed": (
+        lambda: isbetter.sign_test(read_scores(_scores(), run=None).paired("a", "b"), rng=-3),
+        InputError,
+        "non-negative integer seed",
+    ),
+    "threshold above 1": (
+        lambda: correlated_ttest(
+            read_scores(_scores()[lambda d: d.dataset == "d"], run=None).paired("a", "b")
+        ).decision(threshold=1.5),
+        InputError,
+        "`threshold` must be a probability",
+    ),
+    "one data set for the hierarchical model": (
+        lambda: hierarchical_test(
+            read_scores(_scores()[lambda d: d.dataset == "d"], run=None).paired("a", "b")
+        ),
+        InputError,
+        "at least 2 data sets",
+    ),
+    "rho = 1": (
+        lambda: correlated_ttest(
+            read_scores(_scores()[lambda d: d.dataset == "d"], run=None).paired("a", "b"), rho=1.0
+        ),
+        InputError,
+        "rho = 1",
+    ),
+    "unknown method": (
+        lambda: compare(read_scores(_scores(), run=None), "a", "b", method="x"),
+        InputError,
+        "Unknown method 'x'",
+    ),
+    "labels absent from gold": (
+        lambda: predictions_from_arrays([0, 1, 1], a=[0, 2, 1]),
+        InputError,
+        "Predicted labels absent from the gold labels",
+    ),
+    "predictions of unequal length": (
+        lambda: predictions_from_arrays([0, 1, 1], a=[0, 1]),
+        InputError,
+        "unequal lengths",
+    ),
+    "a single gold class": (
+        lambda: predictions_from_arrays([1, 1], a=[1, 0]),
+        InputError,
+        "single class",
+    ),
+    "probabilities not summing to 1": (
+        lambda: JointDistribution(0.5, (0.5,) * 4, (0.25,) * 4),
+        InputError,
+        "sum to 1",
+    ),
+    "empty power sizes": (
+        lambda: power_analysis(isbetter.power.SIGIR_SCENARIO_A, sizes=[]),
+        InputError,
+        "`sizes` is empty",
+    ),
+    "ranking threshold 0": (
+        lambda: rank(read_scores(_scores(), run=None), threshold=0.0),
+        InputError,
+        "`threshold` must be in \\(0, 1\\]",
+    ),
+    "ranking unknown rule": (
+        lambda: rank(read_scores(_scores(), run=None), rule="vote"),
+        InputError,
+        "Unknown rule 'vote'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(API_CASES))
+def test_api_bad_input(case):
+    call, kind, pattern = API_CASES[case]
+    with pytest.raises(kind, match=pattern):
+        call()
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = tmp_path / "s.csv"
+    _scores().to_csv(path, index=False)
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(pd, "read_csv", denied)
+    with pytest.raises(InputError, match="permission denied"):
+        read_scores(path, run=None)
+
+
+FILES = {
+    "empty.csv": b"",
+    "utf16.csv": "dataset,system,fold,score\nd,a,1,0.8\n".encode("utf-16"),
+    "truncated.csv": b'dataset,system,fold,score\nd,a,1,0.8\nd,b,1,"0.6\n',
+    "onecol.csv": b"x\n1\n2\n",
+}
+FILE_MESSAGES = {
+    "empty.csv": "Cannot read .* as a table",
+    "utf16.csv": "not UTF-8 text",
+    "truncated.csv": "Cannot read .* as a table",
+    "onecol.csv": "not found. Available columns: 'x'",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_bad_files_through_api_and_cli(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_bytes(FILES[name])
+    with pytest.raises(InputError, match=FILE_MESSAGES[name]):
+        read_scores(path, run=None)
+    assert main(["cv", str(path), "--a", "a", "--b", "b", "--run-col", ""]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_directory_and_missing_file(tmp_path, capsys):
+    assert main(["cv", str(tmp_path), "--a", "a", "--b", "b"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    with pytest.raises(InputError, match="No such file"):
+        read_predictions(tmp_path / "nope.csv")
+
+
+CLI_CASES = {
+    "output folder missing": (["--output", "{tmp}/no/such/dir/r.txt"], "the folder"),
+    "plot folder missing": (["--plot", "{tmp}/no/such/dir/p.png"], "the folder"),
+    "plot format unknown": (["--plot", "{tmp}/p.xyz"], "cannot write 'xyz' plots"),
+    "non-integer seed": (["--seed", "1.5"], "invalid int value: '1.5'"),
+    "string ROPE": (["--rope", "abc"], "invalid float value: 'abc'"),
+    "negative ROPE": (["--rope", "-0.1"], "`rope` must be a non-negative"),
+    "same system twice": (["--b", "a"], "are both 'a'"),  # the last --b wins
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLI_CASES))
+def test_cli_bad_input_is_one_line_exit_2_before_any_work(
+    good, tmp_path, capsys, monkeypatch, case
+):
+    import isbetter.cv_compare as cv
+
+    calls = []
+    real = cv.compare
+    monkeypatch.setattr(cv, "compare", lambda *a, **k: calls.append(1) or real(*a, **k))
+    extra, pattern = CLI_CASES[case]
+    argv = ["cv", str(good), "--a", "a", "--b", "b", "--run-col", ""]
+    argv += [x.format(tmp=tmp_path) for x in extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert pattern in err
+    if case.startswith(("output", "plot")):
+        assert calls == []  # checked before any work started

@@ -1,0 +1,250 @@
+"""The ICDM 2015 hierarchical model of two confusion matrices, and model="hierarchical"."""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import special, stats
+
+from isbetter import InputError
+from isbetter.f1_compare import compare_f1
+from isbetter.measures import accuracy, f1
+from isbetter.models._mcmc_diagnostics import ess_bulk
+from isbetter.models.f1_averages import FlatCellModel, ICDMModel
+from isbetter.models.f1_icdm import build_icdm_model, icdm_deltas, model_data
+from isbetter.predictions import predictions_from_arrays
+
+
+def make_predictions(rng, n, n_classes, acc_a=0.85, acc_b=0.8):
+    """Correlated systems: B reuses A's uniform (document difficulty) 70 % of the time."""
+    gold = rng.integers(0, n_classes, n)
+    u = rng.random(n)
+    v = np.where(rng.random(n) < 0.7, u, rng.random(n))
+    a = np.where(u < acc_a, gold, (gold + rng.integers(1, n_classes, n)) % n_classes)
+    b = np.where(v < acc_b, gold, (gold + rng.integers(1, n_classes, n)) % n_classes)
+    return pd.DataFrame({"gold": gold, "a": a, "b": b})
+
+
+def _example_confusions():
+    df = pd.read_csv(
+        Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+    )
+    t = predictions_from_arrays(df.gold, svm=df.svm, nb=df.nb)
+    return t, t.confusion("svm"), t.confusion("nb")
+
+
+def _dirichlet_multinomial_loglik(conf, eta, concentration=1.0):
+    """Sum over rows of scipy's Dirichlet-multinomial log pmf, alpha_j = c * w(eta)_j."""
+    m = conf.shape[0]
+    w = np.where(np.eye(m, dtype=bool), eta, (1 - eta) / (m - 1))
+    return sum(
+        stats.dirichlet_multinomial.logpmf(row, concentration * w[j], row.sum())
+        for j, row in enumerate(conf)
+    )
+
+
+# ----------------------------------------------------------------------- model, no sampling
+def test_icdm_model_structure_without_sampling():
+    _, ca, cb = _example_confusions()
+    model = build_icdm_model(ca, cb)
+    assert {v.name for v in model.free_RVs} == {"eta"}
+    assert model.named_vars_to_dims["eta"] == ("system",)
+    assert {v.name for v in model.potentials} == {"loglik"}
+    assert np.isfinite(model.compile_logp()(model.initial_point()))
+
+
+def test_collapsed_likelihood_is_the_dirichlet_multinomial():
+    """The model's log density at two values of eta differs as the rows' DirMult likelihood.
+
+    theta integrated out: p(c_j | eta) = DirMult(c_j; concentration w_j(eta)). The
+    multinomial coefficients and the Beta(1, 1) prior cancel in the difference; the
+    logit transform's Jacobian is left out (jacobian=False).
+    """
+    _, ca, cb = _example_confusions()
+    model = build_icdm_model(ca, cb, concentration=2.5)
+    logp = model.compile_logp(jacobian=False)
+    points = [np.array([0.3, 0.6]), np.array([0.8, 0.45])]
+    values = [logp({"eta_logodds__": special.logit(e)}) for e in points]
+    expected = [
+        _dirichlet_multinomial_loglik(ca, e[0], 2.5) + _dirichlet_multinomial_loglik(cb, e[1], 2.5)
+        for e in points
+    ]
+    assert values[0] - values[1] == pytest.approx(expected[0] - expected[1], rel=1e-9)
+
+
+def test_model_data_groups_equal_counts():
+    conf = np.array([[5, 1, 0], [1, 7, 1], [0, 2, 5]])
+    d = model_data(conf, conf, 1.0)
+    a = d["system"] == 0
+    diag, off = a & (d["diagonal"] == 1.0), a & (d["diagonal"] == 0.0)
+    assert dict(zip(d["counts"][diag], d["weights"][diag], strict=True)) == {5.0: 2.0, 7.0: 1.0}
+    assert dict(zip(d["counts"][off], d["weights"][off], strict=True)) == {1.0: 3.0, 2.0: 1.0}
+    assert float(d["n_classes"]) == 3.0
+    with pytest.raises(InputError, match="same row sums"):
+        build_icdm_model(conf, conf[:, ::-1].T)
+
+
+def test_conditional_draws_give_per_class_macro_and_micro(rng):
+    """Given eta, theta and mu are drawn exactly; with many documents deltas sit at the data."""
+    _, ca, cb = _example_confusions()
+    eta = np.full((4000, 2), 0.5)
+    d = icdm_deltas(eta, ca, cb, f1, concentration=1.0, rng=rng)
+    m = ca.shape[0]
+    assert d["delta_class"].shape == (4000, m)
+    np.testing.assert_allclose(d["delta_macro"], d["delta_class"].mean(axis=1), atol=1e-12)
+    # micro F1 of single-label classification is the accuracy; its posterior mean is
+    # within a few posterior sd (the prior adds one pseudo-document per row) of the data
+    observed = (np.trace(ca) - np.trace(cb)) / ca.sum()
+    assert abs(d["delta_micro"].mean() - observed) < 0.2 * d["delta_micro"].std()
+    acc = icdm_deltas(eta, ca, cb, accuracy, concentration=1.0, rng=np.random.default_rng(1))
+    assert acc["delta_class"].shape == (4000, m)
+    # prior draws: bounded, centred on 0 (A and B have the same prior)
+    prior = icdm_deltas(eta, ca, cb, f1, concentration=1.0, rng=rng, posterior=False)
+    assert np.all(np.abs(prior["delta_micro"]) <= 1) and np.all(np.isfinite(prior["delta_class"]))
+    assert abs(prior["delta_micro"].mean()) < 4 * prior["delta_micro"].std() / np.sqrt(4000)
+
+
+def test_averaged_models_share_one_interface():
+    flat, icdm = FlatCellModel(), ICDMModel(chains=3)
+    assert (flat.name, flat.paired, icdm.name, icdm.paired) == ("flat", True, "icdm", False)
+    assert icdm.draws_per_chain(8000) == 2667 and icdm.settings()["chains"] == 3
+    cells = np.zeros((3, 3, 3))
+    cells[0, 0, 0], cells[1, 1, 2], cells[2, 2, 2], cells[2, 0, 2] = 20, 5, 30, 4
+    out = flat.sample(cells, f1, draws=500, seed_seq=np.random.SeedSequence(1))
+    assert out.macro.shape == (500,) and out.prior_macro.shape == (1000,)
+    np.testing.assert_array_equal(out.prior_micro[:500], -out.prior_micro[500:])
+    assert out.per_class is None and out.diagnostics is None and out.ess is None
+
+
+# ------------------------------------------------------------------------------- sampling
+def test_hierarchical_pipeline_with_a_stub_sampler(monkeypatch):
+    """compare_f1(model="hierarchical") wiring, without compiling or running NUTS.
+
+    The sampler is replaced by independent draws of eta near 0.5: everything after
+    it (exact conditional draws, diagnostics, rows, settings) runs for real.
+    """
+    import arviz as az
+
+    from isbetter.models import f1_icdm
+
+    calls = []
+
+    def fake_sample(model, *, draws, chains, seed, backend, **kwargs):
+        calls.append({"draws": draws, "chains": chains, "seed": seed, "backend": backend})
+        eta = np.random.default_rng(seed).uniform(0.45, 0.55, (chains, draws, 2))
+        return az.from_dict(
+            posterior={"eta": eta}, sample_stats={"diverging": np.zeros((chains, draws), bool)}
+        )
+
+    monkeypatch.setattr(f1_icdm, "sample", fake_sample)
+    monkeypatch.setattr(
+        f1_icdm,
+        "compiled_icdm_model",
+        lambda backend: (build_icdm_model(np.eye(2), np.eye(2)), None),
+    )
+    df = make_predictions(np.random.default_rng(5), n=2500, n_classes=5)
+    res = compare_f1(df, model="hierarchical", rng=3, draws=3000, chains=3, resamples=300)
+    assert calls[0]["draws"] == 1000 and calls[0]["chains"] == 3
+    assert res.classes == ("0", "1", "2", "3", "4", "macro", "micro")
+    d = res.diagnostics
+    assert d is not None and d.chains == 3 and d.draws == 1000 and d.converged
+    assert d.variables == ("eta", "delta_macro", "delta_micro", "delta_class")
+    assert res.settings["draws"] == 1000 and res.settings["chains"] == 3
+    paired = compare_f1(df, rng=3, draws=3000, resamples=300)
+    for key in res.classes:
+        cr = res.comparison(key)
+        assert cr.diagnostics == d and cr.method.startswith("f1_hierarchical")
+        assert len(res.draws(key)) == 3000 and len(res.prior_draws[key]) == 6000
+        assert cr.estimate.mean == pytest.approx(paired.row(key)["mean"], abs=cr.estimate.sd)
+        assert res.row(key)["bootstrap_p_value"] == paired.row(key)["bootstrap_p_value"]
+    np.testing.assert_allclose(
+        res.draws("macro"), np.mean([res.draws(c) for c in range(5)], axis=0), atol=1e-12
+    )
+    assert {t.name for t in res.across_classes} == {"t_test", "s_test"}
+    # identical predictions: sampled like any other data (no shortcut to delta = 0)
+    same = compare_f1(df.assign(b=df.a), model="hierarchical", rng=3, draws=600, baselines=False)
+    assert all(np.isfinite(same.draws(k)).all() for k in same.classes)
+
+
+@pytest.mark.slow
+def test_compare_f1_hierarchical_gives_every_row_with_diagnostics():
+    """One ICDM fit: per-class rows, macro and micro, each with the fit's diagnostics.
+
+    Compiling the model (numba) takes ~10-50 s on first use in a process; the fit itself
+    about a second.
+    """
+    df = make_predictions(np.random.default_rng(5), n=2500, n_classes=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning
+        res = compare_f1(df, model="hierarchical", rng=3, draws=4000, chains=2, resamples=500)
+    assert res.classes == ("0", "1", "2", "3", "4", "macro", "micro")
+    assert res.model == "hierarchical" and res.diagnostics is not None
+    d = res.diagnostics
+    assert d.converged and d.chains == 2 and d.draws == 2000 and "delta_class" in d.variables
+    assert res.settings["chains"] == 2 and res.settings["draws"] == 2000
+    assert res.settings["average_model"] == "icdm" and "tune" in res.settings
+    paired = compare_f1(df, rng=3, draws=4000, resamples=500)
+    for key in res.classes:
+        cr = res.comparison(key)
+        assert cr.diagnostics == d and cr.method.startswith("f1_hierarchical")
+        # Monte Carlo error from the row's bulk ESS over the chains
+        ess = ess_bulk(res.draws(key).reshape(2, 2000, 1))[0]
+        assert cr.estimate.mcse == pytest.approx(cr.estimate.sd / np.sqrt(ess), rel=1e-9)
+        assert len(res.draws(key)) == 4000 and len(res.prior_draws[key]) == 8000
+        # the same data: posterior means agree with the paired model's within a posterior sd
+        assert cr.estimate.mean == pytest.approx(paired.row(key)["mean"], abs=cr.estimate.sd)
+        # baselines do not depend on the model
+        assert res.row(key)["bootstrap_p_value"] == paired.row(key)["bootstrap_p_value"]
+    assert res.row("macro")["mean"] == pytest.approx(
+        np.mean([res.row(str(c))["mean"] for c in range(5)]), abs=1e-12
+    )
+    # a subset of classes: rows of those classes only, from the fit of all of them
+    sub = compare_f1(df, model="hierarchical", classes=[3], rng=3, draws=4000, chains=2)
+    assert sub.classes == ("3",)
+    np.testing.assert_array_equal(sub.draws(3), res.draws(3))
+
+
+@pytest.mark.slow
+def test_icdm_model_agrees_with_the_flat_joint_model():
+    """ICDM 2015 hierarchical model vs the exact flat-cell joint model on 2 000 documents.
+
+    Different priors and the ICDM model is unpaired, so only a loose agreement is
+    expected: macro-F1 posterior means within 0.3 posterior sd (the prior differences
+    are negligible at this size; NUTS MC error ~0.03 sd), and the unpaired model wider.
+    """
+    t, _, _ = _example_confusions()
+    icdm = compare_f1(t, system_a="svm", system_b="nb", model="hierarchical", rng=0, draws=2000)
+    flat = compare_f1(t, system_a="svm", system_b="nb", rng=1, draws=10_000, baselines=False)
+    macro, row = icdm.row("macro"), flat.row("macro")
+    assert icdm.diagnostics.r_hat_max < 1.01
+    assert abs(macro["mean"] - row["mean"]) < 0.3 * macro["sd"]
+    assert macro["sd"] > row["sd"]
+    micro, flat_micro = icdm.row("micro"), flat.row("micro")
+    assert abs(micro["mean"] - flat_micro["mean"]) < 0.3 * micro["sd"]
+
+
+@pytest.mark.slow
+def test_icdm_and_flat_micro_f1_agree_on_20_classes():
+    """20 classes, 20 000 documents: posterior means of delta micro-F1 agree within 4 MCSE.
+
+    The two models differ in prior (ICDM: one pseudo-document per confusion-matrix row
+    and a flat Dirichlet on the class proportions; flat cells: total mass M) and in
+    pairing, neither of which moves the posterior mean at this size by more than ~1e-5.
+    The Monte Carlo error of the ICDM mean is sd / sqrt(bulk ESS); that of the flat
+    model's independent draws sd / sqrt(n).
+    """
+    df = make_predictions(
+        np.random.default_rng(2015), n=20_000, n_classes=20, acc_a=0.8, acc_b=0.78
+    )
+    icdm = compare_f1(df, model="hierarchical", rng=2, baselines=False)
+    flat = compare_f1(df, rng=2, draws=10_000, baselines=False)
+    assert icdm.diagnostics.converged
+    h, f = icdm.comparison("micro").estimate, flat.comparison("micro").estimate
+    ess = ess_bulk(icdm.draws("micro").reshape(4, 2000, 1))[0]
+    assert h.mcse == pytest.approx(h.sd / np.sqrt(ess), rel=1e-9) and ess > 1000
+    assert f.mcse == pytest.approx(f.sd / np.sqrt(10_000), rel=1e-9)
+    combined = np.hypot(h.mcse, f.mcse)
+    assert abs(h.mean - f.mean) < 4 * combined
+    assert h.sd > f.sd  # unpaired: wider

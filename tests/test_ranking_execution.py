@@ -1,0 +1,295 @@
+"""run_tasks: serial, processes, executors and Dask agree; the cache resumes, never trusted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isbetter import InputError, InputTypeError, from_arrays
+from isbetter.ranking import execution
+from isbetter.ranking.execution import CACHE_FORMAT, run_tasks
+from isbetter.ranking.tasks import PairTask, pair_seed
+
+SEED = 20240917
+
+
+def make_tasks(
+    n_systems: int = 5,
+    metrics: tuple[str, ...] = ("acc",),
+    method: str = "signed_rank",
+    options: dict | None = None,
+    n_datasets: int = 10,
+) -> list[PairTask]:
+    """Every pair of `n_systems` synthetic systems on each metric (10 folds per data set)."""
+    g = np.random.default_rng(SEED)
+    names = [f"s{i}" for i in range(n_systems)]
+    scores = {
+        (m, s): 0.8 + 0.005 * i + g.normal(0, 0.02, size=(n_datasets, 10))
+        for m in metrics
+        for i, s in enumerate(names)
+    }
+    opts = {"draws": 2000} if options is None and method != "correlated_t" else options or {}
+    tasks = []
+    for m in metrics:
+        for a, b in combinations(names, 2):
+            x, y = scores[m, a], scores[m, b]
+            if n_datasets == 1:
+                x, y = x[0], y[0]
+            data = from_arrays(x, y, names=(a, b), metric=m, runs=1).paired(a, b)
+            seed = pair_seed(SEED, m, a, b)
+            tasks.append(PairTask("cv", m, a, b, 0.01, method, seed, data, dict(opts)))
+    return tasks
+
+
+def as_json(outcomes) -> str:
+    return json.dumps(outcomes, sort_keys=True)
+
+
+def cache_files(root: Path) -> list[Path]:
+    return sorted(root.glob("*/*.json"))
+
+
+@pytest.fixture(scope="module")
+def serial_run():
+    tasks = make_tasks()
+    outcomes, stats = run_tasks(tasks, jobs=1, progress=False)
+    return tasks, outcomes, stats
+
+
+# ----------------------------------------------------------------------------- executors
+
+
+def test_serial_processes_and_threads_agree(serial_run):
+    tasks, serial, stats = serial_run
+    assert stats == {
+        "computed": 10,
+        "cached": 0,
+        "recomputed_corrupt": 0,
+        "executor": "serial",
+        "workers": 1,
+    }
+    assert [o[0]["summary"]["system_b"] for o in serial] == [t.system_b for t in tasks]
+    procs, pstats = run_tasks(tasks, jobs=2, progress=False)
+    assert (pstats["executor"], pstats["workers"], pstats["computed"]) == ("processes", 2, 10)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threads, tstats = run_tasks(tasks, executor=pool, progress=False)
+        assert pool.submit(int, "7").result() == 7  # not shut down by run_tasks
+    assert (tstats["executor"], tstats["workers"]) == ("ThreadPoolExecutor", 3)
+    assert as_json(procs) == as_json(serial)
+    assert as_json(threads) == as_json(serial)
+
+
+def test_never_more_processes_than_tasks():
+    with execution._resolve_executor(None, 4, 1) as (pool, kind, workers):
+        assert (kind, workers, pool._max_workers) == ("processes", 1, 1)
+    with execution._resolve_executor(None, None, 0) as (pool, kind, workers):
+        assert (kind, workers) == ("processes", 0)  # all cached: no pool at all
+
+
+def test_bad_arguments():
+    tasks = make_tasks(n_systems=2, method="correlated_t", n_datasets=1)
+    with pytest.raises(InputTypeError, match="executor"):
+        run_tasks(tasks, executor=42, progress=False)
+    with pytest.raises(InputError, match="jobs"):
+        run_tasks(tasks, jobs=0, progress=False)
+
+
+# ----------------------------------------------------------------------------- dask
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    import logging
+
+    distributed = pytest.importorskip("distributed")
+    for name in ("distributed", "distributed.nanny", "distributed.scheduler", "tornado"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_dask_matches_serial(dask_client):
+    tasks = make_tasks(n_systems=6, metrics=("acc", "f1"))  # 2 x 15 pairs
+    serial, _ = run_tasks(tasks, jobs=1, progress=False)
+    dask_out, stats = run_tasks(tasks, executor=dask_client, progress=False)
+    assert (stats["executor"], stats["workers"], stats["computed"]) == ("dask", 2, 30)
+    assert as_json(dask_out) == as_json(serial)
+    # the scheduler's address works too (a client is opened and closed for the run)
+    by_address, stats = run_tasks(tasks[:4], executor=dask_client.scheduler.address, progress=False)
+    assert stats["executor"] == "dask"
+    assert as_json(by_address) == as_json(serial[:4])
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_input_error_names_the_pair(dask_client):
+    tasks = make_tasks(n_systems=3, method="correlated_t", n_datasets=1)
+    bad = PairTask("cv", "acc", "good", "bad", -1.0, "correlated_t", 1, tasks[0].data)
+    tasks.insert(1, bad)
+    with ThreadPoolExecutor(2) as pool:
+        for executor, jobs in [(None, 1), (pool, None), (dask_client, None)]:
+            with pytest.raises(InputError, match="pair 'good' vs 'bad' on 'acc'") as info:
+                run_tasks(tasks, executor=executor, jobs=jobs, progress=False)
+            assert "rope" in str(info.value)  # the original message follows
+
+
+def test_other_errors_name_the_pair(monkeypatch):
+    def boom(task):
+        raise ZeroDivisionError("kaput")
+
+    monkeypatch.setattr(execution, "run_task", boom)
+    tasks = make_tasks(n_systems=2, method="correlated_t", n_datasets=1)
+    with pytest.raises(RuntimeError, match="pair 's0' vs 's1'.*ZeroDivisionError: kaput") as info:
+        run_tasks(tasks, jobs=1, progress=False)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+# ----------------------------------------------------------------------------- cache
+
+N_SLOW = 20
+_KILLED_RUN = """
+import sys
+sys.path.insert(0, {tests!r})
+from test_ranking_execution import slow_tasks
+from isbetter.ranking.execution import run_tasks
+run_tasks(slow_tasks(), jobs=1, cache_dir={cache!r}, progress=False)
+"""
+
+
+def slow_tasks() -> list[PairTask]:
+    """N_SLOW signed-rank tasks of about 0.25 s each."""
+    tasks = make_tasks(n_systems=5, metrics=("acc", "f1"), options={"draws": 150_000})
+    return tasks[:N_SLOW]
+
+
+def _kill_after(proc: subprocess.Popen, cache: Path, n_files: int, out: dict) -> None:
+    """SIGKILL `proc` once `cache` holds `n_files` entries; record how many it left."""
+    deadline = time.monotonic() + 180
+    try:
+        while len(cache_files(cache)) < n_files and proc.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        out["returncode"] = proc.wait()
+        out["done"] = len(cache_files(cache))
+
+
+def test_killed_run_resumes(tmp_path):
+    cache = tmp_path / "cache"
+    script = _KILLED_RUN.format(tests=str(Path(__file__).parent), cache=str(cache))
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
+    killed: dict = {}
+    watcher = threading.Thread(target=_kill_after, args=(proc, cache, 3, killed))
+    watcher.start()
+    tasks = slow_tasks()
+    try:
+        fresh, _ = run_tasks(tasks, jobs=1, progress=False)  # meanwhile: uninterrupted run
+    finally:
+        watcher.join()
+    done = killed["done"]
+    assert killed["returncode"] == -signal.SIGKILL, "the run ended before it was killed"
+    assert 0 < done < N_SLOW, f"kill came too late or too early ({done} entries)"
+
+    resumed, stats = run_tasks(tasks, jobs=1, cache_dir=cache, progress=False)
+    assert (stats["cached"], stats["computed"]) == (done, N_SLOW - done)
+    assert stats["recomputed_corrupt"] == 0
+    assert len(cache_files(cache)) == N_SLOW
+    assert as_json(resumed) == as_json(fresh)
+
+
+def _tamper(path: Path, other: Path) -> None:
+    entry = json.loads(path.read_bytes())
+    entry["payload"][0]["summary"]["p_a_better"] += 0.125  # checksum kept
+    path.write_text(json.dumps(entry, sort_keys=True))
+
+
+DAMAGE = {
+    "tampered": _tamper,
+    "truncated": lambda path, other: path.write_bytes(
+        path.read_bytes()[: path.stat().st_size // 2]
+    ),
+    "foreign": lambda path, other: path.write_bytes(other.read_bytes()),
+    "garbage": lambda path, other: path.write_bytes(os.urandom(300)),
+    "empty": lambda path, other: path.write_bytes(b""),
+    "wrong format": lambda path, other: path.write_text(
+        path.read_text().replace(CACHE_FORMAT, "isbetter-pair/0")
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_corrupt_entry_is_recomputed_and_repaired(tmp_path, damage):
+    tasks = make_tasks(n_systems=3, method="correlated_t", n_datasets=1)
+    first, _ = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    files = [tmp_path / t.key()[:2] / f"{t.key()}.json" for t in tasks]
+    original = files[0].read_bytes()
+    DAMAGE[damage](files[0], files[1])
+    assert files[0].read_bytes() != original
+
+    again, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    assert (stats["recomputed_corrupt"], stats["computed"], stats["cached"]) == (1, 1, 2)
+    assert as_json(again) == as_json(first)
+    assert files[0].read_bytes() == original  # repaired
+    _, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    assert stats["cached"] == 3
+
+
+def test_cache_entry_layout(tmp_path):
+    tasks = make_tasks(n_systems=2, method="correlated_t", n_datasets=1)
+    outcomes, _ = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    key = tasks[0].key()
+    (path,) = cache_files(tmp_path)
+    assert path == tmp_path / key[:2] / f"{key}.json"
+    entry = json.loads(path.read_text())
+    assert set(entry) == {"format", "key", "checksum", "payload"}
+    assert (entry["format"], entry["key"], entry["payload"]) == (CACHE_FORMAT, key, outcomes[0])
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary left
+
+
+def test_no_cache_dir_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tasks = make_tasks(n_systems=3, method="correlated_t", n_datasets=1)
+    run_tasks(tasks, jobs=1, progress=False)
+    with ThreadPoolExecutor(2) as pool:
+        run_tasks(tasks, executor=pool, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def test_progress_bar(tmp_path, capsys):
+    tasks = make_tasks(n_systems=3, method="correlated_t", n_datasets=1)
+    run_tasks(tasks[:1], jobs=1, cache_dir=tmp_path, progress=False)
+    assert capsys.readouterr().err == ""
+    run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=True)
+    err = capsys.readouterr().err
+    assert "pairs" in err and "3/3" in err
+    run_tasks(tasks, jobs=1, progress=None)  # stderr is not a terminal under capsys
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,246 @@
+"""One contract for every result, and every result rendered in every report format."""
+
+import csv
+import io
+import json
+import pickle
+import re
+import shutil
+import subprocess
+from dataclasses import fields, is_dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isbetter import (
+    compare_f1,
+    correlated_ttest,
+    from_arrays,
+    power_analysis,
+    rank,
+    read_scores,
+    sign_test,
+    signed_rank_test,
+)
+from isbetter.power import SIGIR_SCENARIO_A
+from isbetter.report import FORMATS, render, to_table
+from isbetter.results import (
+    ComparisonResult,
+    ComparisonSummary,
+    F1Summary,
+    PowerSummary,
+    summary_from_dict,
+)
+
+NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names
+
+
+def _cv_scores(q, seed=5):
+    g = np.random.default_rng(seed)
+    x = g.uniform(0.7, 0.9, size=(q, 1)) + g.normal(0, 0.02, size=(q, 10))
+    y = x - 0.01 + g.normal(0, 0.01, size=(q, 10))
+    return from_arrays(x, y, names=NAMES, runs=1).paired(*NAMES)
+
+
+def _predictions(n=600, classes=3, seed=3):
+    g = np.random.default_rng(seed)
+    gold = g.integers(0, classes, n)
+    a = np.where(g.random(n) < 0.8, gold, g.integers(0, classes, n))
+    b = np.where(g.random(n) < 0.7, gold, g.integers(0, classes, n))
+    return pd.DataFrame({"gold": gold, NAMES[0]: a, NAMES[1]: b})
+
+
+@pytest.fixture(scope="module")
+def f1_result():
+    return compare_f1(_predictions(), draws=4000, resamples=500, rng=2)
+
+
+@pytest.fixture(scope="module")
+def power_result():
+    return power_analysis(SIGIR_SCENARIO_A, sizes=[300, 600], replicates=40, draws=500, rng=1)
+
+
+@pytest.fixture(scope="module")
+def ranking_result():
+    g = np.random.default_rng(9)
+    base = g.uniform(0.7, 0.9, size=(12, 1))
+    rows = []
+    for k, name in enumerate(["x_1", "y&2", "z%3"]):
+        x = base + 0.004 * k + g.normal(0, 0.01, size=(12, 10))
+        rows += [(f"d{i}", name, f, x[i, f]) for i in range(12) for f in range(10)]
+    table = read_scores(
+        pd.DataFrame(rows, columns=["dataset", "system", "fold", "acc"]), run=None, score="acc"
+    )
+    return rank(table, rope=0.005, method="signed_rank", jobs=1, rng=2, draws=2000)
+
+
+@pytest.fixture(scope="module")
+def comparisons(hierarchical_fit, f1_result):
+    one = _cv_scores(1)
+    many = _cv_scores(12)
+    out = {
+        "correlated_t": correlated_ttest(one, rope=0.01),
+        "sign": sign_test(many, rope=0.005, rng=1, draws=2000),
+        "signed_rank": signed_rank_test(many, rope=0.005, rng=1, draws=2000),
+        "hierarchical": hierarchical_fit,
+    }
+    for label, row in f1_result.comparisons.items():
+        out[f"f1_{label}"] = row
+    return out
+
+
+def _walk(obj):
+    """Every value inside a (nested) summary."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        for f in fields(obj):
+            yield from _walk(getattr(obj, f.name))
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _walk(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _walk(v)
+    else:
+        yield obj
+
+
+def _check_summary(summary, max_bytes):
+    data = summary.to_dict()
+    text = json.dumps(data, allow_nan=False)  # strict JSON: no NaN / Infinity
+    again = summary_from_dict(json.loads(text))
+    assert type(again) is type(summary)
+    assert again.to_dict() == data
+    blob = pickle.dumps(summary)
+    assert pickle.loads(blob).to_dict() == data
+    assert len(blob) < max_bytes and len(text) < max_bytes
+    assert not any(isinstance(v, np.ndarray) for v in _walk(summary))
+
+
+def test_every_comparison_satisfies_the_contract(comparisons):
+    assert set(comparisons) >= {"correlated_t", "sign", "signed_rank", "hierarchical"}
+    assert {"f1_0", "f1_macro", "f1_micro"} <= set(comparisons)
+    for name, res in comparisons.items():
+        assert isinstance(res, ComparisonResult), name
+        names = ("A", "B") if name == "hierarchical" else NAMES  # the shared conftest fit
+        assert (res.system_a, res.system_b) == names, name
+        assert isinstance(res.metric, str) and res.metric, name
+        assert isinstance(res.higher_is_better, bool), name
+        assert hasattr(res, "dataset") and hasattr(res, "label"), name
+        p = res.probabilities()
+        assert all(0 <= x <= 1 for x in p.as_tuple()), name
+        assert sum(p.as_tuple()) == pytest.approx(1, abs=1e-9), name
+        assert res.counting in ("argmax", "mean"), name
+        assert "seed" in res.settings and "versions" in res.settings, name
+        assert res.decision() in ("a_better", "equivalent", "b_better", "undecided"), name
+        summary = res.summary()
+        assert isinstance(summary, ComparisonSummary)
+        assert summary.probabilities == p
+        _check_summary(summary, max_bytes=6000)
+        frame = res.to_frame()
+        assert len(frame) == 1
+        assert {"system_a", "system_b", "metric", "rope", "p_a_better", "p_rope", "p_b_better"} <= (
+            set(frame.columns)
+        )
+
+
+def test_identity_where_it_applies(comparisons):
+    assert comparisons["correlated_t"].dataset == "0"
+    assert comparisons["f1_macro"].label == "macro" and comparisons["f1_0"].label == "0"
+    assert comparisons["hierarchical"].diagnostics is not None
+    assert comparisons["hierarchical"].predictive is not None
+    assert comparisons["correlated_t"].tests[0].name == "corrected_t"
+    assert comparisons["f1_0"].estimate is not None and comparisons["f1_0"].tests
+
+
+def test_collections_summaries(f1_result, power_result):
+    f1s = f1_result.summary()
+    assert isinstance(f1s, F1Summary) and len(f1s.rows) == 5  # 3 classes, macro, micro
+    _check_summary(f1s, max_bytes=40_000)
+    assert {t.name for t in f1s.across_classes} == {"t_test", "s_test"}
+    assert list(f1_result.to_frame()["label"]) == ["0", "1", "2", "macro", "micro"]
+    ps = power_result.summary()
+    assert isinstance(ps, PowerSummary)
+    _check_summary(ps, max_bytes=6000)
+    assert list(power_result.to_frame().columns[:3]) == ["size", "model", "power"]
+
+
+def _all_results(comparisons, f1_result, power_result, ranking_result):
+    yield from comparisons.items()
+    yield "f1", f1_result
+    yield "power", power_result
+    yield "ranking", ranking_result
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_result_renders_in_every_format(
+    comparisons, f1_result, power_result, ranking_result, fmt
+):
+    for name, res in _all_results(comparisons, f1_result, power_result, ranking_result):
+        out = render(res, fmt)
+        assert out.endswith("\n") and out.strip(), name
+        # a summary renders exactly like its result
+        assert render(res.summary(), fmt) == out, name
+        table = to_table(res)
+        if fmt == "json":
+            data = json.loads(out)
+            assert data["signature"] == table.signature and data["title"] == table.title
+        elif fmt == "csv":
+            rows = list(csv.DictReader(io.StringIO(out)))
+            assert len(rows) == len(table.records) and rows[0]["signature"] == table.signature
+        elif fmt == "latex":
+            _check_latex(out)
+        elif fmt == "html":
+            assert out.startswith('<table class="isbetter-report">') and "</table>" in out
+            assert "R&amp;D 100%" in out or name in ("power", "hierarchical", "ranking")
+        else:
+            assert table.signature in out
+            assert table.title.split(":")[0] in out.replace("\\|", "|")
+
+
+def _check_latex(out):
+    for env in ("table", "tabular"):
+        assert out.count(rf"\begin{{{env}}}") == out.count(rf"\end{{{env}}}") == 1
+    assert "\\toprule" in out and "\\bottomrule" in out
+    body = re.sub(r"\\[&%_$#{}]", "", out)  # escaped specials are fine
+    assert "%" not in body and "_" not in body.replace("\\_", "")
+    assert "#" not in body
+    # nothing a LaTeX engine without extra Unicode set-up would reject
+    assert all(ord(ch) < 128 or ch.isalpha() for ch in out), sorted(
+        {c for c in out if ord(c) > 127}
+    )
+
+
+def test_latex_escapes_system_names_and_typesets_decisions(f1_result):
+    out = render(f1_result, "latex")
+    assert r"bert\_base" in out and r"R\&D 100\%" in out
+    assert any(sym in out for sym in (r"$\gg$", r"$\ll$", r"$\approx$", "$>$", "$<$"))
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine (Debian texlive)")
+def test_latex_table_compiles(tmp_path, f1_result, comparisons, ranking_result, power_result):
+    tables = "".join(
+        render(r, "latex")
+        for r in (f1_result, comparisons["hierarchical"], ranking_result, power_result)
+    )
+    doc = (
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
+        "\\usepackage{amssymb}\n\\begin{document}\n" + tables + "\\end{document}\n"
+    )
+    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_markdown_cells_never_break_the_table(comparisons):
+    out = render(comparisons["hierarchical"], "markdown")
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    widths = {len(re.split(r"(?<!\\)\|", r)) for r in rows}
+    assert len(widths) == 1 and len(rows) == 5  # header, separator, three regions

@@ -1,0 +1,65 @@
+"""The one sampling module: diagnostics rule set, warnings, seeds."""
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+
+from isbetter import ConvergenceWarning
+from isbetter.models._mcmc_diagnostics import ess_bulk, rhat_rank
+from isbetter.models.sampling import (
+    ESS_PER_CHAIN_MIN,
+    diagnose,
+    sampler_seed,
+    warn_if_poor,
+)
+from isbetter.results import MCMCDiagnostics
+
+
+def _idata(posterior, divergences=0):
+    chains, draws = next(iter(posterior.values())).shape[:2]
+    diverging = np.zeros((chains, draws), dtype=bool)
+    diverging.flat[:divergences] = True
+    return az.from_dict(posterior=posterior, sample_stats={"diverging": diverging})
+
+
+def test_good_chains_converge_and_match_arviz(rng):
+    post = {"a": rng.normal(size=(4, 500)), "b": rng.normal(size=(4, 500, 3))}
+    d = diagnose(_idata(post), ("a", "b"), backend="pymc")
+    assert isinstance(d, MCMCDiagnostics)
+    assert d.converged and d.divergences == 0 and (d.chains, d.draws) == (4, 500)
+    x = np.concatenate([post["a"][..., None], post["b"]], axis=2)
+    assert d.r_hat_max == pytest.approx(rhat_rank(x).max())
+    assert d.ess_bulk_min == pytest.approx(ess_bulk(x).min())
+    ref = az.ess(_idata(post), method="bulk")
+    assert d.ess_bulk_min == pytest.approx(min(float(ref["a"]), float(ref["b"].min())), rel=1e-6)
+
+
+def test_stuck_chains_divergences_and_few_draws_are_not_converged(rng):
+    stuck = rng.normal(size=(4, 500)) + np.arange(4)[:, None]  # chains disagree
+    assert not diagnose(_idata({"a": stuck}), ("a",), backend="pymc").converged
+    diverging = _idata({"a": rng.normal(size=(2, 400))}, divergences=3)
+    d = diagnose(diverging, ("a",), backend="nutpie")
+    assert d.divergences == 3 and not d.converged
+    few = diagnose(_idata({"a": rng.normal(size=(2, 60))}), ("a",), backend="pymc")
+    assert few.ess_bulk_min < ESS_PER_CHAIN_MIN * 2 and not few.converged
+
+
+def test_warn_if_poor_names_the_model_and_the_fix(rng):
+    good = diagnose(_idata({"a": rng.normal(size=(2, 500))}), ("a",), backend="pymc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_poor(good, "test model")
+    bad = diagnose(_idata({"a": rng.normal(size=(2, 400))}, divergences=1), ("a",), backend="pymc")
+    with pytest.warns(ConvergenceWarning, match="test model's MCMC.*Increase `tune`"):
+        warn_if_poor(bad, "test model")
+    assert "POOR CONVERGENCE" in bad.line() and "1 divergences" not in good.line()
+
+
+def test_sampler_seed_comes_from_the_seed_sequence():
+    ss = np.random.SeedSequence(42)
+    a, b = ss.spawn(2)
+    assert sampler_seed(a) == sampler_seed(np.random.SeedSequence(42).spawn(2)[0])
+    assert sampler_seed(a) != sampler_seed(b)
+    assert 0 <= sampler_seed(a) < 2**32
