@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -73,10 +73,11 @@ class HierarchicalModel:
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
         Sampler: nutpie (compiled with numba, fastest here) when installed,
         otherwise PyMC's own NUTS.
-    parameterization : {"integrated", "centred", "noncentred"}, default: "integrated"
+    parameterization : {"auto", "integrated", "centred", "noncentred"}, default: "auto"
         See :func:`build_model`: ``"integrated"`` samples the hyper-parameters
         with every :math:`\delta_i` integrated out and draws the :math:`\delta_i`
-        afterwards (no funnel; right with few data sets).
+        afterwards (no funnel; right with few data sets). ``"auto"``: integrated
+        up to :data:`AUTO_INTEGRATED_MAX_DATASETS` data sets, centred above.
 
     Examples
     --------
@@ -89,13 +90,11 @@ class HierarchicalModel:
         n_datasets: int,
         *,
         backend: Backend = "auto",
-        parameterization: Parameterization = "integrated",
+        parameterization: Parameterization | Literal["auto"] = "auto",
     ) -> None:
         self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
         self.backend = resolve_backend(backend)
-        self.parameterization = check_choice(
-            parameterization, "parameterization", PARAMETERIZATIONS
-        )
+        self.parameterization = resolve_parameterization(parameterization, self.n_datasets)
         # nutpie's low-rank mass matrix adapts to the correlation of std0 and nu (the funnel
         # where std0 is small and nu near 1): on the UCI data (q = 54) it gave ~2x the ESS
         # and no slow-mixing runs. Its cost grows with q; with many data sets std0 and nu are
@@ -305,6 +304,20 @@ def _ess(idata: Any, name: str) -> float:
     return float(mcmc.ess_bulk(x.reshape(x.shape[0], x.shape[1], 1))[0])
 
 
+#: "auto" integrates the delta_i out up to this many data sets and samples them (centred)
+#: above: with few data sets the centred funnel under-shrinks (tests/test_hierarchical_oracle.py);
+#: with many, each delta_i is pinned by its data, and on the 54 UCI data sets the centred
+#: model converged in 30 of 30 fits where the integrated one was flagged in 3 of 10 pairs
+AUTO_INTEGRATED_MAX_DATASETS = 20
+
+
+def resolve_parameterization(parameterization: str, n_datasets: int) -> str:
+    """Return the parameterization to use: ``"auto"`` by the number of data sets."""
+    if parameterization == "auto":
+        return "integrated" if n_datasets <= AUTO_INTEGRATED_MAX_DATASETS else "centred"
+    return check_choice(parameterization, "parameterization", PARAMETERIZATIONS)
+
+
 @lru_cache(maxsize=16)
 def _shared_model(n_datasets: int, backend: str, parameterization: str) -> HierarchicalModel:
     # holds compiled models only (keyed on their shape and sampler), no user settings
@@ -322,7 +335,7 @@ def hierarchical_test(
     chains: int = 4,
     cores: int | None = None,
     backend: Backend = "auto",
-    parameterization: Parameterization = "integrated",
+    parameterization: Parameterization | Literal["auto"] = "auto",
     rng: int | np.random.Generator | None = None,
 ) -> HierarchicalResult:
     r"""Compare two systems from per-fold scores on many data sets (Corani et al. 2017).
@@ -354,7 +367,7 @@ def hierarchical_test(
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
         nutpie when installed (about 1 s per further fit of the same shape),
         else PyMC's NUTS.
-    parameterization : {"integrated", "centred", "noncentred"}, default: "integrated"
+    parameterization : {"auto", "integrated", "centred", "noncentred"}, default: "auto"
         How the per-data-set means are sampled (see :func:`build_model`):
         ``"integrated"`` integrates them out by quadrature and draws them
         afterwards from their conditionals; it agrees with an independent
@@ -440,8 +453,8 @@ def hierarchical_test(
         )
     if scores.n_datasets < 2:
         prepare(scores, check_rope(rope), rho, priors or HierarchicalPriors())  # raises
-    parameterization = check_choice(parameterization, "parameterization", PARAMETERIZATIONS)  # type: ignore[assignment]
-    model = _shared_model(scores.n_datasets, backend_used, parameterization)
+    resolved = resolve_parameterization(parameterization, scores.n_datasets)
+    model = _shared_model(scores.n_datasets, backend_used, resolved)
     return model.fit(
         scores,
         rope=rope,
