@@ -15,7 +15,12 @@ import pytest
 from _reference import expected_probabilities, reference
 from isbetter.cli import main
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    # the two near-identical pairs (aode/hnb, j48/j48gr: P(rope) = 1.0) are flagged by the
+    # ESS rule at default settings; the flags are in the pairwise table and tested below
+    pytest.mark.filterwarnings("ignore::isbetter.ConvergenceWarning"),
+]
 
 CASES = ["hier_R2016_nbc_aode", "hier_R2016_nbc_hnb", "hier_R2016_hnb_j48"]
 

@@ -9,6 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
+# the README's ranking flags its two near-identical pairs (P(rope) = 1.0) by the ESS rule:
+# the warning is part of the output a reader sees, not a failure of the tour
+@pytest.mark.filterwarnings("ignore::isbetter.ConvergenceWarning")
 def test_readme_python_blocks_run(monkeypatch):
     import matplotlib.pyplot as plt
 
