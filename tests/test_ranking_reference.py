@@ -18,7 +18,7 @@ from isbetter.cli import main
 pytestmark = [
     pytest.mark.slow,
     # the two near-identical pairs (aode/hnb, j48/j48gr: P(rope) = 1.0) are flagged by the
-    # ESS rule at default settings; the flags are in the pairwise table and tested below
+    # ESS rule at default settings; the flags are recorded in the pairwise table
     pytest.mark.filterwarnings("ignore::isbetter.ConvergenceWarning"),
 ]
 
