@@ -12,16 +12,15 @@ difference means system A is better, whatever the direction of the metric.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from isbetter._errors import InputError, InputTypeError
+from isbetter._io import first_line, read_table, where
 from isbetter._validate import check_columns, check_positive_int
 
 __all__ = ["PairedScores", "ScoreTable", "from_arrays", "read_scores", "read_table"]
@@ -196,58 +195,6 @@ class ScoreTable:
         return metric
 
 
-def _delimiter(path: Path) -> str:
-    """Return the delimiter of a text table: a tab, semicolon or comma, sniffed from its start."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        head = fh.read(8192)
-    first = head.splitlines()[0] if head else ""
-    counts = {d: first.count(d) for d in ("\t", ";", ",")}
-    best = max(counts, key=counts.__getitem__)
-    return best if counts[best] else ","
-
-
-def read_table(source: Any, *, argument: str = "source") -> pd.DataFrame:
-    """Read a DataFrame, or a CSV / TSV / Parquet / JSON-lines file named by a path.
-
-    Text tables are read as UTF-8 with their delimiter (comma, tab or semicolon)
-    sniffed from the header line, whatever the file's extension.
-    """
-    if isinstance(source, pd.DataFrame):
-        return source
-    if not isinstance(source, str | os.PathLike):
-        raise InputTypeError(
-            f"`{argument}` must be a pandas DataFrame or the path of a CSV, TSV, Parquet or "
-            f"JSON-lines file, got {type(source).__name__}."
-        )
-    path = Path(source)
-    if path.is_dir():
-        raise InputError(f"{str(path)!r} is a directory; give the path of a table file.")
-    if not path.is_file():
-        raise InputError(f"No such file: {str(path)!r}.")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            return pd.read_parquet(path)
-        if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True)
-        return pd.read_csv(path, sep=_delimiter(path))
-    except ImportError as exc:
-        raise InputError(
-            f"Reading {suffix} files needs pyarrow; install it with "
-            "`pip install isbetter[parquet]`."
-        ) from exc
-    except PermissionError as exc:
-        raise InputError(f"Cannot read {str(path)!r}: permission denied.") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"Cannot read {str(path)!r}: it is not UTF-8 text ({exc.reason} at byte "
-            f"{exc.start}); save it as UTF-8."
-        ) from exc
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        reason = str(exc).strip().splitlines()[-1]
-        raise InputError(f"Cannot read {str(path)!r} as a table: {reason}.") from exc
-
-
 def read_scores(
     source: Any,
     *,
@@ -264,7 +211,7 @@ def read_scores(
     Parameters
     ----------
     source : pandas.DataFrame or path
-        The table, or a CSV (``.csv``, ``.tsv``) or Parquet (``.parquet``) file.
+        The table, or a CSV / TSV, Parquet or JSON-lines file (see :func:`read_table`).
     dataset, system, run, fold : str
         Names of the key columns. ``dataset=None`` means one data set;
         ``run=None`` means a single run of cross-validation.
@@ -327,7 +274,7 @@ def read_scores(
             raise InputError(
                 f"Column {name!r} ({col}) has missing values; every score needs a {col}."
             )
-    return _validate(out, metrics, directions, drop_incomplete)
+    return _validate(out, metrics, directions, drop_incomplete, first_line(source))
 
 
 def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:
@@ -361,7 +308,11 @@ def _check_coverage(systems: np.ndarray, finite: np.ndarray, metrics: tuple[str,
 
 
 def _validate(
-    df: pd.DataFrame, metrics: tuple[str, ...], directions: dict, drop_incomplete: bool
+    df: pd.DataFrame,
+    metrics: tuple[str, ...],
+    directions: dict,
+    drop_incomplete: bool,
+    lines: tuple[int, str] | None = None,
 ) -> ScoreTable:
     dropped: list[pd.DataFrame] = []
 
@@ -370,10 +321,9 @@ def _validate(
     bad = ~finite.all(axis=1)
     if bad.any():
         if not drop_incomplete:
-            rows = ", ".join(str(i) for i in np.flatnonzero(bad)[:5])
-            more = " ..." if bad.sum() > 5 else ""
+            rows = where(df.index[bad], lines)
             raise InputError(
-                f"{int(bad.sum())} scores are missing (NaN) or infinite (rows {rows}{more}); "
+                f"{int(bad.sum())} scores are missing (NaN) or infinite ({rows}); "
                 "scores must be finite. Fix them, or pass `drop_incomplete=True` to drop "
                 "those rows."
             )

@@ -264,7 +264,8 @@ def read_predictions(
     Parameters
     ----------
     source : pandas.DataFrame or path
-        A DataFrame, or a CSV / TSV / Parquet file.
+        A DataFrame, or a CSV / TSV, Parquet or JSON-lines file (see
+        :func:`~isbetter.data.read_table`).
     gold : str, default: "gold"
         Column of gold labels.
     systems : sequence of str, optional

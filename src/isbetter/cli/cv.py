@@ -21,7 +21,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         ),
         formatter_class=formatter,
     )
-    p.add_argument("file", type=Path, help="long-form scores (CSV, TSV or Parquet)")
+    p.add_argument("file", type=Path, help="long-form scores (CSV, TSV, Parquet or JSON lines)")
     p.add_argument("--a", required=True, metavar="SYSTEM", help="system A")
     p.add_argument("--b", required=True, metavar="SYSTEM", help="system B")
     p.add_argument("--metric", default="score", metavar="COL", help="metric column")

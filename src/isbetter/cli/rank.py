@@ -22,7 +22,11 @@ def add(sub: argparse._SubParsersAction) -> None:
         ),
         formatter_class=formatter,
     )
-    p.add_argument("file", type=Path, help="long-form scores, or predictions with --gold")
+    p.add_argument(
+        "file",
+        type=Path,
+        help="long-form scores, or predictions with --gold (CSV, TSV, Parquet or JSON lines)",
+    )
     p.add_argument(
         "--systems",
         nargs="+",
