@@ -230,7 +230,7 @@ def test_left_out_terms_are_exactly_s0_times_an_independent_gamma(monkeypatch):
     m, alpha = 4, 0.05
     mass = alpha * m**3
     plan = mc._plan(np.zeros((m, m, m)), alpha)
-    assert plan.to_tables.shape[1] == 0  # no counts: only the series
+    assert plan.columns.size == 0  # no counts: only the series
     coarse = mc._Plan(**{**plan.__dict__, "cut": 1.0, "terms": mass * 1.0})
     draws, chunks = 20_000, []
     for i in range(draws // coarse.chunk + 1):
@@ -325,4 +325,4 @@ def test_input_checks():
 def test_tiny_alpha_falls_back_to_one_gamma_per_cell():
     """A total prior mass so small that the cut-off would underflow: plain sampling."""
     plan = mc._plan(np.zeros((2, 2, 2)), 1e-4)
-    assert plan.terms == 0 and plan.to_tables.shape[1] == 8
+    assert plan.terms == 0 and plan.columns.size == 8

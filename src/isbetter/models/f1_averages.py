@@ -18,8 +18,9 @@ Implementations:
   confusion matrices (:mod:`isbetter.models.f1_icdm`): unpaired, rows tied by an
   overall tendency eta, sampled with NUTS; it also gives every class's difference.
 
-Each model caps its draws (``max_draws``): the flat-cell model costs M^3 Gamma
-variates per draw, the ICDM model an MCMC run.
+Each model caps its draws (``max_draws``): the flat-cell model costs a few thousand
+variates per draw (about 40 M series terms plus one per non-empty cell), the ICDM
+model an MCMC run.
 
 Seeds: an implementation draws from the first two children of `seed_seq` only,
 so a caller may use further children (e.g. for a bootstrap) without overlap.
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 #: draws of the exact models of the averages (and bootstrap resamples of the macro /
-#: micro rows): the flat-cell model costs M^3 Gamma variates per draw
+#: micro rows): each flat-cell draw costs a few thousand variates for 20 classes
 AVERAGE_MAX_DRAWS = 10_000
 #: posterior draws of the hierarchical model, all chains together (2 000 per chain x 4)
 HIERARCHICAL_MAX_DRAWS = 8_000

@@ -34,8 +34,11 @@ drawn with Bondesson's series: about ``M * 40`` terms per draw (650 to 820 for 2
 classes) instead of 8 000 small-shape Gamma variates. The terms left out weigh less
 than the unit roundoff of double precision relative to the total (with probability
 ``1 - 2**-53`` per draw; see :func:`sample_average_delta`), so the draws are those of
-the exact posterior in double precision. Each chunk of draws has its own random
-stream; blocks of chunks run on threads, and the draws do not depend on their number.
+the exact posterior in double precision. NumPy draws all variates; numba-compiled
+loops (:mod:`isbetter.models._f1_kernels`) add each one to the sums of its cell's
+class (row, columns and true positives of A and B), the only statistics the measures
+need. Each chunk of draws has its own random stream; blocks of chunks run on threads,
+and the draws do not depend on their number.
 
 Exchanging A and B transposes the cells (j, k, l) -> (j, l, k). The sampler works on
 one orientation of the table (the one whose first asymmetric cell favours A) and
@@ -62,7 +65,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import sparse
 from scipy.special import gammainccinv, gammaincinv
 
 from isbetter._errors import InputError
@@ -141,11 +143,10 @@ class _Plan:
     flipped: bool  # the sampler works on cells.transpose(0, 2, 1): A and B exchanged
     cut: float  # series terms with s = exp(-cut * V) > exp(-cut) are drawn (0: no series)
     terms: float  # expected series terms per draw: prior mass times `cut`
-    n_exp: int  # the first n_exp columns of `to_tables` are Exp(1) variates
+    n_exp: int  # the first n_exp columns are Exp(1) variates
     gammas: tuple[tuple[int, int, Any], ...]  # Gamma columns [lo, hi) and their shape(s)
-    to_tables: sparse.csc_matrix  # (2 m^2, columns): column -> A's entry (j, k), B's (j, l)
-    entry: np.ndarray  # (2, m^3): flat entries j*m + k (of A) and j*m + l (of B) of each cell
-    scaled: np.ndarray  # entry * chunk: where a chunk's draw 0 of the cell's entries is
+    columns: np.ndarray  # int64: the cell (j * m + k) * m + l of each column (variate)
+    jkl: np.ndarray  # int32 (m^3,): (j, k, l) of every cell packed, for the series (or empty)
     chunk: int  # draws generated together with one random stream (bounds the memory)
     block: int  # draws summarised together (a multiple of `chunk`; one task of a thread)
 
@@ -175,11 +176,10 @@ def _plan(cells: np.ndarray, a: float) -> _Plan:
     # canonical orientation: the random stream must not depend on which system is A
     flipped = not bool(orientation((cells - cells.transpose(0, 2, 1)).ravel()))
     c = (cells.transpose(0, 2, 1) if flipped else cells).ravel()
-    mm, cube = m * m, np.arange(m**3)
-    entry = np.stack([cube // m, (cube // mm) * m + cube % m])
+    cube = np.arange(m**3)
     mass = a * m**3
     cut = _series_cut(mass, float(c.sum()))
-    if np.isfinite(cut) and mass * cut <= _SERIES_TERMS_PER_CELL * m**3:
+    if np.isfinite(cut) and mass * cut <= _SERIES_TERMS_PER_CELL * m**3 and m <= 1024:
         small = (c > 0) & (c <= _EXP_SUM_MAX) & (c == np.round(c))
         units = np.repeat(np.flatnonzero(small), c[small].astype(int))  # Gamma(n): n Exp(1)
         rest = np.flatnonzero((c > 0) & ~small)
@@ -194,40 +194,39 @@ def _plan(cells: np.ndarray, a: float) -> _Plan:
     )
     if len(gammas) > _GAMMA_CALLS:  # many distinct shapes: one call, shapes broadcast
         gammas = ((n_exp, n_exp + shapes.size, shapes[:, None]),)
-    k = cols.size
-    to_tables = sparse.csc_matrix(
-        (np.ones(2 * k), ((entry[:, cols] + [[0], [mm]]).ravel(), np.tile(np.arange(k), 2))),
-        shape=(2 * mm, k),
-    )
-    chunk = int(np.clip(_CHUNK_VARIATES // max(terms + k, 1.0), 8, 4096))
+    cols = cols.astype(np.int64)
+    chunk = int(np.clip(_CHUNK_VARIATES // max(terms + cols.size, 1.0), 8, 4096))
     block = chunk * max(1, _BLOCK_DRAWS // chunk)
-    scaled = entry * chunk
-    return _Plan(m, flipped, cut, terms, n_exp, gammas, to_tables, entry, scaled, chunk, block)
+    # each cell's (j, k, l) packed as j << 20 | k << 10 | l (the series needs m <= 1024)
+    j, ka, kb = np.unravel_index(cube, (m, m, m)) if terms else (cube[:0],) * 3
+    jkl = ((j << 20) | (ka << 10) | kb).astype(np.int32)
+    return _Plan(m, flipped, cut, terms, n_exp, gammas, cols, jkl, chunk, block)
 
 
 class _Work:
     """Buffers reused by the chunks of a block (fresh large arrays would page-fault)."""
 
     def __init__(self, plan: _Plan) -> None:
-        self.values = np.empty(plan.to_tables.shape[1] * plan.chunk)
+        self.values = np.empty(plan.columns.size * plan.chunk)
         cap = int(plan.terms * plan.chunk + 10 * np.sqrt(plan.terms * plan.chunk) + 10)
         self.resize(cap)
 
     def resize(self, n: int) -> None:
-        self.y, self.e, self.index = np.empty(n), np.empty(n), np.empty(n, np.intp)
+        self.y, self.e = np.empty(n), np.empty(n)
 
 
 def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
     """Draw a chunk: tp, row and column sums (unnormalised) of A and B into out[side, 0:3]."""
-    m, mm, size = plan.m, plan.m * plan.m, out.shape[-1]
-    sides: list[np.ndarray] = []
-    if plan.to_tables.shape[1]:
-        values = work.values[: plan.to_tables.shape[1] * size].reshape(-1, size)
+    from isbetter.models import _f1_kernels  # compiles numba code: only when drawing
+
+    size = out.shape[-1]
+    out[...] = 0.0
+    if plan.columns.size:
+        values = work.values[: plan.columns.size * size].reshape(-1, size)
         rng.standard_exponential(out=values[: plan.n_exp])
         for lo, hi, shape in plan.gammas:
             rng.standard_gamma(shape, out=values[lo:hi])
-        tables = plan.to_tables @ values
-        sides = [tables[:mm], tables[mm:]]
+        _f1_kernels.add_cells(values, plan.columns, plan.m, out)
     if plan.terms:
         # Bondesson: Gamma(mass) = sum_i exp(-Gamma_i / mass) E_i over the arrivals
         # Gamma_i of a unit-rate Poisson process; a uniformly random cell gets each term.
@@ -236,26 +235,14 @@ def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _
         n = int(counts.sum())
         if n > work.y.size:
             work.resize(n)
-        y, e, index = work.y[:n], work.e[:n], work.index[:n]
+        y, e = work.y[:n], work.e[:n]
         rng.random(out=y)
         y *= -plan.cut
         np.exp(y, out=y)
         y *= rng.standard_exponential(out=e)
-        cell = rng.integers(0, plan.m**3, n)
-        draw = np.repeat(np.arange(size), counts)
-        scaled = plan.scaled if size == plan.chunk else plan.entry * size
-        for side, entry in enumerate(scaled):
-            np.take(entry, cell, out=index, mode="clip")  # all in range; no buffering
-            index += draw
-            terms = np.bincount(index, y, mm * size).reshape(mm, size)
-            if len(sides) > side:
-                sides[side] += terms
-            else:
-                sides.append(terms)
-    for side, conf in enumerate(sides):  # (m^2, size): entries (j, k) of A, (j, l) of B
-        out[side, 0] = conf[:: m + 1]  # tp: entries (j, j)
-        out[side, 1] = conf.reshape(m, m, size).sum(axis=1)  # rows (truth)
-        out[side, 2] = conf.reshape(m, m, size).sum(axis=0)  # columns (predictions)
+        cell = rng.integers(0, plan.m**3, n, dtype=np.int32)  # as int64, half the bytes
+        _f1_kernels.add_series(counts, y, cell, plan.jkl, out)
+    out[1, 1] = out[0, 1]  # the row sums (true classes) are the same for A and B
 
 
 def _deltas(plan: _Plan, stats: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
