@@ -252,7 +252,7 @@ CLI_CASES = {
     "plot format unknown": (["--plot", "{tmp}/p.xyz"], "cannot write 'xyz' plots"),
     "non-integer seed": (["--seed", "1.5"], "invalid int value: '1.5'"),
     "string ROPE": (["--rope", "abc"], "invalid float value: 'abc'"),
-    "negative ROPE": (["--rope", "-0.1"], "`rope` must be a non-negative"),
+    "negative ROPE": (["--rope", "-0.1"], "--rope must be a non-negative"),
     "same system twice": (["--b", "a"], "are both 'a'"),  # the last --b wins
 }
 

@@ -95,8 +95,8 @@ def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
     ("argv", "message"),
     [
         (["--a", "nbc", "--b", "zzz"], "unknown system 'zzz'"),
-        (["--a", "nbc", "--b", "aode", "--metric", "f1"], "Column 'f1' not found"),
-        (["--a", "nbc", "--b", "aode", "--rope", "-1"], "`rope` must be a non-negative"),
+        (["--a", "nbc", "--b", "aode", "--metric", "f1"], "Column 'f1' (--metric) not found"),
+        (["--a", "nbc", "--b", "aode", "--rope", "-1"], "--rope must be a non-negative"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(anneal_csv, capsys, argv, message):
@@ -147,6 +147,6 @@ def test_options_that_do_not_apply_are_one_line_errors(anneal_csv, capsys):
     base = [*_anneal_args(anneal_csv), "--a", "nbc", "--b", "aode"]
     assert main([*base, "--prior", "0.5"]) == 2
     err = capsys.readouterr().err
-    assert "Option(s) 'prior' do not apply to method 'correlated_t'; it takes: rho, dataset" in err
+    assert "--prior does not apply to --method correlated-t; it takes --rho, --dataset." in err
     assert main([*base, "--method", "sign", "--draws", "1000", "--seed", "2"]) == 0
     assert "draws:1000|seed:2" in capsys.readouterr().out

@@ -144,10 +144,10 @@ def test_f1_plot_written(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--gold", "label"], "Column 'label' not found"),
-        (["--a", "svm", "--b", "bert"], "Column 'bert' not found"),
-        (["--rope", "-1"], "`rope` must be a non-negative number"),
-        (["--positive", "sport"], "`positive` is for binary tasks"),
+        (["--gold", "label"], "Column 'label' (--gold) not found"),
+        (["--a", "svm", "--b", "bert"], "Column 'bert' (--b) not found"),
+        (["--rope", "-1"], "--rope must be a non-negative number"),
+        (["--positive", "sport"], "--positive is for binary tasks"),
     ],
 )
 def test_f1_bad_input_one_line_exit_2(args, message, capsys):

@@ -335,7 +335,7 @@ def _validate(
         first = df[dup].iloc[0]
         raise InputError(
             f"Duplicated (system, dataset, run, fold) keys: {int(dup.sum())} rows, e.g. "
-            f"({first['system']!r}, {first['dataset']!r}, {first['run']!r}, {first['fold']!r}); "
+            f"{tuple(first[['system', 'dataset', 'run', 'fold']].tolist())!r}; "
             "every score needs a unique key (is a run or data set column missing?)."
         )
 

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from isbetter._errors import IsbetterError
 from isbetter.cli import cv, f1, power, rank
 from isbetter.cli.common import Parser, check_destinations, formatter
+from isbetter.cli.messages import cli_message
 
 __all__ = ["main"]
 
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"isbetter {args.command}: interrupted", file=sys.stderr)
         return 130
     except IsbetterError as exc:
-        print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)
+        print(f"isbetter {args.command}: error: {cli_message(str(exc), args)}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)

@@ -36,6 +36,12 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="model",
     )
     p.add_argument(
+        "--dataset",
+        default=None,
+        metavar="NAME",
+        help="compare on this one data set only (the correlated t-test)",
+    )
+    p.add_argument(
         "--rho", type=float, default=None, help="correlation of folds (default: 1/folds)"
     )
     p.add_argument(
@@ -81,12 +87,16 @@ def run(args: argparse.Namespace) -> int:
         for name in ("rho", "prior", "draws", "chains", "tune")
         if getattr(args, name) is not None
     }
+    method = args.method.replace("-", "_")
+    if args.dataset is not None:
+        options["dataset"] = args.dataset
+        method = "correlated_t" if method == "auto" else method
     result = compare(
         table,
         system_a=args.a,
         system_b=args.b,
         rope=args.rope,
-        method=args.method.replace("-", "_"),
+        method=method,
         rng=args.seed,
         **options,
     )

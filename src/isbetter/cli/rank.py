@@ -69,6 +69,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_output_args(p, "write the Hasse diagram and the pairwise heatmap here")
     cols = add_column_args(p)
     cols.add_argument(
+        "--drop-incomplete",
+        action="store_true",
+        help="drop missing scores and folds not present for every system",
+    )
+    cols.add_argument(
         "--gold",
         default=None,
         metavar="COL",
@@ -147,6 +152,12 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
             common = value
     if not per:
         return common
+    unknown = [col for col in per if col not in metrics]
+    if unknown:
+        raise InputError(
+            f"--rope {unknown[0]}=...: {unknown[0]!r} is not a metric of this ranking; "
+            f"metrics: {', '.join(metrics)} (choose them with --metric)."
+        )
     return {m: per.get(m, common if common is not None else 0.0) for m in metrics}
 
 
@@ -176,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             fold=args.fold_col,
             score=metrics,
             higher_is_better={m: m not in lower for m in metrics},
+            drop_incomplete=args.drop_incomplete,
         )
     rope = _rope_option(args.rope, metrics)
     client = None

@@ -1,0 +1,195 @@
+"""Say the library's error messages in the command line's words: flags, not Python arguments.
+
+The library's messages name its Python arguments (`` `system_b` ``, ``pass
+`drop_incomplete=True` ``, ``rope=0.01``); a user of ``isbetter cv`` typed
+``--b``, ``--drop-incomplete`` and ``--rope 0.01``. :func:`cli_message` rewrites a
+message for the subcommand that raised it: argument names become the flags that
+set them, column names are followed by the flag that named them, and NumPy scalar
+reprs (``np.int64(1)``) become plain values. It is applied to every
+:class:`~isbetter.IsbetterError` the command line prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+__all__ = ["cli_message", "flag_of"]
+
+#: Python argument -> flag, where the same name means the same thing in every subcommand
+_FLAGS = {
+    "rope": "--rope",
+    "draws": "--draws",
+    "chains": "--chains",
+    "tune": "--tune",
+    "rng": "--seed",
+    "seed": "--seed",
+    "rho": "--rho",
+    "prior": "--prior",
+    "method": "--method",
+    "model": "--model",
+    "models": "--model",
+    "measure": "--measure",
+    "beta": "--beta",
+    "cost_fn": "--cost-fn",
+    "cost_fp": "--cost-fp",
+    "p_positive": "--p-positive",
+    "positive": "--positive",
+    "resamples": "--resamples",
+    "sizes": "--sizes",
+    "replicates": "--replicates",
+    "goal": "--goal",
+    "mu": "--mu",
+    "theta_pos": "--theta-pos",
+    "theta_neg": "--theta-neg",
+    "rule": "--rule",
+    "threshold": "--threshold",
+    "margin": "--margin",
+    "jobs": "--jobs",
+    "cache_dir": "--cache-dir",
+    "systems": "--systems",
+    "metric": "--metric",
+    "metrics": "--metric",
+    "score": "--metric",
+    "higher_is_better": "--lower-is-better",
+    "drop_incomplete": "--drop-incomplete",
+    "dataset": "--dataset",
+    "system_a": "--a",
+    "system_b": "--b",
+    "classes": "--class",
+    "source": "FILE",
+}
+
+
+def flag_of(name: str) -> str | None:
+    """Return the flag that sets the Python argument `name`, or None."""
+    return _FLAGS.get(name)
+
+
+# `name` and `name=value` in backquotes; name=value outside them ("pass e.g. rope=0.01")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(=[^`]*)?`")
+_ASSIGNED = re.compile(r"(?<![\w`.'\"-])([a-z_][a-z0-9_]*)=([^\s,;)`]+)")
+# NumPy >= 2 scalar reprs: np.int64(1), np.float64(0.5), np.str_('x'), np.True_
+_NUMPY = re.compile(r"np\.(?:[a-z]+\d*|str_|bytes_)\(([^()]*)\)")
+_NUMPY_BOOL = re.compile(r"np\.(True|False)_")
+_OPTIONS = re.compile(r"Option\(s\) (.+?) do not apply to method '(\w+)'; it takes: ([^.]*)\.")
+_UNKNOWN = re.compile(r"^Unknown ([a-z_]+) ('[^']*')")
+_COLUMNS = re.compile(r"(Columns? )(.+?)( not found\.)")
+
+
+def _assignment(name: str, value: str) -> str | None:
+    flag = _FLAGS.get(name)
+    if flag is None or flag == "FILE":
+        return None
+    value = value.strip("'\"")
+    if value in ("True", ""):  # a switch, or "pass `dataset=` to pick one"
+        return flag if value == "True" else f"{flag} NAME"
+    return f"{flag} {value}"
+
+
+def _quoted(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    if value is not None:
+        return _assignment(name, value[1:]) or match.group(0)
+    return _FLAGS.get(name, match.group(0))
+
+
+def _unquoted(match: re.Match[str]) -> str:
+    value = match.group(2)
+    end = "." if value.endswith(".") else ""  # the sentence's full stop, not the value's
+    said = _assignment(match.group(1), value.removesuffix(".") if end else value)
+    return said + end if said else match.group(0)
+
+
+def _unknown(match: re.Match[str]) -> str:
+    """'Unknown method 'x'' -> '--method: unknown method 'x''."""
+    flag = _FLAGS.get(match.group(1))
+    if flag is None or flag == "FILE":
+        return match.group(0)
+    return f"{flag}: unknown {match.group(1).replace('_', ' ')} {match.group(2)}"
+
+
+def _options(match: re.Match[str]) -> str:
+    """'Option(s) 'rho' do not apply to method 'sign'; it takes: prior, draws.' in flags."""
+    given = [_FLAGS.get(o.strip(" '"), o.strip(" '")) for o in match.group(1).split(",")]
+    takes = [_FLAGS[o.strip()] for o in match.group(3).split(",") if o.strip() in _FLAGS]
+    method = match.group(2).replace("_", "-")
+    verb = "does" if len(given) == 1 else "do"
+    return (
+        f"{', '.join(given)} {verb} not apply to --method {method}; it takes "
+        + (", ".join(takes) if takes else "no further options")
+        + "."
+    )
+
+
+def _column_flags(args: argparse.Namespace) -> dict[str, str]:
+    """Column name -> the flag (or its default) that named it, for this subcommand."""
+    named: dict[str, str] = {}
+    for dest, flag in (
+        ("dataset_col", "--dataset-col"),
+        ("system_col", "--system-col"),
+        ("run_col", "--run-col"),
+        ("fold_col", "--fold-col"),
+        ("gold", "--gold"),
+        ("a", "--a"),
+        ("b", "--b"),
+    ):
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and value:
+            named.setdefault(value, flag)
+    metrics = getattr(args, "metric", None)
+    for m in [metrics] if isinstance(metrics, str) else metrics or []:
+        named.setdefault(m, "--metric")
+    for s in getattr(args, "systems", None) or []:
+        named.setdefault(s, "--systems")
+    return named
+
+
+def _columns(message: str, args: argparse.Namespace) -> str:
+    """Follow each missing column by the flag that named it: 'score' (--metric)."""
+    named = _column_flags(args)
+
+    def label(match: re.Match[str]) -> str:
+        names = re.findall(r"'((?:[^'\\]|\\.)*)'", match.group(2))
+        shown = [f"'{n}' ({named[n]})" if n in named else f"'{n}'" for n in names]
+        return match.group(1) + ", ".join(shown) + match.group(3)
+
+    out = _COLUMNS.sub(label, message, count=1)
+    flags = sorted({named[n] for n in named if f"'{n}' (" in out}, key=out.index)
+    if flags:
+        out = out.replace(
+            "name the right ones with the column arguments",
+            "name the right ones with " + ", ".join(flags),
+        )
+    return out
+
+
+def cli_message(message: str, args: argparse.Namespace) -> str:
+    """Return `message` in the words of the subcommand `args.command`: flags, plain values."""
+    command = getattr(args, "command", "")
+    out = _NUMPY.sub(r"\1", message)
+    out = _NUMPY_BOOL.sub(r"\1", out)
+    out = _OPTIONS.sub(_options, out)
+    if "not found. Available columns" in out:
+        out = _columns(out, args)
+    if command == "f1":
+        out = out.replace(
+            "; use `classes` for a multi-class one",
+            "; a multi-class task is compared class by class (leave --positive out)",
+        ).replace("name the prediction columns", "name the systems' columns with --a and --b")
+    elif command == "rank":
+        out = out.replace("name the prediction columns", "name the systems' columns with --systems")
+    if command in ("cv", "rank"):
+        out = out.replace(
+            "(is a run or data set column missing?)",
+            "(is a run or data set column missing? name it with --run-col or --dataset-col)",
+        )
+    out = out.replace("; or pass a function f(tp, fp, fn, tn)", "")
+    out = _UNKNOWN.sub(_unknown, out, count=1)
+    if out.startswith("--method: unknown method"):  # the CLI spells the methods with hyphens
+        out = out.replace("'correlated_t'", "'correlated-t'").replace(
+            "'signed_rank'", "'signed-rank'"
+        )
+    out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
+    out = _QUOTED.sub(_quoted, out)
+    return _ASSIGNED.sub(_unquoted, out)
