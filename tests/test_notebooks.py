@@ -1,0 +1,221 @@
+"""The notebooks in notebooks/ execute without error (quick settings) and show the right numbers.
+
+Each notebook is copied into a temporary directory and executed there with nbclient
+(``ISBETTER_NOTEBOOK_QUICK=1``: fewer draws, resamples and simulations); its last cell,
+tagged ``results``, prints the key numbers as JSON, which are checked here against the
+published reference values (tests/reference/reference_values.csv, SIGIR 2016 Table 3 as
+in tests/test_power.py) or against an independent computation from the shipped data.
+The notebooks with a hierarchical (MCMC) fit take a minute or more each and are slow.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from _reference import expected_probabilities
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+DATA = ROOT / "data"
+
+# MCMC numbers of the quick settings (2 chains x 500 draws): wider than the +-0.03 of the
+# full-length reproductions in test_hierarchical_reference.py
+MCMC_ATOL = 0.05
+
+
+def execute(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Run notebook `name` in a copy under `tmp_path`; return its results JSON."""
+    work = tmp_path / "run"
+    work.mkdir()
+    copy = work / f"{name}.ipynb"
+    shutil.copy(NOTEBOOKS / f"{name}.ipynb", copy)
+    monkeypatch.setenv("ISBETTER_NOTEBOOK_QUICK", "1")
+    monkeypatch.setenv("ISBETTER_ROOT", str(ROOT))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    nb = nbformat.read(copy, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    # plots are shown inline, never written: the working directory holds only the notebook
+    assert sorted(p.name for p in work.iterdir()) == [copy.name]
+    images = sum(
+        "image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", [])
+    )
+    assert images >= 1, f"{name}: {images} plots shown"
+    errors = [
+        out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"
+    ]
+    assert not errors
+    # a small record of the run, kept as a CI artefact (outputs included)
+    nbformat.write(nb, tmp_path / f"{name}.executed.ipynb")
+    tagged = [c for c in nb.cells if "results" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "one cell tagged `results`"
+    text = "".join(o.get("text", "") for o in tagged[0].outputs if o.output_type == "stream")
+    results = json.loads(text.strip().splitlines()[-1])
+    assert results["quick"] is True and results["notebook"] == name
+    return results
+
+
+def test_notebooks_are_built_from_their_sources():
+    """notebooks/*.ipynb are exactly what notebooks/build.py makes of notebooks/src (no outputs)."""
+    done = subprocess.run(
+        [sys.executable, str(NOTEBOOKS / "build.py"), "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
+    assert names == [
+        "01_cross_validation",
+        "02_ranking",
+        "03_paired_f1",
+        "04_multiclass_f1",
+        "05_keller_measures",
+    ]
+    for path in NOTEBOOKS.glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), path.name
+        nbformat.validate(nb)
+
+
+@pytest.mark.slow
+def test_01_cross_validation(tmp_path, monkeypatch):
+    res = execute("01_cross_validation", tmp_path, monkeypatch)
+    # analytic: the JMLR tutorial's numbers to 1e-9
+    for key, case in [
+        ("ctt_anneal", "ctt_anneal_nbc_aode"),
+        ("ctt_audiology", "ctt_audiology_nbc_aode"),
+    ]:
+        np.testing.assert_allclose(res[key], expected_probabilities(case), atol=1e-9)
+    np.testing.assert_allclose(
+        res["hier_nbc_aode"], expected_probabilities("hier_R2016_nbc_aode"), atol=MCMC_ATOL
+    )
+    np.testing.assert_allclose(
+        res["sign_nbc_aode"], expected_probabilities("signtest_nbc_aode_run1"), atol=0.01
+    )
+    np.testing.assert_allclose(
+        res["signed_rank_nbc_aode"], expected_probabilities("signrank_nbc_aode_run1"), atol=0.01
+    )
+    # ROPE sensitivity: P(rope) grows from 0 with the ROPE and equals the main fit at 0.01
+    curve = dict(map(tuple, res["hier_rope_sensitivity"]))
+    assert curve[0.0] == 0.0 and curve[0.01] == pytest.approx(res["hier_nbc_aode"][1])
+    values = [curve[r] for r in sorted(curve)]
+    assert values == sorted(values) and values[-1] > 0.9
+
+
+@pytest.mark.slow
+def test_02_ranking(tmp_path, monkeypatch):
+    res = execute("02_ranking", tmp_path, monkeypatch)
+    for case in ("hier_R2016_nbc_aode", "hier_R2016_nbc_hnb", "hier_R2016_hnb_j48"):
+        np.testing.assert_allclose(res[case], expected_probabilities(case), atol=MCMC_ATOL)
+    # nbc is the worst under every reading; aode and hnb share a group (P(rope) ~ 1)
+    groups = res["groups_likelihood"]
+    assert groups[0] == ["nbc"]
+    assert any({"aode", "hnb"} <= set(g) for g in groups)
+    assert res["order_likelihood"].startswith("nbc <")
+    # the threshold rule decides fewer of the 10 pairs than the likelihood rule (all 10)
+    assert 0 < res["decided_threshold_095"] < 10
+    # a wider ROPE merges groups: at +-0.02 nbc joins the others
+    orders = res["orders_by_rope"]
+    assert "<" not in orders["0.02"] and orders["0.005"].count("<") >= orders["0.01"].count("<")
+
+
+def _f1_per_class(df: pd.DataFrame, system: str, label: str) -> float:
+    tp = np.sum((df[system] == label) & (df["gold"] == label))
+    fp = np.sum((df[system] == label) & (df["gold"] != label))
+    fn = np.sum((df[system] != label) & (df["gold"] == label))
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+@pytest.mark.slow
+def test_03_paired_f1(tmp_path, monkeypatch):
+    res = execute("03_paired_f1", tmp_path, monkeypatch)
+    df = pd.read_csv(DATA / "f1_20class" / "predictions.csv")
+    for label, (f_a, f_b) in res["observed"].items():
+        assert f_a == pytest.approx(_f1_per_class(df, "svm", label), abs=1e-12)
+        assert f_b == pytest.approx(_f1_per_class(df, "nb", label), abs=1e-12)
+        # Yang & Liu's s-test, recomputed: sign test on the documents where one is right
+        right_a = (df["svm"] == label) == (df["gold"] == label)
+        right_b = (df["nb"] == label) == (df["gold"] == label)
+        k, n = int(np.sum(right_a & ~right_b)), int(np.sum(right_a != right_b))
+        assert res["s_test"][label] == pytest.approx(stats.binomtest(k, n).pvalue, rel=1e-9)
+        lo, hi = res["hdi"][label]
+        assert lo < res["mean"][label] < hi
+        # the posterior mean sits near the observed difference (flat prior, ~7 500 documents)
+        assert res["mean"][label] == pytest.approx(f_a - f_b, abs=0.005)
+    # SIGIR 2016 Table 3, as tests/test_power.py checks it: within 3.5 combined binomial
+    # standard errors (ours with the quick replicates, the paper's assumed 100)
+    reps = res["replicates"]
+    for scenario, size, model, ours, published in res["power"]:
+        var = ours * (1 - ours) / reps + published * (1 - published) / 100
+        assert abs(ours - published) < 3.5 * max(np.sqrt(var), 0.01), (scenario, size, model)
+
+
+@pytest.mark.slow
+def test_04_multiclass_f1(tmp_path, monkeypatch):
+    res = execute("04_multiclass_f1", tmp_path, monkeypatch)
+    df = pd.read_csv(DATA / "f1_20class" / "predictions.csv")
+    labels = sorted(df["gold"].unique())
+    for system, col in (("svm", 0), ("nb", 1)):
+        accuracy = float(np.mean(df[system] == df["gold"]))
+        macro = float(np.mean([_f1_per_class(df, system, lab) for lab in labels]))
+        for model in ("paired (flat)", "unpaired (flat)", "hierarchical (ICDM)"):
+            # micro F1 of single-label multi-class data is the accuracy
+            assert res["averages"][f"micro|{model}"][col] == pytest.approx(accuracy, abs=1e-12)
+            assert res["averages"][f"macro|{model}"][col] == pytest.approx(macro, abs=1e-12)
+    for avg in ("micro", "macro"):
+        observed = (
+            res["averages"][f"{avg}|paired (flat)"][0] - res["averages"][f"{avg}|paired (flat)"][1]
+        )
+        means = {
+            m: res["averages"][f"{avg}|{m}"][2]
+            for m in ("paired (flat)", "unpaired (flat)", "hierarchical (ICDM)")
+        }
+        for model, mean in means.items():
+            assert mean == pytest.approx(observed, abs=0.01), (avg, model)
+        # pairing narrows the posterior
+        sds = {m: res["averages"][f"{avg}|{m}"][3] for m in means}
+        assert sds["paired (flat)"] < sds["unpaired (flat)"]
+
+
+def test_05_keller_measures(tmp_path, monkeypatch):
+    res = execute("05_keller_measures", tmp_path, monkeypatch)
+    df = pd.read_csv(DATA / "f1_example" / "predictions.csv")
+    y, a, b = df["gold"] == "science", df["svm"] == "science", df["nb"] == "science"
+    # Keller et al.'s eq. (12) from the eight event counts, our orientation F1(A) - F1(B)
+    f_a = 2 * np.sum(y & a) / (np.sum(y) + np.sum(a))
+    f_b = 2 * np.sum(y & b) / (np.sum(y) + np.sum(b))
+    assert res["delta_f1_observed"] == pytest.approx(f_a - f_b, abs=1e-12)
+    lo, hi = res["bootstrap_interval"]
+    assert lo < f_a - f_b < hi
+    # DCF with Cfn = 10, Cfp = 1, P(p) = 0.5 and Keller's eq. (9), recomputed
+    n_p, n_n = int(np.sum(y)), int(np.sum(~y))
+    dcf_a = 10 * 0.5 * np.sum(y & ~a) / n_p + 0.5 * np.sum(~y & a) / n_n
+    dcf_b = 10 * 0.5 * np.sum(y & ~b) / n_p + 0.5 * np.sum(~y & b) / n_n
+    np.testing.assert_allclose(res["dcf"], [dcf_a, dcf_b], rtol=1e-12)
+    sd = np.sqrt(
+        (10 * 0.5) ** 2 * np.sum(y & (a != b)) / n_p**2 + 0.5**2 * np.sum(~y & (a != b)) / n_n**2
+    )
+    p9 = 2 * stats.norm.sf(abs(dcf_b - dcf_a) / sd)
+    assert res["dcf_p_paired_eq9"] == pytest.approx(p9, rel=1e-9)
+    assert res["dcf_ptest_in_result"] == pytest.approx(p9, rel=1e-9)
+    # pairing: the adapted test is sharper than the unpaired eq. (8)
+    assert res["dcf_p_paired_eq9"] < res["dcf_p_unpaired_eq8"]
+    mean, low, high, _ = res["dcf_bayes"]
+    assert low < dcf_b - dcf_a < high and mean == pytest.approx(dcf_b - dcf_a, abs=0.05)
+    # Section 5: bootstrap and Bayesian confidence agree within Monte Carlo noise
+    for _, _, _, boot, bayes, _ in res["section5"]:
+        assert abs(boot - bayes) < 0.05
