@@ -297,3 +297,43 @@ def test_f1_hierarchical_model_on_20_classes(capsys):
         assert row["diagnostics"]["divergences"] == 0
         assert row["estimate"]["mean"] > 0  # svm is the better classifier
     assert out["signature"].startswith("method:f1_hierarchical")
+
+
+def _f1_args(*extra):
+    base = ["f1", str(EXAMPLE), "--a", "svm", "--b", "nb", "--draws", "2000", "--no-baselines"]
+    return [*base, *extra]
+
+
+@pytest.mark.parametrize(
+    ("classes", "drawn"),
+    [
+        ([], None),
+        (["science", "macro"], ["science", "macro"]),
+        (["micro"], ["micro"]),
+        (["all"], ["politics", "science", "sport", "tech", "macro", "micro"]),
+    ],
+)
+def test_f1_class_chooses_what_is_plotted(tmp_path, monkeypatch, capsys, classes, drawn):
+    """`--plot` used to draw the first class only; --class picks rows, macro and micro too."""
+    import isbetter.plots.f1 as f1_plots
+
+    calls = []
+    monkeypatch.setattr(f1_plots, "save_f1_plot", lambda r, path, label: calls.append(label))
+    flags = [x for c in classes for x in ("--class", c)]
+    assert main(_f1_args(*flags, "--plot", str(tmp_path / "p.png"))) == 0
+    assert calls == [drawn]
+    assert "wrote plot to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--class", "nope", "--plot", "p.png"], "--class 'nope': no such row; choose from"),
+        (["--class", "macro"], "--class chooses what is plotted; give --plot FILE or --report"),
+    ],
+)
+def test_f1_class_errors(tmp_path, monkeypatch, capsys, extra, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(_f1_args(*extra)) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and message in err

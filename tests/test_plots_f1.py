@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from isbetter import InputError
 from isbetter.f1_compare import compare_f1
 from isbetter.plots.f1 import plot_f1_posterior, plot_f1_trace, plot_savage_dickey, save_f1_plot
 from isbetter.plots.power import plot_power
@@ -53,4 +54,67 @@ def test_save_and_power_plot(result, tmp_path):
         "paired (published)",
         "unpaired",
     }
+    plt.close(ax.figure)
+
+
+def _inside_figure(fig, artist):
+    fig.canvas.draw()
+    box, page = artist.get_window_extent(), fig.bbox
+    return box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    """A 3-class task whose class names are long, as real category names are."""
+    rng = np.random.default_rng(2)
+    names = np.array(["rec.sport.hockey-and-baseball", "comp.sys.ibm.pc.hardware", "sci.med"])
+    gold = rng.integers(0, 3, 900)
+    a = np.where(rng.random(900) < 0.85, gold, rng.integers(0, 3, 900))
+    b = np.where(rng.random(900) < 0.75, gold, rng.integers(0, 3, 900))
+    df = pd.DataFrame({"gold": names[gold], "svm": names[a], "nb": names[b]})
+    return compare_f1(df, rng=1, draws=2000, baselines=False)
+
+
+@pytest.mark.parametrize("label", ["rec.sport.hockey-and-baseball", "macro"])
+def test_posterior_title_stays_inside_the_figure(three_classes, label):
+    """The title used to be one line that ran off a 6-inch figure on both sides."""
+    ax = plot_f1_posterior(three_classes, label)
+    title = ax.title
+    assert label in title.get_text().replace("\n", "")
+    assert "P(ROPE)" in title.get_text() and "decision" in title.get_text()
+    assert _inside_figure(ax.figure, title)
+    plt.close(ax.figure)
+
+
+def test_save_f1_plot_draws_the_chosen_classes(three_classes, tmp_path, monkeypatch):
+    import isbetter.plots.f1 as f1_plots
+
+    drawn = []
+    original = f1_plots.plot_f1_posterior
+
+    def spy(result, label=None, **kw):
+        drawn.append(label)
+        return original(result, label, **kw)
+
+    monkeypatch.setattr(f1_plots, "plot_f1_posterior", spy)
+    save_f1_plot(three_classes, tmp_path / "a.png", ["sci.med", "macro", "micro"])
+    assert drawn == ["sci.med", "macro", "micro"]
+    drawn.clear()
+    save_f1_plot(three_classes, tmp_path / "b.png", "all")
+    assert drawn == list(three_classes.classes)
+    drawn.clear()
+    save_f1_plot(three_classes, tmp_path / "c.png")
+    assert drawn == [three_classes.classes[0]]
+    with pytest.raises(InputError, match="no class 'nope'"):
+        save_f1_plot(three_classes, tmp_path / "d.png", ["macro", "nope"])
+
+
+def test_power_plot_names_measure_scenario_and_true_difference():
+    res = power_analysis(SIGIR_SCENARIO_A, sizes=[200], replicates=10, draws=300, rng=0)
+    ax = plot_power(res)
+    title = ax.get_title()
+    assert "measure f1" in title
+    assert "scenario: SIGIR 2016 scenario (a)" in title
+    assert "true difference δ = +0.100" in title
+    assert _inside_figure(ax.figure, ax.title)
     plt.close(ax.figure)

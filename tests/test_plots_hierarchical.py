@@ -92,6 +92,20 @@ def test_plot_simplex_labels_points_and_boundaries(result):
     assert len(ax.lines) == 4  # outline + three region boundaries
 
 
+def test_plot_simplex_title_names_the_method(result):
+    """The triangle's title used to give only the systems and the number of draws."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 5))  # as save_comparison_plot draws it
+    ax = plot_simplex(result, ax=fig.add_subplot())
+    title = ax.get_title()
+    assert title.startswith("Hierarchical correlated-t model\n")
+    assert "nbc vs aode on score" in title
+    fig.canvas.draw()
+    box = ax.title.get_window_extent()
+    assert fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1 and box.y1 <= fig.bbox.y1
+
+
 def test_plot_simplex_new_figure_and_other_rope(result):
     ax = plot_simplex(result, rope=0.05)
     p = result.probabilities(rope=0.05)

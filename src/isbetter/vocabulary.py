@@ -8,10 +8,24 @@ imports nothing, so ``isbetter --help`` stays fast. Measures are listed by
 
 from __future__ import annotations
 
-__all__ = ["CV_METHODS", "F1_MODELS", "FORMATS", "POWER_GOALS", "RANKING_RULES"]
+__all__ = [
+    "CV_METHODS",
+    "F1_MODELS",
+    "FORMATS",
+    "METHOD_NAMES",
+    "POWER_GOALS",
+    "RANKING_RULES",
+]
 
 #: methods of :func:`isbetter.compare` (per-fold cross-validation scores)
 CV_METHODS: tuple[str, ...] = ("auto", "correlated_t", "sign", "signed_rank", "hierarchical")
+#: how reports and plot titles name the methods of :data:`CV_METHODS`
+METHOD_NAMES: dict[str, str] = {
+    "correlated_t": "Bayesian correlated t-test",
+    "hierarchical": "Hierarchical correlated-t model",
+    "sign": "Bayesian sign test",
+    "signed_rank": "Bayesian signed-rank test",
+}
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")

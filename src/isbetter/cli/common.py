@@ -62,19 +62,30 @@ def add_output_args(p: argparse.ArgumentParser, plot_help: str) -> None:
     )
     p.add_argument("--output", type=Path, default=None, help="write the report here")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help=plot_help)
+    p.add_argument(
+        "--report",
+        type=Path,
+        default=None,
+        metavar="FILE.html",
+        help="write a self-contained HTML page: tables, plots, settings, diagnostics, signature",
+    )
 
 
-def lazy_plot(module: str, name: str) -> Callable[[Any, Path], Any]:
-    """Return a plot saver that imports matplotlib only when a plot is asked for."""
+def lazy_plot(module: str, name: str, *args: Any) -> Callable[[Any, Path], Any]:
+    """Return a plot saver that imports matplotlib only when a plot is asked for.
+
+    `args` follow the path in the saver's call (e.g. the classes of ``save_f1_plot``).
+    """
 
     def save(result: Any, path: Path) -> Any:
-        return getattr(importlib.import_module(module), name)(result, path)
+        return getattr(importlib.import_module(module), name)(result, path, *args)
 
+    save.__name__ = name  # the HTML report captions the plot by the saver's name
     return save
 
 
 def check_destinations(args: argparse.Namespace) -> None:
-    """Check --output and --plot before any work starts: folder exists, format writable."""
+    """Check --output, --plot and --report before any work starts: folder, format."""
     from isbetter._errors import InputError
 
     for flag, path in (
@@ -88,6 +99,10 @@ def check_destinations(args: argparse.Namespace) -> None:
             raise InputError(f"{flag} {str(path)!r}: the folder {str(folder)!r} does not exist.")
         if path.is_dir():
             raise InputError(f"{flag} {str(path)!r} is a directory; give a file name.")
+    if getattr(args, "report", None) is not None:
+        from isbetter.report.html import check_report_path
+
+        check_report_path(args.report, "--report")
     plot = getattr(args, "plot", None)
     if plot is not None:
         from matplotlib.backend_bases import FigureCanvasBase
@@ -113,6 +128,11 @@ def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path],
     if args.plot is not None:
         written = save_plot(result, args.plot)
         print(f"wrote plot to {written or args.plot}", file=sys.stderr)
+    if getattr(args, "report", None) is not None:
+        from isbetter.report.html import html_report
+
+        html_report(result, plots=[save_plot], path=args.report)
+        print(f"wrote report to {args.report}", file=sys.stderr)
     return 0
 
 

@@ -63,7 +63,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--tune", type=int, default=1000, help="MCMC tuning steps (--model hierarchical)"
     )
     p.add_argument("--chains", type=int, default=4, help="MCMC chains (--model hierarchical)")
-    add_output_args(p, "write the posterior and Savage-Dickey plots of the first class here")
+    p.add_argument(
+        "--class",
+        dest="classes",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="what --plot and --report draw: a class, macro or micro (repeat for several; "
+        "all: every row; default: the first row)",
+    )
+    add_output_args(p, "write the posterior and Savage-Dickey plots of the --class rows here")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
 
     systems = [s for s in (args.a, args.b) if s is not None]
     table = read_predictions(args.file, gold=args.gold, systems=systems or None)
+    if args.classes:  # before the work starts; the rows of the result are checked again below
+        _check_classes(args, [str(c) for c in table.labels] + ["macro", "micro"])
     result = compare_f1(
         table,
         system_a=args.a,
@@ -92,4 +103,21 @@ def run(args: argparse.Namespace) -> int:
         resamples=args.resamples,
         rng=args.seed,
     )
-    return emit(args, result, lazy_plot("isbetter.plots.f1", "save_f1_plot"))
+    classes = None
+    if args.classes:
+        _check_classes(args, list(result.classes))
+        classes = list(result.classes) if "all" in args.classes else args.classes
+    return emit(args, result, lazy_plot("isbetter.plots.f1", "save_f1_plot", classes))
+
+
+def _check_classes(args: argparse.Namespace, rows: list[str]) -> None:
+    """--class names rows that exist, and something to draw them in."""
+    from isbetter._errors import InputError
+
+    if args.plot is None and getattr(args, "report", None) is None:
+        raise InputError("--class chooses what is plotted; give --plot FILE or --report FILE.")
+    for name in args.classes:
+        if name != "all" and name not in rows:
+            raise InputError(
+                f"--class {name!r}: no such row; choose from {', '.join(rows)}, or all."
+            )

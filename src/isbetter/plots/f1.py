@@ -5,7 +5,8 @@
 * :func:`plot_savage_dickey` — prior and posterior densities of delta near 0,
   whose ratio at 0 is the Savage–Dickey Bayes factor (Fig. 6b);
 * :func:`plot_f1_trace` — the draws in order (Fig. 4);
-* :func:`save_f1_plot` — Figs. 6a and 6b side by side, written to a file.
+* :func:`save_f1_plot` — Figs. 6a and 6b side by side, one row per chosen class
+  (a class, ``"macro"``, ``"micro"``, several or ``"all"``), written to a file.
 
 They take an :class:`~isbetter.results.F1Result` and a class label
 (default: the first row), take ``ax=None`` and return the axes. The densities
@@ -15,6 +16,8 @@ that gives BF01); nothing is refitted.
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,13 @@ from scipy import stats
 
 from isbetter.results.decisions import symbol
 
-__all__ = ["plot_f1_posterior", "plot_f1_trace", "plot_savage_dickey", "save_f1_plot"]
+__all__ = [
+    "f1_plot_labels",
+    "plot_f1_posterior",
+    "plot_f1_trace",
+    "plot_savage_dickey",
+    "save_f1_plot",
+]
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -32,8 +41,19 @@ def _axes(ax: Axes | None) -> Axes:
         return ax
     import matplotlib.pyplot as plt
 
-    _, ax = plt.subplots(figsize=(6, 4))
+    _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     return ax
+
+
+def _row_name(label: Any) -> str:
+    return f"{label}-averaged" if label in ("macro", "micro") else f"class {label}"
+
+
+def _wrap(ax: Axes, *lines: str) -> str:
+    """Join title lines, each wrapped to the width of `ax` (a long class name breaks too)."""
+    inches = ax.bbox.width / ax.figure.dpi
+    width = max(24, int(inches * 72 / 6.5))  # ~6.5 pt per character at the title's 10 pt
+    return "\n".join(textwrap.fill(line, width, break_long_words=True) for line in lines)
 
 
 def _kde_curve(draws: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -89,9 +109,14 @@ def plot_f1_posterior(
     )
     ax.set_ylabel("posterior density")
     ax.set_title(
-        f"class {row['label']}: mean {row['mean']:+.3f}, "
-        f"{row['p_below_0']:.1%} < 0 < {row['p_above_0']:.1%}, "
-        f"{row['p_rope']:.1%} in ROPE, decision {symbol(row['decision'])}"
+        _wrap(
+            ax,
+            f"{_row_name(row['label'])}: mean δ {row['mean']:+.3f}, "
+            f"decision {symbol(row['decision'])}",
+            f"P(δ < 0) {row['p_below_0']:.1%}, P(δ > 0) {row['p_above_0']:.1%}, "
+            f"P(ROPE) {row['p_rope']:.1%}",
+        ),
+        fontsize="medium",
     )
     ax.legend(loc="best", fontsize="small")
     return ax
@@ -130,8 +155,8 @@ def plot_savage_dickey(
     at0 = [_kde_curve(prior, np.array([0.0]))[0], _kde_curve(post, np.array([0.0]))[0]]
     ax.plot([0.0, 0.0], at0, "o", color="k", ms=4)
     bf = row["bf01"]
-    bf_text = "∞" if bf is None or np.isinf(bf) else f"{row.get('bf01_bound') or ''}{bf:.3g}"
-    ax.set_title(f"class {key}: Savage–Dickey BF01 = {bf_text}", fontsize="medium")
+    bf_text = "= ∞" if bf is None or np.isinf(bf) else f"{row.get('bf01_bound') or '='} {bf:.3g}"
+    ax.set_title(_wrap(ax, f"{_row_name(key)}: Savage–Dickey BF01 {bf_text}"), fontsize="medium")
     ax.set_xlabel("δ")
     ax.set_ylabel("density")
     ax.legend(loc="best", fontsize="small")
@@ -154,20 +179,49 @@ def plot_f1_trace(
     ax.axhline(float(d.mean()), color="k", lw=0.8, ls="--")
     ax.set_xlabel("draw")
     ax.set_ylabel("δ")
-    ax.set_title(f"class {result.row(label)['label']}: {d.size} draws")
+    ax.set_title(f"{_row_name(result.row(label)['label'])}: {d.size} draws")
     return ax
 
 
-def save_f1_plot(result: Any, path: str | Path, label: Any = None) -> Path:
-    """Write Figs. 6a (posterior) and 6b (Savage–Dickey) for one class to `path`."""
-    import matplotlib.pyplot as plt
+def save_f1_plot(result: Any, path: str | Path, label: Any = None, *, dpi: int = 100) -> Path:
+    """Write Figs. 6a (posterior) and 6b (Savage–Dickey) to `path`, one row per class.
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
-    try:
-        plot_f1_posterior(result, label, ax=a1)
-        plot_savage_dickey(result, label, ax=a2)
-        fig.tight_layout()
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
+    Parameters
+    ----------
+    result : F1Result
+        The comparison.
+    path : str or pathlib.Path
+        Output file; the format follows its extension.
+    label : class label or sequence of labels, optional
+        The rows to plot: a class, ``"macro"``, ``"micro"``, a list of them, or
+        ``"all"`` for every row (default: the first row).
+    dpi : int, default: 100
+        Resolution of raster formats.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+    """
+    from matplotlib.figure import Figure
+
+    labels = f1_plot_labels(result, label)
+    fig = Figure(figsize=(12, 4.2 * len(labels)), layout="constrained")
+    axes = fig.subplots(len(labels), 2, squeeze=False)
+    for (a1, a2), key in zip(axes, labels, strict=True):
+        plot_f1_posterior(result, key, ax=a1)
+        plot_savage_dickey(result, key, ax=a2)
+    fig.savefig(path, dpi=dpi)
     return Path(path)
+
+
+def f1_plot_labels(result: Any, label: Any = None) -> list[str]:
+    """Return the rows :func:`save_f1_plot` draws for `label`, checked against the result."""
+    if label is None:
+        return [result.classes[0]]
+    if isinstance(label, str) and label == "all":
+        return list(result.classes)
+    wanted = [label] if isinstance(label, str) or not isinstance(label, Sequence) else label
+    for key in wanted:
+        result.comparison(key)  # raises InputError naming the available classes
+    return [str(key) for key in wanted]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,11 +34,13 @@ def plot_power(
     Returns
     -------
     matplotlib.axes.Axes
+        The title names the measure, the scenario (the generating distribution),
+        the true difference, the goal and the ROPE.
     """
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(6, 4))
+        _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
     t = result.table
     for i, model in enumerate(result.models):
         sub = t[t["model"] == model].sort_values("size")
@@ -65,22 +68,26 @@ def plot_power(
     ax.set_xlabel("test-set size N")
     ax.set_ylabel(f"power (P[decision {symbol(result.goal)}])")
     ax.set_title(
-        f"{result.measure}: {result.scenario}, true difference {result.true_delta:+.3f}\n"
-        f"goal {symbol(result.goal)}, ROPE ±{result.rope:g}, {result.replicates} test sets per N"
+        "\n".join(
+            textwrap.fill(line, 60)
+            for line in (
+                f"measure {result.measure}; scenario: {result.scenario}",
+                f"true difference δ = {result.true_delta:+.3f} (positive: A better)",
+                f"goal {symbol(result.goal)}, ROPE ±{result.rope:g}, "
+                f"{result.replicates} test sets per N",
+            )
+        ),
+        fontsize="medium",
     )
     ax.legend(loc="lower right", fontsize="small")
     return ax
 
 
-def save_power_plot(result: Any, path: str | Path, **kwargs: Any) -> Path:
-    """Write :func:`plot_power` to `path`."""
-    import matplotlib.pyplot as plt
+def save_power_plot(result: Any, path: str | Path, *, dpi: int = 100, **kwargs: Any) -> Path:
+    """Write :func:`plot_power` to `path` (the figure is made without pyplot)."""
+    from matplotlib.figure import Figure
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    try:
-        plot_power(result, ax=ax, **kwargs)
-        fig.tight_layout()
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
+    fig = Figure(figsize=(6, 4.4), layout="constrained")
+    plot_power(result, ax=fig.add_subplot(), **kwargs)
+    fig.savefig(path, dpi=dpi)
     return Path(path)

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from isbetter.vocabulary import METHOD_NAMES
+
 __all__ = ["plot_simplex", "project_simplex"]
 
 # corners of the triangle: A better (bottom left), B better (bottom right), ROPE (top)
@@ -73,7 +75,8 @@ def plot_simplex(
     -------
     matplotlib.axes.Axes
         The corners are labelled with the system names (and "ROPE") and the
-        probabilities read off the draws with the result's counting.
+        probabilities read off the draws with the result's counting; the title
+        names the method, the systems and the metric.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -117,7 +120,11 @@ def plot_simplex(
         ha="center",
         va="bottom",
     )
-    ax.set_title(f"{name_a} vs {name_b}: {len(xy)} draws ({how})", fontsize="medium")
+    method = METHOD_NAMES.get(result.method, result.method)
+    ax.set_title(
+        f"{method}\n{name_a} vs {name_b} on {result.metric}: {len(xy)} draws ({how})",
+        fontsize="medium",
+    )
     ax.set_xlim(-0.2, 1.2)
     ax.set_ylim(-0.22, 1.12)
     ax.set_aspect("equal")

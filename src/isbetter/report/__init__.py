@@ -6,7 +6,9 @@ per format turns that into a string (:func:`render`). Every report names the
 method, the systems, the metric and its direction and the ROPE, and ends with a
 signature line such as
 ``method:hierarchical|rope:0.01|draws:2000x4|seed:1|isbetter:0.1.0|pymc:5.28.5``
-to paste into a paper. Nothing here computes statistics.
+to paste into a paper. :func:`html_report` puts the table, the plots, the
+settings and the diagnostics on one self-contained HTML page. Nothing here
+computes statistics.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ from typing import Any
 from isbetter._provenance import signature
 from isbetter._validate import check_choice
 from isbetter.report.build import as_summary, to_table
+from isbetter.report.html import html_report
 from isbetter.report.render import RENDERERS
 from isbetter.report.table import Column, ReportTable
 from isbetter.vocabulary import FORMATS
 
-__all__ = ["FORMATS", "Column", "ReportTable", "as_summary", "render", "signature", "to_table"]
+__all__ = [
+    "FORMATS",
+    "Column",
+    "ReportTable",
+    "as_summary",
+    "html_report",
+    "render",
+    "signature",
+    "to_table",
+]
 
 
 def render(result: Any, fmt: str = "text") -> str:

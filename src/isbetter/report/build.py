@@ -15,15 +15,9 @@ from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
 from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
 from isbetter.results.records import TestResult
+from isbetter.vocabulary import METHOD_NAMES
 
 __all__ = ["as_summary", "to_table"]
-
-_METHOD_NAMES = {
-    "correlated_t": "Bayesian correlated t-test",
-    "hierarchical": "Hierarchical correlated-t model",
-    "sign": "Bayesian sign test",
-    "signed_rank": "Bayesian signed-rank test",
-}
 
 
 def as_summary(result: Any) -> Summary:
@@ -92,7 +86,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     where = f" on data set {s.dataset}" if s.dataset else ""
     where += f", class {s.label}" if s.label else ""
     title = (
-        f"{_METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
+        f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
         f"({_direction(s.higher_is_better)})"
     )
     notes = [_metric_note(s, s.metric)]
