@@ -255,7 +255,11 @@ def compare_f1(
         classes=classes,
         rng=rng,
     )
-    averaged_model = _averaged_model(plan, tune, chains)
+    return _compare(plan, _averaged_model(plan, tune, chains))
+
+
+def _compare(plan: Plan, averaged_model: AveragedModel | None) -> F1Result:
+    """Run steps 2 to 4 of :func:`compare_f1`: counts, draws, rows and baselines."""
     settings = _settings(plan, averaged_model)
     ctx = RowContext(plan.system_a, plan.system_b, plan.measure, plan.rope, plan.hdi_prob, settings)
     # step 2: the joint counts of each reported class

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter._errors import InputError
+from isbetter._progress import progress_bar
 from isbetter._provenance import make_settings
 from isbetter._validate import (
     RNGLike,
@@ -147,6 +148,7 @@ def power_analysis(
     measure: str | Measure = "f1",
     prior: F1Prior | None = None,
     rng: RNGLike = None,
+    progress: bool | None = None,
 ) -> PowerResult:
     """Estimate the power of the paired and unpaired models to reach a decision.
 
@@ -177,6 +179,9 @@ def power_analysis(
         Hyper-parameters of the models.
     rng : int, numpy.random.Generator or None
         Seed; recorded in ``settings["seed"]``.
+    progress : bool, optional
+        A progress bar of the simulated test sets on stderr (default: when stderr is
+        a terminal).
 
     Returns
     -------
@@ -189,21 +194,7 @@ def power_analysis(
     [{'size': 500, 'model': 'paired', 'replicates': 50},
      {'size': 500, 'model': 'unpaired', 'replicates': 50}]
     """
-    if not isinstance(distribution, JointDistribution):
-        raise InputError(
-            "`distribution` must be a JointDistribution(mu, theta_pos, theta_neg), got "
-            f"{type(distribution).__name__}."
-        )
-    goal = relation_key(goal, "goal")
-    if goal not in GOALS:
-        raise InputError(f"Unknown goal {goal!r}. Available: {', '.join(map(repr, GOALS))}.")
-    sizes = tuple(check_positive_int(n, "sizes") for n in sizes)
-    if not sizes:
-        raise InputError("`sizes` is empty; give at least one test-set size, e.g. [500, 1000].")
-    models = tuple(models)
-    for mod in models:
-        if mod not in ("paired", "unpaired"):
-            raise InputError(f"Unknown model {mod!r}. Available: 'paired', 'unpaired'.")
+    goal, sizes, models = _checked_design(distribution, goal, sizes, models)
     replicates = check_positive_int(replicates, "replicates")
     draws = check_positive_int(draws, "draws", minimum=2)
     rope = check_rope(rope)
@@ -212,10 +203,12 @@ def power_analysis(
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
     rows = []
+    bar = progress_bar(len(sizes) * replicates, progress, desc="test sets", unit="set")
     for n, size_ss in zip(sizes, root.spawn(len(sizes)), strict=True):
         hits = _simulate_size(
             distribution, n, replicates, size_ss, models, m, prior, draws, hdi_prob, goal, rope
         )
+        bar.update(replicates)
         for mod in models:
             p = hits[mod] / replicates
             rows.append(
@@ -228,6 +221,7 @@ def power_analysis(
                     "replicates": replicates,
                 }
             )
+    bar.close()
     settings = make_settings(
         "f1_power",
         seed,
@@ -258,6 +252,27 @@ def power_analysis(
         table=pd.DataFrame(rows),
         settings=settings,
     )
+
+
+def _checked_design(
+    distribution: Any, goal: str, sizes: Sequence[int], models: Sequence[str]
+) -> tuple[str, tuple[int, ...], tuple[str, ...]]:
+    """Check what :func:`power_analysis` simulates: distribution, goal, sizes and models."""
+    if not isinstance(distribution, JointDistribution):
+        raise InputError(
+            "`distribution` must be a JointDistribution(mu, theta_pos, theta_neg), got "
+            f"{type(distribution).__name__}."
+        )
+    goal = relation_key(goal, "goal")
+    if goal not in GOALS:
+        raise InputError(f"Unknown goal {goal!r}. Available: {', '.join(map(repr, GOALS))}.")
+    checked = tuple(check_positive_int(n, "sizes") for n in sizes)
+    if not checked:
+        raise InputError("`sizes` is empty; give at least one test-set size, e.g. [500, 1000].")
+    for mod in models:
+        if mod not in ("paired", "unpaired"):
+            raise InputError(f"Unknown model {mod!r}. Available: 'paired', 'unpaired'.")
+    return goal, checked, tuple(models)
 
 
 def _reaches(goal: str, lo: np.ndarray, hi: np.ndarray, rope: float) -> np.ndarray:
