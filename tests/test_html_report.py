@@ -94,6 +94,20 @@ def test_html_report_plots_argument(ttest_result, tmp_path):
         html_report(ttest_result, plots=[tmp_path / "missing.png"])
 
 
+def test_html_report_of_many_data_sets_draws_the_triangle(uci_long_path):
+    df = pd.read_csv(uci_long_path)
+    df = df[df["dataset_id"] <= 6]
+    wide = df.pivot_table("accuracy", ["classifier", "dataset_id"], ["run", "fold"])
+    nbc, aode = wide.loc["nbc"].to_numpy(), wide.loc["aode"].to_numpy()
+    scores = from_arrays(nbc, aode, names=("nbc", "aode"), runs=10)
+    res = compare(scores, system_a="nbc", system_b="aode", rope=0.01, method="sign", rng=0)
+    page = html_report(res)
+    (img,) = _images(page)
+    assert img.startswith(PNG)
+    assert "per-draw region masses in the triangle" in page
+    assert "Bayesian sign test" in page and "±0.01" in page
+
+
 def test_html_report_shows_mcmc_diagnostics(ttest_result):
     import dataclasses
 
