@@ -58,7 +58,7 @@ def add_output_args(p: argparse.ArgumentParser, plot_help: str) -> None:
         default="text",
         choices=FORMATS,
         help="report format: " + ", ".join(FORMATS) + " (LaTeX: a booktabs table; HTML: a "
-        "table fragment)",
+        "table fragment; --report writes a whole page)",
     )
     p.add_argument("--output", type=Path, default=None, help="write the report here")
     p.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help=plot_help)
