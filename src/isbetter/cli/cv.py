@@ -58,6 +58,9 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
     p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress clock during the hierarchical fit"
+    )
     add_output_args(p, "write the simplex (or posterior) plot here")
     cols = add_column_args(p)
     cols.add_argument(
@@ -69,6 +72,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
+    from isbetter._progress import activity
     from isbetter.cv_compare import compare
     from isbetter.data import read_scores
 
@@ -91,13 +95,16 @@ def run(args: argparse.Namespace) -> int:
     if args.dataset is not None:
         options["dataset"] = args.dataset
         method = "correlated_t" if method == "auto" else method
-    result = compare(
-        table,
-        system_a=args.a,
-        system_b=args.b,
-        rope=args.rope,
-        method=method,
-        rng=args.seed,
-        **options,
-    )
+    hierarchical = method == "hierarchical" or (method == "auto" and len(table.datasets) > 1)
+    what = f"hierarchical model of {len(table.datasets)} data sets: compiling and sampling"
+    with activity(what, False if args.quiet or not hierarchical else None):
+        result = compare(
+            table,
+            system_a=args.a,
+            system_b=args.b,
+            rope=args.rope,
+            method=method,
+            rng=args.seed,
+            **options,
+        )
     return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))

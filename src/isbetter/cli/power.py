@@ -60,6 +60,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draws", type=int, default=5000, help="posterior draws per test set")
     p.add_argument("--rope", type=float, default=0.05, help="ROPE half-width")
     p.add_argument("--measure", default="f1", help="measure (a name, see `isbetter f1 --help`)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_args(p, "write the power curves here")
 
 
@@ -96,5 +97,6 @@ def run(args: argparse.Namespace) -> int:
         rope=args.rope,
         measure=args.measure,
         rng=args.seed,
+        progress=False if args.quiet else None,
     )
     return emit(args, result, lazy_plot("isbetter.plots.power", "save_power_plot"))
