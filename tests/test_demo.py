@@ -1,4 +1,4 @@
-"""``isbetter demo``: the tour runs on the shipped data, and each printed command gives its report."""
+"""``isbetter demo``: the tour runs on the shipped data; each printed command gives its report."""
 
 from __future__ import annotations
 
