@@ -124,13 +124,6 @@ def sign_test(
         Strength (pseudo-count) of the prior.
     prior_place : {"rope", "a_better", "b_better"}, default: "rope"
         The region the prior pseudo-observation is placed in.
-
-    Notes
-    -----
-    With ``rope=0`` there is no region of practical equivalence: P(rope) is 0 and
-    the masses of the two sides are renormalised, per draw, without the
-    observations (and the prior pseudo-observation) at exactly 0 — as baycomp
-    drops the ROPE when it is 0.
     draws : int, default: 50000
         Posterior draws.
     rng : int, numpy.random.Generator or None
@@ -141,6 +134,13 @@ def sign_test(
     ComparisonResult
         ``posterior`` is a :class:`~isbetter.posterior.DirichletProcessPosterior`;
         probabilities are argmax counts.
+
+    Notes
+    -----
+    With ``rope=0`` there is no region of practical equivalence: P(rope) is 0 and
+    the masses of the two sides are renormalised, per draw, without the
+    observations (and the prior pseudo-observation) at exactly 0 — as baycomp
+    drops the ROPE when it is 0.
 
     References
     ----------

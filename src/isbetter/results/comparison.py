@@ -40,12 +40,29 @@ from isbetter.results.records import (
     Observed,
     Probabilities,
     TestResult,
+    same_named,
 )
 
 if TYPE_CHECKING:
     from isbetter.posterior import HierarchicalPosterior, Posterior
 
 __all__ = ["ComparisonResult", "ComparisonSummary", "HierarchicalResult"]
+
+#: identity and probabilities: the first fields of a summary's dictionary and record
+_HEAD = (
+    "method",
+    "system_a",
+    "system_b",
+    "metric",
+    "higher_is_better",
+    "dataset",
+    "label",
+    "rope",
+    "p_a_better",
+    "p_rope",
+    "p_b_better",
+    "counting",
+)
 
 
 @dataclass(frozen=True)
@@ -100,18 +117,7 @@ class ComparisonSummary:
         """Return JSON-safe nested data (``kind`` first, ``signature`` included)."""
         return {
             "kind": self.kind,
-            "method": self.method,
-            "system_a": self.system_a,
-            "system_b": self.system_b,
-            "metric": self.metric,
-            "higher_is_better": self.higher_is_better,
-            "dataset": self.dataset,
-            "label": self.label,
-            "rope": self.rope,
-            "p_a_better": self.p_a_better,
-            "p_rope": self.p_rope,
-            "p_b_better": self.p_b_better,
-            "counting": self.counting,
+            **{name: getattr(self, name) for name in _HEAD},
             "predictive": None if self.predictive is None else self.predictive.to_dict(),
             "estimate": None if self.estimate is None else self.estimate.to_dict(),
             "tests": [t.to_dict() for t in self.tests],
@@ -150,20 +156,7 @@ class ComparisonSummary:
 
     def to_record(self) -> dict[str, Any]:
         """One flat row: identity, probabilities, estimate, test p-values, diagnostics."""
-        row: dict[str, Any] = {
-            "method": self.method,
-            "system_a": self.system_a,
-            "system_b": self.system_b,
-            "metric": self.metric,
-            "higher_is_better": self.higher_is_better,
-            "dataset": self.dataset,
-            "label": self.label,
-            "rope": self.rope,
-            "p_a_better": self.p_a_better,
-            "p_rope": self.p_rope,
-            "p_b_better": self.p_b_better,
-            "counting": self.counting,
-        }
+        row: dict[str, Any] = {name: getattr(self, name) for name in _HEAD}
         if self.observed is not None:
             o = self.observed
             row.update(
@@ -323,26 +316,7 @@ class ComparisonResult:
 
     def summary(self) -> ComparisonSummary:
         """Return the light record of this result: no draws, JSON-serialisable, picklable."""
-        return ComparisonSummary(
-            method=self.method,
-            system_a=self.system_a,
-            system_b=self.system_b,
-            metric=self.metric,
-            higher_is_better=self.higher_is_better,
-            rope=self.rope,
-            p_a_better=self.p_a_better,
-            p_rope=self.p_rope,
-            p_b_better=self.p_b_better,
-            counting=self.counting,
-            settings=self.settings,
-            dataset=self.dataset,
-            label=self.label,
-            predictive=self.predictive,
-            estimate=self.estimate,
-            tests=self.tests,
-            diagnostics=self.diagnostics,
-            observed=self.observed,
-        )
+        return same_named(self, ComparisonSummary)
 
     def to_frame(self) -> pd.DataFrame:
         """Return a one-row DataFrame: identity, probabilities, estimate, tests, diagnostics."""

@@ -10,7 +10,7 @@ MCMC diagnostics of a hierarchical fit, the counts and the prior draws.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ import pandas as pd
 from isbetter._errors import InputError
 from isbetter._provenance import signature
 from isbetter.results.comparison import ComparisonResult, ComparisonSummary
-from isbetter.results.records import MCMCDiagnostics, TestResult
+from isbetter.results.records import MCMCDiagnostics, TestResult, same_named
 
 __all__ = ["F1Result", "F1Summary"]
 
@@ -29,8 +29,8 @@ def _frame(rows: tuple[ComparisonSummary, ...]) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class F1Summary:
-    """The light record of an :class:`F1Result`: per-row summaries, no draws."""
+class _F1Head:
+    """What an F1 comparison and its summary both start with (see :class:`F1Result`)."""
 
     system_a: str
     system_b: str
@@ -39,6 +39,15 @@ class F1Summary:
     model: str
     rope: float
     hdi_prob: float
+
+
+_HEAD = tuple(f.name for f in fields(_F1Head))
+
+
+@dataclass(frozen=True)
+class F1Summary(_F1Head):
+    """The light record of an :class:`F1Result`: per-row summaries, no draws."""
+
     rows: tuple[ComparisonSummary, ...]
     across_classes: tuple[TestResult, ...]
     settings: dict[str, Any]
@@ -59,13 +68,7 @@ class F1Summary:
         """Return JSON-safe nested data."""
         return {
             "kind": self.kind,
-            "system_a": self.system_a,
-            "system_b": self.system_b,
-            "measure": self.measure,
-            "higher_is_better": self.higher_is_better,
-            "model": self.model,
-            "rope": self.rope,
-            "hdi_prob": self.hdi_prob,
+            **{name: getattr(self, name) for name in _HEAD},
             "rows": [r.to_dict() for r in self.rows],
             "across_classes": [t.to_dict() for t in self.across_classes],
             "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
@@ -94,7 +97,7 @@ class F1Summary:
 
 
 @dataclass(frozen=True)
-class F1Result:
+class F1Result(_F1Head):
     """Bayesian comparison of two classifiers on one test set, one row per class.
 
     Attributes
@@ -128,13 +131,6 @@ class F1Result:
         Method, seed, measure, prior, draws, rope, versions.
     """
 
-    system_a: str
-    system_b: str
-    measure: str
-    higher_is_better: bool
-    model: str
-    rope: float
-    hdi_prob: float
     comparisons: dict[str, ComparisonResult] = field(repr=False, compare=False)
     counts: dict[str, Any] = field(repr=False, compare=False)
     prior_draws: dict[str, np.ndarray] = field(repr=False, compare=False)
@@ -165,18 +161,11 @@ class F1Result:
 
     def summary(self) -> F1Summary:
         """Return the light record: per-row summaries and the across-class tests, no draws."""
-        return F1Summary(
-            system_a=self.system_a,
-            system_b=self.system_b,
-            measure=self.measure,
-            higher_is_better=self.higher_is_better,
-            model=self.model,
-            rope=self.rope,
-            hdi_prob=self.hdi_prob,
+        return same_named(
+            self,
+            F1Summary,
             rows=tuple(c.summary() for c in self.comparisons.values()),
             across_classes=tuple(self.across_classes),
-            settings=self.settings,
-            diagnostics=self.diagnostics,
         )
 
     def to_frame(self) -> pd.DataFrame:

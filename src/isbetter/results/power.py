@@ -9,14 +9,14 @@ import pandas as pd
 
 from isbetter._errors import InputError
 from isbetter._provenance import signature
-from isbetter.results.records import from_json_number, to_json_number
+from isbetter.results.records import from_json_number, same_named, to_json_number
 
 __all__ = ["PowerResult", "PowerSummary"]
 
 
 @dataclass(frozen=True)
-class PowerSummary:
-    """The light record of a :class:`PowerResult` (it holds no draws either)."""
+class _PowerHead:
+    """What a power analysis and its summary both start with (see :class:`PowerResult`)."""
 
     goal: str
     measure: str
@@ -27,6 +27,12 @@ class PowerSummary:
     replicates: int
     rope: float
     hdi_prob: float
+
+
+@dataclass(frozen=True)
+class PowerSummary(_PowerHead):
+    """The light record of a :class:`PowerResult` (it holds no draws either)."""
+
     rows: tuple[dict[str, Any], ...]
     settings: dict[str, Any]
 
@@ -79,7 +85,7 @@ class PowerSummary:
 
 
 @dataclass(frozen=True)
-class PowerResult:
+class PowerResult(_PowerHead):
     """Result of :func:`isbetter.power_analysis`.
 
     Attributes
@@ -107,15 +113,6 @@ class PowerResult:
         Method, seed, draws, distribution, versions.
     """
 
-    goal: str
-    measure: str
-    scenario: str
-    true_delta: float
-    sizes: tuple[int, ...]
-    models: tuple[str, ...]
-    replicates: int
-    rope: float
-    hdi_prob: float
     table: pd.DataFrame = field(repr=False, compare=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -133,19 +130,7 @@ class PowerResult:
             {k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()}
             for rec in self.table.to_dict(orient="records")
         )
-        return PowerSummary(
-            goal=self.goal,
-            measure=self.measure,
-            scenario=self.scenario,
-            true_delta=self.true_delta,
-            sizes=self.sizes,
-            models=self.models,
-            replicates=self.replicates,
-            rope=self.rope,
-            hdi_prob=self.hdi_prob,
-            rows=rows,
-            settings=self.settings,
-        )
+        return same_named(self, PowerSummary, rows=rows)
 
     def to_frame(self) -> pd.DataFrame:
         """Columns ``size, model, power, se, successes, replicates``."""
