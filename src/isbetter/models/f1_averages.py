@@ -140,7 +140,46 @@ def _symmetric(prior: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FlatCellModel:
+class _ExactCellModel:
+    """What the two exact models share: `alpha`, independent draws, the seeds' use."""
+
+    alpha: float | None = None
+    name: str = field(default="", init=False)  # set by each model
+    paired: bool = field(default=True, init=False)
+    max_draws: int = field(default=AVERAGE_MAX_DRAWS, init=False)
+
+    def _deltas(
+        self, cells: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Macro and micro differences drawn for the counts `cells` (zeros: the prior)."""
+        raise NotImplementedError
+
+    def sample(
+        self, cells: np.ndarray, measure: Measure, *, draws: int, seed_seq: np.random.SeedSequence
+    ) -> AveragedDraws:
+        """Draw the exact posterior (first child of `seed_seq`) and prior (second child)."""
+        if self.alpha is not None and not self.alpha > 0:
+            raise InputError(
+                f"`alpha` must be a positive Dirichlet concentration, got {self.alpha!r}."
+            )
+        cells = np.asarray(cells, dtype=float)
+        post_ss, prior_ss = seed_seq.spawn(2)
+        macro, micro = self._deltas(cells, measure, draws, np.random.default_rng(post_ss))
+        prior = self._deltas(np.zeros_like(cells), measure, draws, np.random.default_rng(prior_ss))
+        return AveragedDraws(
+            macro=macro,
+            micro=micro,
+            prior_macro=_symmetric(prior[0]),
+            prior_micro=_symmetric(prior[1]),
+        )
+
+    def settings(self) -> dict[str, Any]:
+        """Return the model's options: ``{"average_model": name, "alpha": ...}``."""
+        return {"average_model": self.name, "alpha": self.alpha}
+
+
+@dataclass(frozen=True)
+class FlatCellModel(_ExactCellModel):
     """The exact paired model of the M^3 joint outcome cells (no MCMC).
 
     ``phi ~ Dirichlet(alpha)`` over the cells, ``alpha = 1 / M^2`` per cell by default
@@ -154,42 +193,19 @@ class FlatCellModel:
         Dirichlet concentration per cell.
     """
 
-    alpha: float | None = None
     name: str = field(default="flat", init=False)
     paired: bool = field(default=True, init=False)
-    max_draws: int = field(default=AVERAGE_MAX_DRAWS, init=False)
 
-    def sample(
-        self, cells: np.ndarray, measure: Measure, *, draws: int, seed_seq: np.random.SeedSequence
-    ) -> AveragedDraws:
-        """Draw the exact posterior (first child of `seed_seq`) and prior (second child)."""
+    def _deltas(
+        self, cells: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
         from isbetter.models.f1_multiclass import sample_average_delta
 
-        post_ss, prior_ss = seed_seq.spawn(2)
-        macro, micro = sample_average_delta(
-            cells, measure, alpha=self.alpha, draws=draws, rng=np.random.default_rng(post_ss)
-        )
-        prior_macro, prior_micro = sample_average_delta(
-            np.zeros_like(cells),
-            measure,
-            alpha=self.alpha,
-            draws=draws,
-            rng=np.random.default_rng(prior_ss),
-        )
-        return AveragedDraws(
-            macro=macro,
-            micro=micro,
-            prior_macro=_symmetric(prior_macro),
-            prior_micro=_symmetric(prior_micro),
-        )
-
-    def settings(self) -> dict[str, Any]:
-        """``{"average_model": "flat", "alpha": ...}``."""
-        return {"average_model": self.name, "alpha": self.alpha}
+        return sample_average_delta(cells, measure, alpha=self.alpha, draws=draws, rng=rng)
 
 
 @dataclass(frozen=True)
-class UnpairedCellModel:
+class UnpairedCellModel(_ExactCellModel):
     """Exact unpaired model of the averages: one flat Dirichlet per confusion matrix.
 
     ``phi_A ~ Dirichlet(alpha)`` over A's M^2 confusion-matrix cells, ``phi_B`` likewise
@@ -204,17 +220,15 @@ class UnpairedCellModel:
         Dirichlet concentration per cell.
     """
 
-    alpha: float | None = None
     name: str = field(default="flat_unpaired", init=False)
     paired: bool = field(default=False, init=False)
-    max_draws: int = field(default=AVERAGE_MAX_DRAWS, init=False)
 
-    def _draw(
-        self, conf: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
+    def _deltas(
+        self, cells: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Macro / micro draws of A and B (axis 1) for confusion matrices `conf` (2, M, M)."""
         from isbetter.models.f1_multiclass import macro_micro
 
+        conf = np.stack([cells.sum(axis=2), cells.sum(axis=1)])  # A's and B's matrices
         m = conf.shape[-1]
         shape = conf + (1.0 / m if self.alpha is None else float(self.alpha))
         macro, micro = np.empty((draws, 2)), np.empty((draws, 2))
@@ -224,34 +238,10 @@ class UnpairedCellModel:
             g = rng.standard_gamma(shape, size=(s, *shape.shape))
             g /= g.sum(axis=(-2, -1), keepdims=True)
             macro[start : start + s], micro[start : start + s] = macro_micro(g, measure)
-        return macro, micro
-
-    def sample(
-        self, cells: np.ndarray, measure: Measure, *, draws: int, seed_seq: np.random.SeedSequence
-    ) -> AveragedDraws:
-        """Draw the exact posterior (first child of `seed_seq`) and prior (second child)."""
-        cells = np.asarray(cells, dtype=float)
-        conf = np.stack([cells.sum(axis=2), cells.sum(axis=1)])
-        if self.alpha is not None and not self.alpha > 0:
-            raise InputError(
-                f"`alpha` must be a positive Dirichlet concentration, got {self.alpha!r}."
-            )
-        post_ss, prior_ss = seed_seq.spawn(2)
-        out = []
-        for counts, ss in ((conf, post_ss), (np.zeros_like(conf), prior_ss)):
-            macro, micro = self._draw(counts, measure, draws, np.random.default_rng(ss))
-            out.append(measure.difference(macro[:, 0], macro[:, 1]))
-            out.append(measure.difference(micro[:, 0], micro[:, 1]))
-        return AveragedDraws(
-            macro=out[0],
-            micro=out[1],
-            prior_macro=_symmetric(out[2]),
-            prior_micro=_symmetric(out[3]),
+        return (
+            measure.difference(macro[:, 0], macro[:, 1]),
+            measure.difference(micro[:, 0], micro[:, 1]),
         )
-
-    def settings(self) -> dict[str, Any]:
-        """Return the model's options: ``{"average_model": "flat_unpaired", "alpha": ...}``."""
-        return {"average_model": self.name, "alpha": self.alpha}
 
 
 @dataclass(frozen=True)
