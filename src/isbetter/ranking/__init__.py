@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
@@ -182,22 +182,11 @@ def _cv_tasks(
     opts = dict(options)
     if method == "hierarchical" and parallel:
         opts.setdefault("cores", 1)  # one core per fit: the workers use the others
-    tasks = [
-        PairTask(
-            "cv",
-            m,
-            a,
-            b,
-            ropes[m],
-            method,
-            pair_seed(seed, m, a, b),
-            table.paired(a, b, metric=m),
-            opts,
-        )
-        for m in metrics
-        for a, b in itertools.combinations(names, 2)
-    ]
-    return tasks, ropes, method
+
+    def pair(m: str, a: str, b: str) -> Any:
+        return table.paired(a, b, metric=m)
+
+    return _pair_tasks("cv", names, metrics, ropes, method, seed, opts, pair), ropes, method
 
 
 def _f1_tasks(
@@ -215,20 +204,32 @@ def _f1_tasks(
     measures = ("f1",) if metrics is None else tuple(metrics)
     ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
-    tasks = []
-    for m in measures:
-        for a, b in itertools.combinations(names, 2):
-            sub = PredictionTable(
-                gold=table.gold,
-                predictions={a: table.predictions[a], b: table.predictions[b]},
-                labels=table.labels,
-            )
-            tasks.append(
-                PairTask(
-                    "f1", m, a, b, ropes[m], method, pair_seed(seed, m, a, b), sub, dict(options)
-                )
-            )
-    return tasks, ropes, method
+
+    def pair(m: str, a: str, b: str) -> Any:
+        predictions = {a: table.predictions[a], b: table.predictions[b]}
+        return PredictionTable(gold=table.gold, predictions=predictions, labels=table.labels)
+
+    return _pair_tasks("f1", names, measures, ropes, method, seed, options, pair), ropes, method
+
+
+def _pair_tasks(
+    kind: str,
+    names: tuple[str, ...],
+    metrics: Sequence[str],
+    ropes: dict[str, float],
+    method: str,
+    seed: int,
+    options: dict[str, Any],
+    data_of: Callable[[str, str, str], Any],
+) -> list[PairTask]:
+    """One task per metric and pair of systems (metric by metric, pairs in input order)."""
+    return [
+        PairTask(
+            kind, m, a, b, ropes[m], method, pair_seed(seed, m, a, b), data_of(m, a, b), options
+        )
+        for m in metrics
+        for a, b in itertools.combinations(names, 2)
+    ]
 
 
 def _ranking_metric(task: PairTask, summary: dict[str, Any]) -> str:
