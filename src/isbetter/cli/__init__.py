@@ -17,14 +17,14 @@ import warnings
 from collections.abc import Sequence
 
 from isbetter._errors import IsbetterError
-from isbetter.cli import cv, demo, f1, power, rank
+from isbetter.cli import cache, cv, demo, f1, power, rank
 from isbetter.cli.common import Parser, check_destinations, formatter
 from isbetter.cli.messages import cli_message
 
 __all__ = ["main"]
 
 
-_COMMANDS = (cv, f1, power, rank, demo)
+_COMMANDS = (cv, f1, power, rank, demo, cache)
 
 
 def _build_parser() -> argparse.ArgumentParser:

@@ -33,6 +33,11 @@ from isbetter._provenance import make_settings
 from isbetter._validate import check_choice, check_positive_int, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.draws import estimate_from_draws
+from isbetter.models.hierarchical_density import (
+    DENSITY_PARAMETERIZATIONS,
+    compiled_model,
+    load_density,
+)
 from isbetter.models.hierarchical_likelihood import Prepared, prepare
 from isbetter.models.hierarchical_pymc import PARAMETERIZATIONS, Parameterization, build_model
 from isbetter.models.hierarchical_quadrature import QUADRATURE_NODES, draw_deltas
@@ -112,7 +117,7 @@ class HierarchicalModel:
         )
 
     def compile(self, *, bounded: bool = False) -> HierarchicalModel:
-        """Build (and for nutpie compile) the model now, instead of at the first fit.
+        """Compile (or load from the cache) the model now, instead of at the first fit.
 
         Parameters
         ----------
@@ -122,8 +127,34 @@ class HierarchicalModel:
             matters, which it does not with the reference priors.
         """
         with self._lock:
-            self._compile_locked(bounded)
+            if self._density(bounded):
+                load_density()
+            else:
+                self._compile_locked(bounded)
         return self
+
+    def _density(self, bounded: bool) -> bool:
+        """Whether a fit samples the hand-written density (nutpie, no bound factor)."""
+        return (
+            self.backend == "nutpie"
+            and not bounded
+            and self.parameterization in DENSITY_PARAMETERIZATIONS
+        )
+
+    def _pymc_model(self, bounded: bool, data: dict[str, Any]) -> tuple[Any, Any]:
+        """Return the PyMC model (and nutpie's compiled one) with `data` set."""
+        import pymc as pm
+
+        model, compiled = self._compile_locked(bounded)
+        # the initial-point function reads the model's data, so set it for both backends
+        with model:
+            pm.set_data(data)
+        if compiled is not None:
+            # data the likelihood variant does not use (std_hi) are not in the compiled model
+            compiled = compiled.with_data(
+                **{k: v for k, v in data.items() if k in compiled.shared_data}
+            )
+        return model, compiled
 
     def _compile_locked(self, bounded: bool) -> tuple[Any, Any]:
         if bounded not in self._models:
@@ -177,17 +208,11 @@ class HierarchicalModel:
         data = prepared.model_data(priors)
         bounded = prepared.bounded
         with self._lock:
-            model, compiled = self._compile_locked(bounded)
-            import pymc as pm
-
-            # the initial-point function reads the model's data, so set it for both backends
-            with model:
-                pm.set_data(data)
-            if compiled is not None:
-                # data the likelihood variant does not use (std_hi) are not in the compiled model
-                compiled = compiled.with_data(
-                    **{k: v for k, v in data.items() if k in compiled.shared_data}
-                )
+            if self._density(bounded):
+                # the hand-written density: loaded from isbetter's cache, any q
+                model, compiled = None, compiled_model(self.parameterization, data)
+            else:
+                model, compiled = self._pymc_model(bounded, data)
             idata = sample(
                 model,
                 draws=draws,

@@ -286,11 +286,21 @@ def _loglik_kernel(
     return out, grad
 
 
-_COMPILED: dict[str, Any] = {}
+_JITABLE: list[bool] = []
+
+
+def register_jitable_helpers() -> None:
+    """Make the scalar kernels callable from other numba functions (once per process)."""
+    if not _JITABLE:
+        from numba.extending import register_jitable
+
+        for helper in (_nodes, _sample_u, _loglik_kernel):
+            register_jitable(helper)
+        _JITABLE.append(True)
 
 
 def compiled_kernels() -> tuple[Any, Any]:
-    r"""Return the numba-compiled likelihood and sampler (compiled on first use).
+    r"""Return the numba-compiled likelihood and sampler (from isbetter's cache).
 
     ``loglik(delta0, std0, nu, (a, w, ssr, xbar), spacing)`` returns
     ``(logq, dlogq)``: ``logq[i]`` is :func:`integrated_loglik` for data set ``i``
@@ -298,17 +308,30 @@ def compiled_kernels() -> tuple[Any, Any]:
     with nodes `spacing` apart in :math:`u`; ``dlogq[i]`` its derivatives in
     ``(delta0, std0, nu)`` with the nodes held fixed (as :func:`integrated_loglik`).
     ``draw(delta0, std0, nu, (a, w, ssr, xbar), spacing, rng)`` is the sampler
-    of :func:`draw_deltas`.
+    of :func:`draw_deltas`. Compiled on first use on a machine, then loaded
+    (:mod:`isbetter.cache`).
     """
-    if not _COMPILED:
-        import numba
-        from numba.extending import register_jitable
+    from isbetter import cache
 
-        for helper in (_nodes, _sample_u):
-            register_jitable(helper)
-        _COMPILED["loglik"] = numba.njit(cache=True)(_loglik_kernel)
-        _COMPILED["draw"] = numba.njit(cache=True)(_draw_kernel)
-    return _COMPILED["loglik"], _COMPILED["draw"]
+    kernels = cache.compiled("hierarchical_quadrature", _build, _warm_up)
+    return kernels["loglik"], kernels["draw"]
+
+
+def _build() -> dict[str, Any]:
+    import numba
+
+    register_jitable_helpers()
+    return {
+        "loglik": numba.njit(cache=True)(_loglik_kernel),
+        "draw": numba.njit(cache=True)(_draw_kernel),
+    }
+
+
+def _warm_up(kernels: dict[str, Any]) -> None:
+    lik = (np.full(2, 4.5), np.full(2, 5.0), np.full(2, 10.0), np.zeros(2))
+    kernels["loglik"](0.0, 1.0, 2.0, lik, NODE_SPACING)
+    ones = np.ones(1)
+    kernels["draw"](ones * 0.0, ones, ones * 2.0, lik, NODE_SPACING, np.random.default_rng(0))
 
 
 def _draw_kernel(

@@ -1,0 +1,470 @@
+r"""The hierarchical model's log density written for nutpie: compiled once per machine.
+
+:func:`.hierarchical_pymc.build_model` states the model in PyMC. nutpie samples a
+PyMC model by compiling its PyTensor graph with numba, which costs ~30 s in every
+new process and again for every number of data sets. Here the same log densities
+and gradients, in the same unconstrained coordinates (PyMC's interval and log
+transforms, its variable order), are numba functions of the data arrays of any
+length, kept in isbetter's on-disk cache (:mod:`isbetter.cache`): a fresh process
+loads them in well under a second and one compiled function serves every study.
+``tests/test_hierarchical_density.py`` checks the value and gradient against PyMC's
+compiled ``logp``/``dlogp`` of :func:`~.hierarchical_pymc.build_model` to 1e-9.
+
+Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) and
+``"integrated"`` (free ``nu - 1, delta0, std0``; the :math:`\delta_i` integrated out
+by :func:`.hierarchical_quadrature.compiled_kernels`, :math:`\alpha, \beta` out of
+:math:`\nu`'s prior). The factor of :math:`\sigma_i`'s prior bound is not included
+(fits drop it when it cannot matter; when it can, the PyMC model is sampled).
+Scalar special functions of the hyper-parameters (digamma, the incomplete gamma
+function of :math:`\nu`'s integrated prior) come from SciPy; the sums over data sets
+run in numba.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from isbetter.models.hierarchical_quadrature import (
+    NODE_SPACING,
+    _loglik_kernel,
+    compiled_kernels,
+    register_jitable_helpers,
+)
+
+__all__ = ["DENSITY_PARAMETERIZATIONS", "compiled_model", "load_density", "log_density"]
+
+#: the modules whose functions the kernels call: their edits invalidate the cache
+CACHE_DEPENDS = ("isbetter.models.hierarchical_quadrature",)
+#: the parameterizations with a hand-written density (the others use PyMC's compiled one)
+DENSITY_PARAMETERIZATIONS = ("centred", "integrated")
+#: the model's data, in the order the kernels take them
+_DATA = ("a", "w", "ssr", "xbar")
+_BOUNDS = ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi", "delta0_hi", "std0_hi")
+#: Gauss-Legendre nodes over alpha in nu's integrated prior (as the PyMC model)
+_ALPHA_NODES = 12
+
+
+# --------------------------------------------------------------------------- kernels
+# Plain Python, compiled by numba through isbetter.cache (on first use on a machine,
+# loaded from the cache after). x is the unconstrained position, in PyMC's order of the
+# free variables.
+def _softplus(v: float) -> float:  # pragma: no cover - compiled by numba
+    return max(v, 0.0) + math.log1p(math.exp(-abs(v)))
+
+
+def _sigmoid(v: float) -> float:  # pragma: no cover - compiled by numba
+    if v >= 0:
+        return 1.0 / (1.0 + math.exp(-v))
+    e = math.exp(v)
+    return e / (1.0 + e)
+
+
+def _digamma(v: float) -> float:  # pragma: no cover - compiled by numba
+    # v > 0: the recurrence psi(v) = psi(v + 1) - 1 / v up to v >= 10, then the asymptotic
+    # series (Abramowitz & Stegun 6.3.18) to v^-10: the first omitted term is < 3e-14 there
+    out = 0.0
+    while v < 10.0:
+        out -= 1.0 / v
+        v += 1.0
+    f = 1.0 / (v * v)
+    series = f * (1/12 - f * (1/120 - f * (1/252 - f * (1/240 - f * (1/132)))))  # fmt: skip
+    return out + math.log(v) - 0.5 / v - series
+
+
+def _centred_kernel(
+    x: np.ndarray, data: np.ndarray, bounds: np.ndarray, grad: np.ndarray
+) -> float:  # pragma: no cover - compiled by numba
+    # x = (alpha, beta, nu - 1, delta0, std0) unconstrained, then delta_1..q; data = rows
+    # a, w, ssr, xbar; bounds = alpha_lo, alpha_hi, beta_lo, beta_hi, delta0_hi, std0_hi,
+    # const. Writes the gradient into grad, returns the log density.
+    a, w, ssr, xbar = data[0], data[1], data[2], data[3]
+    a_lo, a_hi, b_lo, b_hi, d_hi, s_hi = (
+        bounds[0],
+        bounds[1],
+        bounds[2],
+        bounds[3],
+        bounds[4],
+        bounds[5],
+    )
+    const = bounds[6]
+    q = a.shape[0]
+    # the four uniforms: prior and Jacobian of the interval transform leave log s (1 - s)
+    logp = const
+    for k in (0, 1, 3, 4):
+        logp -= _softplus(-x[k]) + _softplus(x[k])
+    sa, sb, s0, s1 = _sigmoid(x[0]), _sigmoid(x[1]), _sigmoid(x[3]), _sigmoid(x[4])
+    alpha, beta = a_lo + (a_hi - a_lo) * sa, b_lo + (b_hi - b_lo) * sb
+    delta0, std0 = -d_hi + 2.0 * d_hi * s0, s_hi * s1
+    xx = math.exp(x[2])
+    nu = 1.0 + xx
+    # nu - 1 ~ Gamma(alpha, rate beta), log transform (Jacobian x[2])
+    logp += alpha * math.log(beta) - math.lgamma(alpha) + alpha * x[2] - beta * xx
+    d_alpha = math.log(beta) - _digamma(alpha) + x[2]
+    d_beta = alpha / beta - xx
+    # delta_i ~ t_nu(delta0, std0); the likelihood with sigma_i integrated out
+    logp += q * (
+        math.lgamma((nu + 1.0) / 2.0)
+        - math.lgamma(nu / 2.0)
+        - 0.5 * math.log(nu * math.pi)
+        - math.log(std0)
+    )
+    d_nu = q * (0.5 * _digamma((nu + 1.0) / 2.0) - 0.5 * _digamma(nu / 2.0) - 0.5 / nu)
+    d_std0 = -q / std0
+    d_delta0 = 0.0
+    for i in range(q):
+        d = x[5 + i]
+        z = (d - delta0) / std0
+        r = z * z / nu
+        logp -= (nu + 1.0) / 2.0 * math.log1p(r) + a[i] * math.log(
+            (ssr[i] + w[i] * (xbar[i] - d) ** 2) / 2.0
+        )
+        g = (nu + 1.0) * z / (std0 * (nu + z * z))
+        d_delta0 += g
+        d_std0 += g * z
+        d_nu += -0.5 * math.log1p(r) + (nu + 1.0) / 2.0 * z * z / (nu * (nu + z * z))
+        quad = ssr[i] + w[i] * (xbar[i] - d) ** 2
+        grad[5 + i] = -g + 2.0 * a[i] * w[i] * (xbar[i] - d) / quad
+    grad[0] = d_alpha * (a_hi - a_lo) * sa * (1.0 - sa) + 1.0 - 2.0 * sa
+    grad[1] = d_beta * (b_hi - b_lo) * sb * (1.0 - sb) + 1.0 - 2.0 * sb
+    grad[2] = d_nu * xx + alpha - beta * xx
+    grad[3] = d_delta0 * 2.0 * d_hi * s0 * (1.0 - s0) + 1.0 - 2.0 * s0
+    grad[4] = d_std0 * s_hi * s1 * (1.0 - s1) + 1.0 - 2.0 * s1
+    return logp
+
+
+def _centred_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
+    # nutpie's C interface of a log density: the data are one float64 buffer (_buffer)
+    head = numba.carray(user_data_, (1,), dtype=np.float64)
+    q = int(head[0])
+    if dim != q + 5:
+        return -1
+    buffer = numba.carray(user_data_, (8 + 4 * q,), dtype=np.float64)
+    x = numba.carray(x_, (q + 5,))
+    out = numba.carray(out_, (q + 5,))
+    logp = numba.carray(logp_, (1,))
+    data = buffer[8:].reshape((4, q))
+    logp[0] = _centred_kernel(x, data, buffer[1:8], out)
+    for k in range(q + 5):
+        if not math.isfinite(out[k]):
+            return 3
+    if not math.isfinite(logp[0]):
+        return 4
+    return 0
+
+
+def _centred_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
+    # the stored variables nu, delta0, std0, alpha, beta, delta_1..q at x
+    q = int(numba.carray(user_data_, (1,), dtype=np.float64)[0])
+    if dim != q + 5 or expanded != q + 5:
+        return -1
+    b = numba.carray(user_data_, (8,), dtype=np.float64)
+    x = numba.carray(x_, (q + 5,))
+    out = numba.carray(out_, (q + 5,))
+    out[0] = 1.0 + math.exp(x[2])
+    out[1] = -b[5] + 2.0 * b[5] * _sigmoid(x[3])
+    out[2] = b[6] * _sigmoid(x[4])
+    out[3] = b[1] + (b[2] - b[1]) * _sigmoid(x[0])
+    out[4] = b[3] + (b[4] - b[3]) * _sigmoid(x[1])
+    for i in range(q):
+        out[5 + i] = x[5 + i]
+    return 0
+
+
+def _integrated_kernel(
+    x: np.ndarray,
+    nu_terms: np.ndarray,
+    data: np.ndarray,
+    bounds: np.ndarray,
+    spacing: float,
+) -> tuple[float, np.ndarray]:  # pragma: no cover - compiled by numba
+    # x = (nu - 1, delta0, std0) unconstrained; nu_terms = (log of nu's prior density at
+    # nu - 1, its derivative in nu - 1, digamma((nu + 1) / 2), digamma(nu / 2)); data and
+    # bounds as _centred_kernel's
+    d_hi, s_hi, const = bounds[4], bounds[5], bounds[6]
+    q = data.shape[1]
+    s0, s1 = _sigmoid(x[1]), _sigmoid(x[2])
+    delta0, std0 = -d_hi + 2.0 * d_hi * s0, s_hi * s1
+    xx = math.exp(x[0])
+    nu = 1.0 + xx
+    lik = (data[0], data[1], data[2], data[3])
+    logq, dlogq = _loglik_kernel(delta0, std0, nu, lik, spacing)
+    log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
+    logp = const + logq.sum() + q * (log_c - math.log(std0)) + nu_terms[0] + x[0]
+    logp -= _softplus(-x[1]) + _softplus(x[1]) + _softplus(-x[2]) + _softplus(x[2])
+    d_nu = dlogq[:, 2].sum() + q * (0.5 * nu_terms[2] - 0.5 * nu_terms[3] - 0.5 / nu)
+    d_delta0 = dlogq[:, 0].sum()
+    d_std0 = dlogq[:, 1].sum() - q / std0
+    grad = np.empty(3)
+    grad[0] = (d_nu + nu_terms[1]) * xx + 1.0
+    grad[1] = d_delta0 * 2.0 * d_hi * s0 * (1.0 - s0) + 1.0 - 2.0 * s0
+    grad[2] = d_std0 * s_hi * s1 * (1.0 - s1) + 1.0 - 2.0 * s1
+    return logp, grad
+
+
+def _build() -> dict[str, Any]:
+    from numba.extending import register_jitable
+
+    register_jitable_helpers()  # _loglik_kernel, callable from the kernels below
+    for helper in (_softplus, _sigmoid, _digamma, _centred_kernel):
+        register_jitable(helper)
+    c = numba.types
+    logp_sig = c.int64(
+        c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
+    )
+    expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
+    return {
+        "centred": numba.njit(cache=True)(_centred_kernel),
+        "centred_logp": numba.cfunc(logp_sig, cache=True)(_centred_logp_cfunc),
+        "centred_expand": numba.cfunc(expand_sig, cache=True)(_centred_expand_cfunc),
+        "integrated": numba.njit(cache=True)(_integrated_kernel),
+    }
+
+
+def _warm_up(kernels: dict[str, Any]) -> None:
+    data = np.array([[4.5] * 3, [5.0] * 3, [10.0] * 3, [0.0] * 3])
+    bounds = np.array([1.0, 2.0, 0.01, 0.1, 1.0, 1.0, 0.0])
+    kernels["centred"](np.zeros(8), data, bounds, np.empty(8))
+    # cfuncs compile (or load) when created
+    kernels["integrated"](np.zeros(3), np.zeros(4), data, bounds, NODE_SPACING)
+
+
+def _kernels() -> dict[str, Any]:
+    from isbetter import cache
+
+    return cache.compiled("hierarchical_density", _build, _warm_up)
+
+
+def load_density() -> None:
+    """Load the compiled kernels from isbetter's cache (compiling them on first use)."""
+    _kernels()
+    compiled_kernels()  # the sampler of the delta_i of the integrated model
+
+
+# --------------------------------------------------------------------------- scalar parts
+class _NuPrior:
+    """log density of nu - 1 = x with alpha, beta integrated out, and its derivative in x.
+
+    As :func:`.hierarchical_pymc._nu_prior`: ``x^-2 sum_k w_k / 2 alpha_k (P(alpha_k + 1,
+    b_hi x) - P(alpha_k + 1, b_lo x)) / (b_hi - b_lo)``, P the regularised lower
+    incomplete gamma function, over Gauss-Legendre nodes alpha_k.
+    """
+
+    def __init__(self, bounds: np.ndarray) -> None:
+        a_lo, a_hi, self.b_lo, self.b_hi = (float(b) for b in bounds[:4])
+        t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
+        alpha = a_lo + (a_hi - a_lo) * (t + 1.0) / 2.0
+        self.shape = alpha + 1.0
+        self.coef = weight / 2.0 * alpha
+        self.log_gamma = special.gammaln(self.shape)
+        self.log_width = math.log(self.b_hi - self.b_lo)
+
+    def __call__(self, x: float) -> tuple[float, float]:
+        shape, lo, hi = self.shape, self.b_lo * x, self.b_hi * x
+        if lo > shape[0]:  # both near 1 for some nodes: the upper functions, no cancellation
+            upper = special.gammaincc(shape, lo) - special.gammaincc(shape, hi)
+            mass = np.where(
+                lo > shape, upper, special.gammainc(shape, hi) - special.gammainc(shape, lo)
+            )
+        else:
+            mass = special.gammainc(shape, hi) - special.gammainc(shape, lo)
+        # d P(s, b x) / dx = b (b x)^(s - 1) exp(-b x) / Gamma(s)
+        d_mass = (
+            np.exp((shape - 1.0) * math.log(hi) - hi - self.log_gamma) * self.b_hi
+            - np.exp((shape - 1.0) * math.log(lo) - lo - self.log_gamma) * self.b_lo
+        )
+        total = float(self.coef @ mass)
+        d_total = float(self.coef @ d_mass)
+        if not total > 0.0:  # the prior's mass underflowed: log density -inf, as PyMC's
+            return -math.inf, 0.0
+        log_density = math.log(total) - 2.0 * math.log(x) - self.log_width
+        return log_density, d_total / total - 2.0 / x
+
+
+def log_density(
+    parameterization: str, x: np.ndarray, data: dict[str, Any]
+) -> tuple[float, np.ndarray]:
+    """Return the log density and its gradient at the unconstrained position `x`.
+
+    Parameters
+    ----------
+    parameterization : {"centred", "integrated"}
+    x : numpy.ndarray
+        Unconstrained values in PyMC's order: ``alpha, beta, nu_minus_one, delta0,
+        std0, delta`` (centred) or ``nu_minus_one, delta0, std0`` (integrated).
+    data : dict
+        :meth:`.hierarchical_likelihood.Prepared.model_data`.
+    """
+    logp = _log_density_function(parameterization, data)
+    return logp(np.ascontiguousarray(x, dtype=float))
+
+
+def _arguments(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the kernels' data: rows ``a, w, ssr, xbar``; the bounds and ``const``."""
+    lik = np.ascontiguousarray(np.stack([np.asarray(data[k], dtype=float) for k in _DATA]))
+    bounds = np.array([float(data[k]) for k in _BOUNDS] + [float(data["const"])])
+    return lik, bounds
+
+
+def _log_density_function(parameterization: str, data: dict[str, Any]) -> Any:
+    """Return ``logp(x) -> (value, gradient)`` for `data` (what nutpie calls)."""
+    if parameterization not in DENSITY_PARAMETERIZATIONS:
+        raise ValueError(f"no hand-written density for {parameterization!r}")
+    kernel = _kernels()[parameterization]
+    lik, bounds = _arguments(data)
+    digamma = special.digamma
+    if parameterization == "centred":
+
+        def logp(x: np.ndarray) -> tuple[float, np.ndarray]:
+            grad = np.empty_like(x)
+            return float(kernel(x, lik, bounds, grad)), grad
+
+        return logp
+    nu_prior = _NuPrior(bounds)
+
+    def logp_integrated(x: np.ndarray) -> tuple[float, np.ndarray]:
+        xx = math.exp(min(x[0], 700.0))
+        terms = np.empty(4)
+        # nu - 1 underflowed, or the prior's mass: a density of 0, -inf as PyMC's log
+        # gives (nutpie rejects the step; an exception would abort the sampler)
+        terms[0], terms[1] = nu_prior(xx) if xx > 0.0 else (-math.inf, 0.0)
+        if terms[0] == -math.inf:
+            return -math.inf, np.zeros(3)
+        terms[2:] = digamma(np.array([(xx + 2.0) / 2.0, (xx + 1.0) / 2.0]))
+        value, grad = kernel(x, terms, lik, bounds, NODE_SPACING)
+        return float(value), grad
+
+    return logp_integrated
+
+
+# --------------------------------------------------------------------------- nutpie model
+def _expand(parameterization: str, x: np.ndarray, bounds: np.ndarray) -> dict[str, np.ndarray]:
+    """Return the model's variables at the unconstrained position `x`."""
+    hyper = x[2:5] if parameterization == "centred" else x[:3]
+    s0, s1 = special.expit(hyper[1:3])
+    out = {
+        "nu": np.asarray(1.0 + math.exp(hyper[0])),
+        "delta0": np.asarray(-bounds[4] + 2.0 * bounds[4] * s0),
+        "std0": np.asarray(bounds[5] * s1),
+    }
+    if parameterization == "centred":
+        sa, sb = special.expit(x[:2])
+        out["alpha"] = np.asarray(bounds[0] + (bounds[1] - bounds[0]) * sa)
+        out["beta"] = np.asarray(bounds[2] + (bounds[3] - bounds[2]) * sb)
+        out["delta"] = np.array(x[5:], copy=True)
+    return out
+
+
+def _initial_point(parameterization: str, q: int, bounds: np.ndarray, seed: int) -> np.ndarray:
+    """PyMC's initial point (each prior's moment) jittered by U(-1, 1), as nutpie's."""
+    base = np.zeros(q + 5 if parameterization == "centred" else 3)
+    if parameterization == "centred":  # nu - 1 at the Gamma's mean, alpha and beta central
+        base[2] = math.log((bounds[0] + bounds[1]) / (bounds[2] + bounds[3]))
+    rng = np.random.default_rng(seed)
+    return base + rng.uniform(-1.0, 1.0, size=base.shape)
+
+
+def compiled_model(parameterization: str, data: dict[str, Any]) -> Any:
+    """Return a nutpie model of `data` (a :meth:`Prepared.model_data` dict).
+
+    Nothing is compiled here once the kernels are in the cache. The centred model is
+    handed to nutpie as C functions (its chains run in parallel, no Python per
+    gradient); the integrated one, whose quadrature outweighs a Python call, as Python
+    functions around the compiled kernel.
+    """
+    if parameterization not in DENSITY_PARAMETERIZATIONS:
+        raise ValueError(f"no hand-written density for {parameterization!r}")
+    lik, bounds = _arguments(data)
+    q = lik.shape[1]
+    load_density()  # load (or compile) before sampling starts
+    names = ["nu", "delta0", "std0"]
+    shapes: list[tuple[int, ...]] = [(), (), ()]
+    if parameterization == "centred":
+        names += ["alpha", "beta", "delta"]
+        shapes += [(), (), (q,)]
+    n_dim = q + 5 if parameterization == "centred" else 3
+    coords = {
+        "dataset": pd.RangeIndex(q),
+        "unconstrained_parameter": pd.Index(_unconstrained_names(parameterization, q)),
+    }
+    dims: dict[str, tuple[str, ...]] = (
+        {"delta": ("dataset",)} if parameterization == "centred" else {}
+    )
+
+    def initial_point(seed: int) -> np.ndarray:
+        return _initial_point(parameterization, q, bounds, seed)
+
+    if parameterization == "centred":
+        return _c_model(lik, bounds, names, shapes, coords, dims, initial_point)
+
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    def make_logp() -> Any:
+        return _log_density_function(parameterization, data)
+
+    def make_expand(seed1: int, seed2: int, chain: int) -> Any:
+        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+            return _expand(parameterization, x, bounds)
+
+        return expand
+
+    return from_pyfunc(
+        ndim=n_dim,
+        make_logp_fn=make_logp,
+        make_expand_fn=make_expand,
+        expanded_dtypes=[np.dtype("float64")] * len(names),
+        expanded_shapes=shapes,
+        expanded_names=names,
+        coords={"dataset": np.arange(q)},
+        dims=dims,
+        make_initial_point_fn=initial_point,
+    )
+
+
+def _unconstrained_names(parameterization: str, q: int) -> list[str]:
+    if parameterization == "centred":
+        hyper = ["alpha_interval__", "beta_interval__", "nu_minus_one_log__"]
+        return hyper + ["delta0_interval__", "std0_interval__"] + [f"delta_{i}" for i in range(q)]
+    return ["nu_minus_one_log__", "delta0_interval__", "std0_interval__"]
+
+
+def _c_model(
+    lik: np.ndarray,
+    bounds: np.ndarray,
+    names: list[str],
+    shapes: list[tuple[int, ...]],
+    coords: dict[str, Any],
+    dims: dict[str, tuple[str, ...]],
+    initial_point: Any,
+) -> Any:
+    """Return nutpie's compiled model around the centred density's C functions."""
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    kernels = _kernels()
+    q = lik.shape[1]
+    # one float64 buffer: q, bounds (alpha_lo .. std0_hi, const), then a, w, ssr, xbar
+    buffer = np.concatenate([[float(q)], bounds, lik.reshape(-1)])
+    buffer.flags.writeable = False
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    offsets = np.cumsum([0, *sizes])
+    slices = [slice(int(lo), int(hi)) for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)]
+    return CompiledPyMCModel(
+        dims=dims,
+        compiled_logp_func=kernels["centred_logp"],
+        compiled_expand_func=kernels["centred_expand"],
+        initial_point_func=initial_point,
+        shared_data={},
+        user_data=buffer,
+        n_expanded=int(offsets[-1]),
+        shape_info=(names, slices, shapes),
+        logp_func=None,
+        expand_func=None,
+        _n_dim=q + 5,
+        _shapes=dict(zip(names, shapes, strict=True)),
+        _coords=coords,
+    )
