@@ -174,8 +174,6 @@ def correlated_ttest(
     )
     return ComparisonResult.from_posterior(
         posterior,
-        system_a=scores.system_a,
-        system_b=scores.system_b,
         rope=rope,
         method="correlated_t",
         settings=settings,

@@ -1,4 +1,4 @@
-"""What every comparison of per-fold scores says about itself: metric, data set, sizes."""
+"""What every comparison of per-fold scores says about itself: systems, metric, data set, sizes."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ def cv_identity(
 ) -> dict[str, Any]:
     """Return the identity fields of a result on `scores` (keyword arguments of the result).
 
+    The systems, the metric and its direction, the data set (one-data-set methods) and
+    the observed scores.
+
     Parameters
     ----------
     scores : PairedScores
@@ -30,27 +33,26 @@ def cv_identity(
     count : {"scores", "datasets"}, default: "scores"
         What ``observed.n`` counts when all data sets are compared.
     """
-    if index is not None:
-        d = scores.differences[index]
-        return {
-            "metric": scores.metric,
-            "higher_is_better": scores.higher_is_better,
-            "dataset": scores.datasets[index],
-            "observed": Observed(
-                n=int(d.size),
-                score_a=float(scores.means_a[index]),
-                score_b=float(scores.means_b[index]),
-                difference=float(d.mean()),
-            ),
-        }
-    n = scores.n_datasets if count == "datasets" else sum(d.size for d in scores.differences)
-    return {
+    head = {
+        "system_a": scores.system_a,
+        "system_b": scores.system_b,
         "metric": scores.metric,
         "higher_is_better": scores.higher_is_better,
-        "observed": Observed(
-            n=int(n),
-            score_a=float(np.mean(scores.means_a)),
-            score_b=float(np.mean(scores.means_b)),
-            difference=float(np.mean(scores.mean_differences())),
-        ),
     }
+    if index is not None:
+        d = scores.differences[index]
+        observed = Observed(
+            n=int(d.size),
+            score_a=float(scores.means_a[index]),
+            score_b=float(scores.means_b[index]),
+            difference=float(d.mean()),
+        )
+        return {**head, "dataset": scores.datasets[index], "observed": observed}
+    n = scores.n_datasets if count == "datasets" else sum(d.size for d in scores.differences)
+    observed = Observed(
+        n=int(n),
+        score_a=float(np.mean(scores.means_a)),
+        score_b=float(np.mean(scores.means_b)),
+        difference=float(np.mean(scores.mean_differences())),
+    )
+    return {**head, "observed": observed}

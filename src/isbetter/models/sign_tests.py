@@ -93,8 +93,6 @@ def _run(
     )
     return ComparisonResult.from_posterior(
         posterior,
-        system_a=scores.system_a,
-        system_b=scores.system_b,
         rope=rope,
         method=kind,
         settings=settings,

@@ -15,13 +15,14 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter._provenance import make_settings
 from isbetter._validate import RNGLike, check_choice, check_probability, check_rope, resolve_seed
 from isbetter.ranking.order import partial_order
-from isbetter.ranking.result import RankingResult, relations_of
+from isbetter.ranking.result import RankingResult, relations_of, rope_strengths
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
 from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
@@ -102,12 +103,11 @@ def rank(
     margin = check_probability(margin, "margin")
     seed = resolve_seed(rng)
     parallel = executor is not None or jobs is None or jobs > 1
+    request = _Request(systems, metrics, rope, method, seed, options)
     if isinstance(data, ScoreTable):
-        tasks, ropes, method = _cv_tasks(
-            data, systems, metrics, rope, method, seed, options, parallel
-        )
+        tasks, ropes, method = _cv_tasks(data, request, parallel)
     elif isinstance(data, PredictionTable):
-        tasks, ropes, method = _f1_tasks(data, systems, metrics, rope, method, seed, options)
+        tasks, ropes, method = _f1_tasks(data, request)
     else:
         raise InputTypeError(
             "`data` must be a ScoreTable (isbetter.read_scores) or a PredictionTable "
@@ -157,59 +157,58 @@ def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[s
     return names
 
 
-def _cv_tasks(
-    table: Any,
-    systems: Any,
-    metrics: Any,
-    rope: Any,
-    method: str,
-    seed: int,
-    options: dict[str, Any],
-    parallel: bool,
-) -> tuple[list[PairTask], dict, str]:
-    names = _systems(table.systems, systems)
-    metrics = tuple(table.metrics) if metrics is None else tuple(metrics)
+@dataclass(frozen=True)
+class _Request:
+    """What :func:`rank` was asked for, as the builders of the pair tasks need it."""
+
+    systems: Sequence[str] | None
+    metrics: Sequence[str] | None
+    rope: float | Mapping[str, float]
+    method: str
+    seed: int
+    options: dict[str, Any]
+
+
+def _cv_tasks(table: Any, request: _Request, parallel: bool) -> tuple[list[PairTask], dict, str]:
+    names = _systems(table.systems, request.systems)
+    metrics = tuple(table.metrics) if request.metrics is None else tuple(request.metrics)
     for m in metrics:
         table._metric(m)  # unknown metric: InputError naming it
         counts = table.data.groupby("system")[m].count()
         for s in names:
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
-    ropes = _ropes(rope, metrics)
-    method = check_choice(method, "method", CV_METHODS)
+    ropes = _ropes(request.rope, metrics)
+    method = check_choice(request.method, "method", CV_METHODS)
     if method == "auto":
         method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
-    opts = dict(options)
+    opts = dict(request.options)
     if method == "hierarchical" and parallel:
         opts.setdefault("cores", 1)  # one core per fit: the workers use the others
 
     def pair(m: str, a: str, b: str) -> Any:
         return table.paired(a, b, metric=m)
 
-    return _pair_tasks("cv", names, metrics, ropes, method, seed, opts, pair), ropes, method
+    tasks = _pair_tasks("cv", names, metrics, ropes, method, request.seed, opts, pair)
+    return tasks, ropes, method
 
 
-def _f1_tasks(
-    table: Any,
-    systems: Any,
-    metrics: Any,
-    rope: Any,
-    method: str,
-    seed: int,
-    options: dict[str, Any],
-) -> tuple[list[PairTask], dict, str]:
+def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]:
     from isbetter.predictions import PredictionTable
 
-    names = _systems(table.systems, systems)
-    measures = ("f1",) if metrics is None else tuple(metrics)
+    names = _systems(table.systems, request.systems)
+    measures = ("f1",) if request.metrics is None else tuple(request.metrics)
+    rope = request.rope
     ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
+    method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
 
     def pair(m: str, a: str, b: str) -> Any:
         predictions = {a: table.predictions[a], b: table.predictions[b]}
         return PredictionTable(gold=table.gold, predictions=predictions, labels=table.labels)
 
-    return _pair_tasks("f1", names, measures, ropes, method, seed, options, pair), ropes, method
+    tasks = _pair_tasks("f1", names, measures, ropes, method, request.seed, request.options, pair)
+    return tasks, ropes, method
 
 
 def _pair_tasks(
@@ -264,7 +263,8 @@ def _assemble(
             pairs.append(summary)
     relations = relations_of(pairs, rule, threshold, margin)
     metrics = list(relations)
-    orders = {m: partial_order(names, relations[m]) for m in metrics}
+    strengths = rope_strengths(pairs)
+    orders = {m: partial_order(names, relations[m], strengths.get(m)) for m in metrics}
     poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
     if poor:
         shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
