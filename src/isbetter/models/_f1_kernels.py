@@ -1,11 +1,12 @@
 """Compiled loops of the multi-class sampler (:mod:`isbetter.models.f1_multiclass`).
 
 The random variates are drawn by NumPy (``numpy.random.Generator``); these numba
-functions only add them up: each variate belongs to one joint-outcome cell
-``c = (j * m + k) * m + l`` (true class j, A predicts k, B predicts l), and adds to
+functions only add them up. Each variate belongs to one joint-outcome cell
+``c = (j * m + k) * m + l`` (true class j, A predicts k, B predicts l) and adds to
 row j (both systems), A's column k, B's column l, and to A's (B's) true positives of
-class j when k = j (l = j). Writing these six sums of each draw directly replaces
-scattering the variates into two m x m tables per draw and summing those.
+class j when k = j (l = j): the only sums the measures need. The variates of the
+non-empty cells (the same cells in every draw) go straight to these sums; the series
+terms (random cells) first into one draw's two m x m confusion matrices.
 
 Importing this module compiles (or loads from numba's on-disk cache) both functions,
 so it is imported only when draws are made, never by ``import isbetter``. Both
@@ -42,35 +43,41 @@ def add_cells(values: np.ndarray, cells: np.ndarray, m: int, out: np.ndarray) ->
                 out[1, 0, j, d] += v
 
 
-@numba.njit(f"void(int64[:], float64[:], int32[:], int32[:], {_OUT})", nogil=True, cache=True)
+@numba.njit(f"void(int64[:], float64[:], int32[:], int32[:, :], {_OUT})", nogil=True, cache=True)
 def add_series(
-    counts: np.ndarray, terms: np.ndarray, cells: np.ndarray, jkl: np.ndarray, out: np.ndarray
+    counts: np.ndarray, terms: np.ndarray, cells: np.ndarray, entry: np.ndarray, out: np.ndarray
 ) -> None:
     """Add the series terms to the sums: draw d has the next ``counts[d]`` terms and cells.
 
-    ``jkl[c]`` is cell c's ``j << 20 | k << 10 | l``: one look-up is much cheaper than
-    three integer divisions per term. Row sums are added to A's only (``out[0, 1]``);
-    the caller copies them to B's.
+    ``entry[0, c]`` and ``entry[1, c]`` are cell c's entries ``j * m + k`` of A's and
+    ``j * m + l`` of B's confusion matrix. The terms of a draw go into the two m x m
+    matrices (two additions per term), whose diagonals, row and column sums are then
+    added to `out`. Row sums are added to A's only (``out[0, 1]``); the caller copies
+    them to B's.
     """
     m = out.shape[2]
-    acc = np.zeros(5 * m)  # one draw's sums: tp A, tp B, row, column A, column B
+    mm = m * m
+    conf = np.zeros(2 * mm)  # one draw's confusion matrices of A and B
+    col = np.zeros(2 * m)
     t = 0
     for d in range(counts.size):
-        acc[:] = 0.0
+        conf[:] = 0.0
         for _ in range(counts[d]):
-            v, p = terms[t], jkl[cells[t]]
+            v, c = terms[t], cells[t]
             t += 1
-            j, ka, kb = p >> 20, (p >> 10) & 1023, p & 1023
-            acc[2 * m + j] += v
-            acc[3 * m + ka] += v
-            acc[4 * m + kb] += v
-            if ka == j:
-                acc[j] += v
-            if kb == j:
-                acc[m + j] += v
-        for i in range(m):
-            out[0, 0, i, d] += acc[i]
-            out[1, 0, i, d] += acc[m + i]
-            out[0, 1, i, d] += acc[2 * m + i]
-            out[0, 2, i, d] += acc[3 * m + i]
-            out[1, 2, i, d] += acc[4 * m + i]
+            conf[entry[0, c]] += v
+            conf[mm + entry[1, c]] += v
+        col[:] = 0.0
+        for j in range(m):
+            row = 0.0
+            for k in range(m):
+                x = conf[j * m + k]
+                row += x
+                col[k] += x
+                col[m + k] += conf[mm + j * m + k]
+            out[0, 1, j, d] += row
+            out[0, 0, j, d] += conf[j * m + j]
+            out[1, 0, j, d] += conf[mm + j * m + j]
+        for k in range(m):
+            out[0, 2, k, d] += col[k]
+            out[1, 2, k, d] += col[m + k]

@@ -146,7 +146,7 @@ class _Plan:
     n_exp: int  # the first n_exp columns are Exp(1) variates
     gammas: tuple[tuple[int, int, Any], ...]  # Gamma columns [lo, hi) and their shape(s)
     columns: np.ndarray  # int64: the cell (j * m + k) * m + l of each column (variate)
-    jkl: np.ndarray  # int32 (m^3,): (j, k, l) of every cell packed, for the series (or empty)
+    entry: np.ndarray  # int32 (2, m^3): entries j*m + k (of A) and j*m + l (of B) of each cell
     chunk: int  # draws generated together with one random stream (bounds the memory)
     block: int  # draws summarised together (a multiple of `chunk`; one task of a thread)
 
@@ -179,7 +179,7 @@ def _plan(cells: np.ndarray, a: float) -> _Plan:
     cube = np.arange(m**3)
     mass = a * m**3
     cut = _series_cut(mass, float(c.sum()))
-    if np.isfinite(cut) and mass * cut <= _SERIES_TERMS_PER_CELL * m**3 and m <= 1024:
+    if np.isfinite(cut) and mass * cut <= _SERIES_TERMS_PER_CELL * m**3:
         small = (c > 0) & (c <= _EXP_SUM_MAX) & (c == np.round(c))
         units = np.repeat(np.flatnonzero(small), c[small].astype(int))  # Gamma(n): n Exp(1)
         rest = np.flatnonzero((c > 0) & ~small)
@@ -197,10 +197,9 @@ def _plan(cells: np.ndarray, a: float) -> _Plan:
     cols = cols.astype(np.int64)
     chunk = int(np.clip(_CHUNK_VARIATES // max(terms + cols.size, 1.0), 8, 4096))
     block = chunk * max(1, _BLOCK_DRAWS // chunk)
-    # each cell's (j, k, l) packed as j << 20 | k << 10 | l (the series needs m <= 1024)
-    j, ka, kb = np.unravel_index(cube, (m, m, m)) if terms else (cube[:0],) * 3
-    jkl = ((j << 20) | (ka << 10) | kb).astype(np.int32)
-    return _Plan(m, flipped, cut, terms, n_exp, gammas, cols, jkl, chunk, block)
+    cube = cube if terms else cube[:0]  # only the series needs every cell's entries
+    entry = np.stack([cube // m, (cube // (m * m)) * m + cube % m]).astype(np.int32)
+    return _Plan(m, flipped, cut, terms, n_exp, gammas, cols, entry, chunk, block)
 
 
 class _Work:
@@ -241,7 +240,7 @@ def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _
         np.exp(y, out=y)
         y *= rng.standard_exponential(out=e)
         cell = rng.integers(0, plan.m**3, n, dtype=np.int32)  # as int64, half the bytes
-        _f1_kernels.add_series(counts, y, cell, plan.jkl, out)
+        _f1_kernels.add_series(counts, y, cell, plan.entry, out)
     out[1, 1] = out[0, 1]  # the row sums (true classes) are the same for A and B
 
 
