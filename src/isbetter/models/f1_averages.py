@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -143,9 +143,9 @@ def _symmetric(prior: np.ndarray) -> np.ndarray:
 class _ExactCellModel:
     """What the two exact models share: `alpha`, independent draws, the seeds' use."""
 
+    name: ClassVar[str]
+    paired: ClassVar[bool]
     alpha: float | None = None
-    name: str = field(default="", init=False)  # set by each model
-    paired: bool = field(default=True, init=False)
     max_draws: int = field(default=AVERAGE_MAX_DRAWS, init=False)
 
     def _deltas(
@@ -193,8 +193,8 @@ class FlatCellModel(_ExactCellModel):
         Dirichlet concentration per cell.
     """
 
-    name: str = field(default="flat", init=False)
-    paired: bool = field(default=True, init=False)
+    name = "flat"
+    paired = True
 
     def _deltas(
         self, cells: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
@@ -220,8 +220,8 @@ class UnpairedCellModel(_ExactCellModel):
         Dirichlet concentration per cell.
     """
 
-    name: str = field(default="flat_unpaired", init=False)
-    paired: bool = field(default=False, init=False)
+    name = "flat_unpaired"
+    paired = False
 
     def _deltas(
         self, cells: np.ndarray, measure: Measure, draws: int, rng: np.random.Generator
