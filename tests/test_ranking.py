@@ -53,9 +53,33 @@ def test_inconsistencies_are_reported_never_hidden():
     assert any(x.startswith("cycle:") for x in order.inconsistencies)
     nontransitive = {("a", "b"): "equivalent", ("b", "c"): "equivalent", ("a", "c"): "b_better"}
     order = partial_order(("a", "b", "c"), nontransitive)
-    assert order.groups == (("a", "b", "c"),)
-    text = " ".join(order.inconsistencies)
-    assert "≈ is not transitive: a and c" in text and "c is better than a" in text
+    # a chain of "≈" does not join a and c, which have a strict relation: groups are cliques
+    assert order.groups == (("a", "b"), ("c",))
+    assert order.line == "a ≈ b < c"
+    (text,) = order.inconsistencies
+    assert text.startswith("≈ is not transitive: b ≈ c, but a ≈ b and c cannot form one group")
+
+
+def test_groups_form_from_the_strongest_equivalence_first():
+    """Two tight pairs linked by a weak "≈" (the UCI case: aode ≈ hnb, j48 ≈ j48gr)."""
+    rel = {
+        ("aode", "hnb"): "equivalent",
+        ("j48", "j48gr"): "equivalent",
+        ("aode", "j48"): "equivalent",
+        ("aode", "j48gr"): "equivalent",
+        ("hnb", "j48"): "a_better",
+        ("hnb", "j48gr"): "a_better",
+    }
+    strength = {("aode", "hnb"): 0.99, ("j48", "j48gr"): 1.0, ("aode", "j48"): 0.6,
+                ("aode", "j48gr"): 0.55}  # fmt: skip
+    systems = ("aode", "hnb", "j48", "j48gr")
+    order = partial_order(systems, rel, strength)
+    assert set(order.groups) == {("aode", "hnb"), ("j48", "j48gr")}
+    assert order.line == "j48 ≈ j48gr < aode ≈ hnb"
+    assert len(order.inconsistencies) == 2  # aode ≈ j48 and aode ≈ j48gr, across groups
+    # without strengths, the order of the systems decides: aode joins j48 first
+    weak_first = partial_order(systems, rel, {("aode", "j48"): 1.0, ("aode", "j48gr"): 1.0})
+    assert ("aode", "j48", "j48gr") in weak_first.groups
 
 
 @given(st.permutations(list("abcdef")), st.integers(0, 5))

@@ -120,7 +120,7 @@ def dask_client():
         n_workers=2,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: 8787 may be taken
         silence_logs=logging.ERROR,
     )
     client = distributed.Client(cluster)

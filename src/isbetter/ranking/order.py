@@ -4,7 +4,11 @@ For one metric, every pair of systems has a relation (a key of
 :data:`isbetter.results.decisions.RELATIONS`, read off its probabilities by the
 likelihood or the threshold rule). Then:
 
-* **equivalence groups**: the connected components of the "≈" relation;
+* **equivalence groups**: sets of systems that are pairwise "≈" (cliques), formed by
+  complete linkage — pairs are joined in order of their probability of practical
+  equivalence, strongest first, and two groups merge only when every pair across
+  them is "≈" — so that a chain of weak "≈" relations (a ≈ b ≈ c with c better
+  than a) does not put systems with a strict relation into one group;
 * the **strict order** between groups: "≫" / "≪" (and, under the likelihood
   rule, nothing weaker) as a directed graph from the worse to the better;
 * its **transitive reduction** (the Hasse diagram, by :mod:`networkx`);
@@ -12,8 +16,7 @@ likelihood or the threshold rule). Then:
   groups ordered by their longest chain from the bottom, incomparable groups of
   one layer written in braces;
 * every **inconsistency**, reported and never hidden: a cycle of strict
-  relations, an "≈" that is not transitive (two members of one group not
-  equivalent), a strict relation inside a group.
+  relations, an "≈" that is not transitive (an "≈" pair left in two groups).
 """
 
 from __future__ import annotations
@@ -81,7 +84,9 @@ def group_label(group: tuple[str, ...]) -> str:
 
 
 def partial_order(
-    systems: tuple[str, ...], relations: Mapping[tuple[str, str], str]
+    systems: tuple[str, ...],
+    relations: Mapping[tuple[str, str], str],
+    strength: Mapping[tuple[str, str], float] | None = None,
 ) -> PartialOrder:
     """Build the partial order of `systems` from pairwise `relations`.
 
@@ -91,6 +96,9 @@ def partial_order(
         The systems.
     relations : mapping (a, b) -> relation key
         One entry per pair (either orientation); the relation of A = a to B = b.
+    strength : mapping (a, b) -> float, optional
+        How strongly each "≈" pair is equivalent (its P(rope)); groups form from the
+        strongest pairs first. Default: the order of `systems`.
 
     Examples
     --------
@@ -102,29 +110,28 @@ def partial_order(
     """
     import networkx as nx
 
-    equiv = nx.Graph()
-    equiv.add_nodes_from(systems)
+    rank = {s: i for i, s in enumerate(systems)}
+    equivalent: list[tuple[str, str]] = []
     better: list[tuple[str, str]] = []  # (worse, better)
     for (a, b), rel in relations.items():
         if rel == "equivalent":
-            equiv.add_edge(a, b)
+            equivalent.append((a, b))
         elif rel in _STRICT_A:
             better.append((b, a))
         elif rel in _STRICT_B:
             better.append((a, b))
-    rank = {s: i for i, s in enumerate(systems)}
-    groups = [tuple(sorted(c, key=rank.__getitem__)) for c in nx.connected_components(equiv)]
+    groups = _groups(systems, equivalent, relations, strength or {}, rank)
     of = {s: g for g in groups for s in g}
-    problems = _group_problems(groups, relations)
+    problems = [
+        f"≈ is not transitive: {a} ≈ {b}, but {group_label(of[a])} and {group_label(of[b])} "
+        "cannot form one group (a strict relation between their members)"
+        for a, b in equivalent
+        if of[a] != of[b]
+    ]
     dag = nx.DiGraph()
     dag.add_nodes_from(groups)
     for worse, best in better:
-        if of[worse] == of[best]:
-            problems.append(
-                f"{best} is better than {worse}, but both are in the group {group_label(of[worse])}"
-            )
-        else:
-            dag.add_edge(of[worse], of[best])
+        dag.add_edge(of[worse], of[best])
     cycles = list(nx.simple_cycles(dag))
     for cycle in cycles:
         names = [group_label(g) for g in [*cycle, cycle[0]]]
@@ -151,20 +158,33 @@ def partial_order(
     )
 
 
-def _group_problems(
-    groups: list[tuple[str, ...]], relations: Mapping[tuple[str, str], str]
-) -> list[str]:
-    out = []
-    for g in groups:
-        for i, a in enumerate(g):
-            for b in g[i + 1 :]:
-                rel = relations.get((a, b), _mirror(relations.get((b, a))))
-                if rel != "equivalent":
-                    out.append(
-                        f"≈ is not transitive: {a} and {b} are in the group {group_label(g)} "
-                        f"but their relation is {rel}"
-                    )
-    return out
+def _groups(
+    systems: tuple[str, ...],
+    equivalent: list[tuple[str, str]],
+    relations: Mapping[tuple[str, str], str],
+    strength: Mapping[tuple[str, str], float],
+    rank: dict[str, int],
+) -> list[tuple[str, ...]]:
+    """Complete-linkage groups: merge along "≈" pairs, strongest first, cliques only."""
+    group = {s: frozenset([s]) for s in systems}
+
+    def key(pair: tuple[str, str]) -> tuple[float, int, int]:
+        a, b = pair
+        p = strength.get(pair, strength.get((b, a), 0.0))
+        return (-p, *sorted((rank[a], rank[b])))  # type: ignore[return-value]
+
+    def relation(a: str, b: str) -> str | None:
+        return relations.get((a, b), _mirror(relations.get((b, a))))
+
+    for a, b in sorted(equivalent, key=key):
+        ga, gb = group[a], group[b]
+        if ga == gb or any(relation(x, y) != "equivalent" for x in ga for y in gb):
+            continue
+        merged = ga | gb
+        for s in merged:
+            group[s] = merged
+    unique = {g: None for g in group.values()}
+    return [tuple(sorted(g, key=rank.__getitem__)) for g in unique]
 
 
 def _mirror(rel: str | None) -> str | None:

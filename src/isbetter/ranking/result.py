@@ -112,7 +112,10 @@ class RankingResult:
             threshold=threshold,
             margin=margin,
             relations=relations,
-            orders={m: partial_order(self.systems, relations[m]) for m in self.metrics},
+            orders={
+                m: partial_order(self.systems, relations[m], rope_strengths(self.pairs).get(m))
+                for m in self.metrics
+            },
             settings={**self.settings, "rule": rule, "threshold": threshold, "margin": margin},
         )
 
@@ -215,6 +218,17 @@ def relations_of(
             else threshold_decision(p.probabilities, threshold)
         )
         out.setdefault(metric, {})[(p.system_a, p.system_b)] = rel
+    return out
+
+
+def rope_strengths(
+    pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
+) -> dict[str, dict[tuple[str, str], float]]:
+    """Return each pair's P(rope), per ranking metric (the order groups form in)."""
+    out: dict[str, dict[tuple[str, str], float]] = {}
+    for p in pairs:
+        metric = p.settings.get("ranking_metric", p.metric)
+        out.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
     return out
 
 
