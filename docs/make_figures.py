@@ -1,0 +1,148 @@
+"""Generate the README's pictures into ``docs/img/`` from the shipped data, with fixed seeds.
+
+Three pictures, each made with the public API exactly as the README's tour calls it:
+
+* ``triangle.png`` — nbc vs aode on the 54 UCI data sets (hierarchical model,
+  ROPE 0.01, seed 1): ``isbetter.compare`` + ``isbetter.plots.plot_simplex``;
+* ``hasse.png`` — the partial order of the five UCI classifiers
+  (``isbetter.rank(table, rope=0.01, rng=1)`` + ``isbetter.plots.plot_hasse``);
+* ``f1_posterior.png`` — the posterior of the F1 difference of svm vs nb on
+  class "sport" of ``data/f1_example`` (``isbetter.compare_f1`` +
+  ``isbetter.plots.plot_f1_posterior``): the class whose 95% HDI straddles the
+  ROPE's edge, so the picture shows what the ROPE decides.
+
+Every figure has a fixed size in inches and is saved at :data:`DPI` without
+``bbox_inches="tight"``, so its size in pixels is fixed too (``SIZES``;
+``tests/test_docs_figures.py`` checks it). The PNGs carry no software-version
+metadata, so regenerating them with the same libraries rewrites the same bytes.
+
+The hierarchical fits load the compiled model from isbetter's on-disk cache
+(the first run on a machine compiles it, ~60 s); the ranking fits 10 pairs
+(~20-60 s on 2 cores).
+
+Run from the repository root: ``python docs/make_figures.py [--out DIR] [--jobs N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+F1_EXAMPLE = ROOT / "data" / "f1_example" / "predictions.csv"
+OUT = ROOT / "docs" / "img"
+
+SEED = 1
+ROPE = 0.01
+DPI = 100
+F1_CLASS = "sport"  # the row of the F1 comparison that f1_posterior.png shows
+# figure sizes in inches; at DPI they give the pixel sizes the test checks
+SIZES: dict[str, tuple[float, float]] = {
+    "triangle.png": (5.0, 4.6),
+    "hasse.png": (7.5, 4.4),  # wide enough for the inconsistencies listed below it
+    "f1_posterior.png": (6.4, 4.0),
+}
+# no "Software: matplotlib x.y" entry: the bytes do not change with the version
+_METADATA: dict[str, Any] = {"Software": None}
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, metadata=_METADATA)
+    print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
+    return path
+
+
+def _figure(name: str) -> tuple[Any, Any]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=SIZES[name], layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _uci_table() -> Any:
+    import isbetter
+
+    return isbetter.read_scores(UCI, dataset="dataset_id", system="classifier", score="accuracy")
+
+
+def make_triangle(out: Path, jobs: int | None) -> Path:
+    """Triangle of nbc vs aode: hierarchical model on 54 UCI data sets (Corani et al. 2017)."""
+    import isbetter
+    from isbetter.plots import plot_simplex
+
+    res = isbetter.compare(_uci_table(), "nbc", "aode", rope=ROPE, rng=SEED)
+    print(
+        f"nbc vs aode: P(nbc better) {res.p_a_better:.4f}, P(rope) {res.p_rope:.4f}, "
+        f"P(aode better) {res.p_b_better:.4f}"
+    )
+    fig, ax = _figure("triangle.png")
+    plot_simplex(res, ax=ax)
+    return _save(fig, out / "triangle.png")
+
+
+def make_hasse(out: Path, jobs: int | None) -> Path:
+    """Hasse diagram of the five UCI classifiers (Szymański & Gorman 2020)."""
+    import isbetter
+    from isbetter.plots import plot_hasse
+
+    ranking = isbetter.rank(_uci_table(), rope=ROPE, jobs=jobs, rng=SEED)
+    print(f"order: {ranking.order('accuracy')}")
+    fig, ax = _figure("hasse.png")
+    plot_hasse(ranking, ax=ax)
+    return _save(fig, out / "hasse.png")
+
+
+def make_f1_posterior(out: Path, jobs: int | None) -> Path:
+    """F1 of svm vs nb on class "sport" of one test set of 2 000 documents (Zhang et al. 2016)."""
+    import isbetter
+    from isbetter.plots import plot_f1_posterior
+
+    res = isbetter.compare_f1(F1_EXAMPLE, system_a="svm", system_b="nb", rng=SEED)
+    row = res.row(F1_CLASS)
+    print(
+        f"F1 on {F1_CLASS}, svm - nb: mean {row['mean']:+.4f}, "
+        f"HDI [{row['interval_low']:+.4f}, {row['interval_high']:+.4f}], "
+        f"P(rope) {row['p_rope']:.4f}, decision {row['decision']}"
+    )
+    fig, ax = _figure("f1_posterior.png")
+    plot_f1_posterior(res, F1_CLASS, ax=ax)
+    return _save(fig, out / "f1_posterior.png")
+
+
+MAKERS: dict[str, Callable[[Path, int | None], Path]] = {
+    "triangle.png": make_triangle,
+    "hasse.png": make_hasse,
+    "f1_posterior.png": make_f1_posterior,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the README pictures; return the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=Path, default=OUT, help="output directory (default: docs/img)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="worker processes for the ranking (default: 1)"
+    )
+    parser.add_argument(
+        "--only", choices=sorted(MAKERS), action="append", help="make only this picture"
+    )
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in args.only or MAKERS:
+        start = time.perf_counter()
+        MAKERS[name](args.out, args.jobs)
+        print(f"  {name}: {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    sys.exit(main())
