@@ -96,9 +96,10 @@ def main() -> None:
         keep = sorted(frame["dataset_id"].unique())[:30]
         frame[frame["dataset_id"].isin(keep)].to_csv(subset, index=False)
 
-        rows = []
+        rows: list[tuple[str, float, str]] = []
         seconds, out = wall([*ISBETTER, COMMAND[0], str(DATA), *COMMAND[1:]], env)
         rows.append(("isbetter cv, cold cache (compiles)", seconds, probabilities(out)))
+        print(*rows[-1], flush=True)
         for _ in range(args.repeats):
             seconds, out = wall([*ISBETTER, COMMAND[0], str(DATA), *COMMAND[1:]], env)
             rows.append(("isbetter cv, warm cache", seconds, probabilities(out)))
@@ -116,7 +117,7 @@ def main() -> None:
         else:
             wall([sys.executable, "-c", _BAYCOMP.format(data=str(DATA))], env)  # builds Stan
             seconds, out = wall([sys.executable, "-c", _BAYCOMP.format(data=str(DATA))], env)
-            inner, *probs = out.split()
+            inner, *probs = out.strip().splitlines()[-1].split()  # Stan prints progress first
             rows.append(("baycomp HierarchicalTest, fresh process", seconds, " / ".join(probs)))
             rows.append(("baycomp HierarchicalTest, its fit alone", float(inner), ""))
 

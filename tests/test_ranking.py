@@ -243,3 +243,13 @@ def test_cli_rank_bad_input_is_one_line(uci_long_path, capsys):
     assert err.count("\n") == 1 and "unknown system(s) 'zzz'" in err
     assert main([*base, "--rope", "accuracy=abc"]) == 2
     assert "--rope 'accuracy=abc'" in capsys.readouterr().err
+
+
+def test_order_of_an_unknown_metric_names_the_metrics():
+    from isbetter.ranking.result import RankingResult
+
+    ranking = RankingResult.__new__(RankingResult)
+    object.__setattr__(ranking, "orders", {"accuracy": None})
+    object.__setattr__(ranking, "metrics", ("accuracy",))
+    with pytest.raises(InputError, match="no metric 'score'; it has 'accuracy'"):
+        ranking.order("score")

@@ -8,8 +8,9 @@ class j when k = j (l = j): the only sums the measures need. The variates of the
 non-empty cells (the same cells in every draw) go straight to these sums; the series
 terms (random cells) first into one draw's two m x m confusion matrices.
 
-Importing this module compiles (or loads from numba's on-disk cache) both functions,
-so it is imported only when draws are made, never by ``import isbetter``. Both
+:func:`kernels` compiles both functions on first use on a machine and loads them
+from isbetter's cache (:mod:`isbetter.cache`) after; this module imports numba, so
+it is imported only when draws are made, never by ``import isbetter``. Both
 release the GIL: the sampler's threads run them in parallel.
 """
 
@@ -18,15 +19,35 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["add_cells", "add_series"]
+__all__ = ["kernels"]
 
 # out[side, what, class, draw]: side 0 = A, 1 = B; what 0 = tp, 1 = row, 2 = column.
 # Explicit signatures with layout "A" (any strides): `out` is often a view of a block.
 _OUT = "float64[:, :, :, :]"
 
 
-@numba.njit(f"void(float64[:, :], int64[:], int64, {_OUT})", nogil=True, cache=True)
-def add_cells(values: np.ndarray, cells: np.ndarray, m: int, out: np.ndarray) -> None:
+_SIGNATURES = {
+    "add_cells": f"void(float64[:, :], int64[:], int64, {_OUT})",
+    "add_series": f"void(int64[:], float64[:], int32[:], int32[:, :], {_OUT})",
+}
+
+
+def kernels() -> dict[str, object]:
+    """Return the compiled ``add_cells`` and ``add_series`` (from isbetter's cache)."""
+    from isbetter import cache
+
+    return cache.compiled("f1_multiclass", _build, lambda _: None)
+
+
+def _build() -> dict[str, object]:
+    # explicit signatures: compiled (or loaded) here, nothing left for a warm-up
+    return {
+        name: numba.njit(signature, nogil=True, cache=True)(globals()[f"_{name}"])
+        for name, signature in _SIGNATURES.items()
+    }
+
+
+def _add_cells(values: np.ndarray, cells: np.ndarray, m: int, out: np.ndarray) -> None:
     """Add ``values[i, d]`` (a variate of cell ``cells[i]`` in draw d) to the sums in `out`."""
     size = values.shape[1]
     for i in range(cells.size):
@@ -43,8 +64,7 @@ def add_cells(values: np.ndarray, cells: np.ndarray, m: int, out: np.ndarray) ->
                 out[1, 0, j, d] += v
 
 
-@numba.njit(f"void(int64[:], float64[:], int32[:], int32[:, :], {_OUT})", nogil=True, cache=True)
-def add_series(
+def _add_series(
     counts: np.ndarray, terms: np.ndarray, cells: np.ndarray, entry: np.ndarray, out: np.ndarray
 ) -> None:
     """Add the series terms to the sums: draw d has the next ``counts[d]`` terms and cells.

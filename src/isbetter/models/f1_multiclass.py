@@ -216,7 +216,9 @@ class _Work:
 
 def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
     """Draw a chunk: tp, row and column sums (unnormalised) of A and B into out[side, 0:3]."""
-    from isbetter.models import _f1_kernels  # compiles numba code: only when drawing
+    from isbetter.models._f1_kernels import kernels  # numba code: only when drawing
+
+    compiled = kernels()
 
     size = out.shape[-1]
     out[...] = 0.0
@@ -225,7 +227,7 @@ def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _
         rng.standard_exponential(out=values[: plan.n_exp])
         for lo, hi, shape in plan.gammas:
             rng.standard_gamma(shape, out=values[lo:hi])
-        _f1_kernels.add_cells(values, plan.columns, plan.m, out)
+        compiled["add_cells"](values, plan.columns, plan.m, out)  # type: ignore[operator]
     if plan.terms:
         # Bondesson: Gamma(mass) = sum_i exp(-Gamma_i / mass) E_i over the arrivals
         # Gamma_i of a unit-rate Poisson process; a uniformly random cell gets each term.
@@ -240,7 +242,7 @@ def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _
         np.exp(y, out=y)
         y *= rng.standard_exponential(out=e)
         cell = rng.integers(0, plan.m**3, n, dtype=np.int32)  # the values of int64, faster
-        _f1_kernels.add_series(counts, y, cell, plan.entry, out)
+        compiled["add_series"](counts, y, cell, plan.entry, out)  # type: ignore[operator]
     out[1, 1] = out[0, 1]  # the row sums (true classes) are the same for A and B
 
 

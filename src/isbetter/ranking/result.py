@@ -84,6 +84,13 @@ class RankingResult:
 
     def order(self, metric: str | None = None) -> str:
         """Return the one-line order on `metric` (default: the first)."""
+        if metric is not None and metric not in self.orders:
+            from isbetter._errors import InputError
+
+            raise InputError(
+                f"`metric`: the ranking has no metric {metric!r}; it has "
+                f"{', '.join(map(repr, self.metrics))}."
+            )
         return self.orders[self.metrics[0] if metric is None else metric].line
 
     def with_rule(
