@@ -24,9 +24,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         ),
         formatter_class=formatter,
     )
-    p.add_argument(
-        "file", type=Path, help="one row per document (CSV, TSV, Parquet or JSON lines)"
-    )
+    p.add_argument("file", type=Path, help="one row per document (CSV, TSV, Parquet or JSON lines)")
     p.add_argument("--gold", default="gold", metavar="COL", help="gold-label column")
     p.add_argument("--a", default=None, metavar="COL", help="predictions of system A")
     p.add_argument("--b", default=None, metavar="COL", help="predictions of system B")
