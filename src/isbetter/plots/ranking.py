@@ -3,7 +3,7 @@
 All read a :class:`~isbetter.ranking.result.RankingResult` and do no statistics:
 
 * :func:`plot_hasse` — the partial order of one metric, equivalence groups boxed
-  together, from the worst (bottom) to the best (top);
+  together, from the worst (bottom) to the best (top) (:mod:`isbetter.plots.hasse`);
 * :func:`plot_triangle_grid` — one simplex triangle per pair of systems
   (Szymański & Gorman 2020, Figs. 1-3), from the per-draw points kept in
   ``result.simplex``;
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import math
 import os
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from isbetter._errors import InputError
+from isbetter.plots._ranking_common import metric_of, new_axes, rule_text
+from isbetter.plots.hasse import NODE_EDGE, hasse_size, plot_hasse
 from isbetter.plots.simplex import project_simplex
-from isbetter.ranking.order import group_label
 from isbetter.results.decisions import symbol
 
 __all__ = [
@@ -35,34 +35,12 @@ __all__ = [
     "save_ranking_plot",
 ]
 
-_NODE_FACE = "#dbe7f3"
-_NODE_EDGE = "#1f4e79"
-_STRICT_COLOUR = "#1f4e79"
-_WEAK_COLOUR = "0.55"
-_WARN_COLOUR = "#c0392b"
 _POINT_COLOUR = "#1f4e79"
 # corners of the triangle, as in isbetter.plots.simplex: A better, ROPE, B better
 _CORNERS = project_simplex(np.eye(3))
-_MAX_GROUP_LINE = 3  # members of an equivalence group per line of its box
 
 
 # ------------------------------------------------------------------ helpers
-def _metric(result: Any, metric: str | None) -> str:
-    if metric is None:
-        return result.metrics[0]
-    if metric not in result.metrics:
-        raise InputError(
-            f"No metric {metric!r} in this ranking; it has {', '.join(map(repr, result.metrics))}."
-        )
-    return metric
-
-
-def _rule_text(result: Any) -> str:
-    if result.rule == "threshold":
-        return f"threshold rule (P ≥ {result.threshold:g})"
-    return f"{result.rule} rule (margin {result.margin:g})"
-
-
 def _mirror(rel: str) -> str:
     """Return the relation of B to A given that of A to B."""
     if rel.startswith("a_"):
@@ -99,228 +77,6 @@ def _short(name: str, width: int = 8) -> str:
     return name if len(name) <= width else name[: width - 1] + "."
 
 
-def _node_text(group: tuple[str, ...]) -> str:
-    """Return a group's box text: its members joined by " ≈ ", a few per line."""
-    lines = [
-        " ≈ ".join(group[i : i + _MAX_GROUP_LINE]) for i in range(0, len(group), _MAX_GROUP_LINE)
-    ]
-    return " ≈\n".join(lines)
-
-
-def _layers(labels: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
-    """Layer of each node: the length of the longest chain of Hasse edges below it."""
-    import networkx as nx
-
-    dag = nx.DiGraph()
-    dag.add_nodes_from(labels)
-    dag.add_edges_from(edges)
-    if not nx.is_directed_acyclic_graph(dag):  # a hand-made order; draw it flat
-        return dict.fromkeys(dag.nodes, 0)
-    level: dict[str, int] = {}
-    for node in nx.topological_sort(dag):
-        level[node] = max((level[p] + 1 for p in dag.predecessors(node)), default=0)
-    return level
-
-
-def _new_axes(ax: Any, figsize: tuple[float, float]) -> Any:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize)
-    return ax
-
-
-def _hasse_size(result: Any, metric: str) -> tuple[float, float]:
-    """Return a figure size that fits the Hasse diagram of `metric` at 10 pt."""
-    order = result.orders[metric]
-    labels = {group_label(g): g for g in order.groups}
-    level = _layers(list(labels), list(order.hasse_edges))
-    widths: dict[int, float] = {}
-    for lab, lev in level.items():
-        widths[lev] = widths.get(lev, 0.0) + _node_width(labels.get(lab, (lab,)))
-    chars = max(widths.values(), default=10.0)
-    n_layers = max(level.values(), default=0) + 1
-    return (max(4.5, 0.075 * chars + 1.0), max(3.0, 0.95 * n_layers + 1.3))
-
-
-def _node_width(group: tuple[str, ...]) -> float:
-    """Width of a node in character units (its longest line plus padding and gap)."""
-    return max(len(line) for line in _node_text(group).split("\n")) + 5.0
-
-
-# ------------------------------------------------------------------ Hasse diagram
-def plot_hasse(result: Any, metric: str | None = None, *, ax: Any = None) -> Any:
-    """Draw the Hasse diagram of the partial order of one metric.
-
-    Nodes are the equivalence groups (the members of a group share one box,
-    e.g. "Collins ≈ LAPOS"), in layers from the worst (bottom) to the best
-    (top): a group's layer is the length of the longest chain of Hasse edges
-    below it, and the groups of one layer stand side by side. Solid arrows point
-    from the worse to the better group (the transitive reduction of "≫"); dashed
-    grey arrows show "≳" ("better or equivalent", too close to call under the
-    likelihood rule) between groups not already joined by a solid arrow.
-    Inconsistencies (cycles, non-transitive "≈") are counted in the title and
-    listed in red below the diagram.
-
-    Parameters
-    ----------
-    result : RankingResult
-        From :func:`isbetter.rank`.
-    metric : str, optional
-        Which metric; default: the first.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure when None.
-
-    Returns
-    -------
-    matplotlib.axes.Axes
-    """
-    metric = _metric(result, metric)
-    order = result.orders[metric]
-    ax = _new_axes(ax, _hasse_size(result, metric))
-
-    groups = list(order.groups)
-    of = {s: g for g in groups for s in g}
-    labels = {group_label(g): g for g in groups}
-    for edge in order.hasse_edges:  # a label the groups do not know: draw it as it is
-        for lab in edge:
-            labels.setdefault(lab, (lab,))
-    strict = [tuple(e) for e in order.hasse_edges]
-    level = _layers(list(labels), strict)
-    n_layers = max(level.values(), default=0) + 1
-
-    # positions: a layer's nodes side by side, centred; upper layers ordered by the
-    # mean position of the nodes below them (fewer crossings)
-    preds: dict[str, list[str]] = {lab: [] for lab in labels}
-    for worse, better in strict:
-        preds[better].append(worse)
-    rank = {lab: i for i, lab in enumerate(labels)}
-    pos: dict[str, tuple[float, float]] = {}
-    span = 0.0
-    for lev in range(n_layers):
-        layer = [lab for lab in labels if level[lab] == lev]
-        if lev > 0:
-            layer.sort(
-                key=lambda lab: (
-                    float(np.mean([pos[p][0] for p in preds[lab]])) if preds[lab] else 0.0,
-                    rank[lab],
-                )
-            )
-        widths = [_node_width(labels[lab]) for lab in layer]
-        total = sum(widths)
-        span = max(span, total)
-        x = -total / 2
-        for lab, w in zip(layer, widths, strict=True):
-            pos[lab] = (x + w / 2, float(lev))
-            x += w
-
-    # font size: fit the widest layer into the axes (10 pt when it fits)
-    fig = ax.figure
-    width_pt = ax.get_position().width * fig.get_figwidth() * 72
-    fontsize = float(np.clip(width_pt / (0.62 * max(span, 1.0)), 6.0, 10.0))
-
-    nodes = {}
-    for lab, (x, y) in pos.items():
-        nodes[lab] = ax.text(
-            x,
-            y,
-            _node_text(labels[lab]),
-            ha="center",
-            va="center",
-            multialignment="center",
-            fontsize=fontsize,
-            zorder=3,
-            bbox={
-                "boxstyle": "round,pad=0.4",
-                "facecolor": _NODE_FACE,
-                "edgecolor": _NODE_EDGE,
-                "linewidth": 1.0,
-            },
-        )
-
-    def arrow(worse: str, better: str, **style: Any) -> None:
-        skip = level[better] - level[worse]
-        if skip > 0:  # upwards: from the top of the worse to the bottom of the better
-            start, end = (0.5, 1.0), (0.5, 0.0)
-            rad = 0.0 if skip == 1 else 0.25  # bend edges that jump layers
-        else:  # same layer (or a hand-made order): side to side, arched over the others
-            right = pos[better][0] > pos[worse][0]
-            start, end = ((1.0, 0.5), (0.0, 0.5)) if right else ((0.0, 0.5), (1.0, 0.5))
-            between = sum(
-                1
-                for lab in pos
-                if pos[lab][1] == pos[worse][1]
-                and min(pos[worse][0], pos[better][0])
-                < pos[lab][0]
-                < max(pos[worse][0], pos[better][0])
-            )
-            rad = 0.0 if not between else (0.35 if right else -0.35)
-        ax.annotate(
-            "",
-            xy=end,
-            xycoords=nodes[better],
-            xytext=start,
-            textcoords=nodes[worse],
-            arrowprops={
-                "arrowstyle": "-|>",
-                "shrinkA": 0.4 * fontsize + 2,
-                "shrinkB": 0.4 * fontsize + 2,
-                "mutation_scale": 12,
-                "connectionstyle": f"arc3,rad={rad}",
-                **style,
-            },
-            zorder=2,
-        )
-
-    for worse, better in strict:
-        arrow(worse, better, color=_STRICT_COLOUR, linewidth=1.3)
-    weak: set[tuple[str, str]] = set()
-    for (a, b), rel in result.relations.get(metric, {}).items():
-        if rel not in ("a_at_least", "b_at_least") or a not in of or b not in of:
-            continue
-        worse, better = (b, a) if rel == "a_at_least" else (a, b)
-        pair = (group_label(of[worse]), group_label(of[better]))
-        if pair[0] != pair[1] and pair not in strict:
-            weak.add(pair)
-    for worse, better in sorted(weak):
-        arrow(worse, better, color=_WEAK_COLOUR, linewidth=1.1, linestyle="--")
-
-    half = span / 2 if span else 5.0
-    ax.set_xlim(-half - 0.5, half + 0.5)
-    ax.set_ylim(-0.6, n_layers - 0.4)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-    problems = tuple(order.inconsistencies)
-    title = f"{metric}: partial order, {_rule_text(result)}"
-    if problems:
-        title += f" — {len(problems)} inconsistenc{'y' if len(problems) == 1 else 'ies'}"
-    ax.set_title(title, fontsize="medium", pad=16)
-    key = (
-        "arrows point to the better; dashed: ≳ (better or equivalent)"
-        if weak
-        else ("arrows point to the better")
-    )
-    ax.text(
-        0.5,
-        1.0,
-        key,
-        transform=ax.transAxes,
-        ha="center",
-        va="bottom",
-        fontsize="small",
-        color="0.35",
-    )
-    if problems:
-        shown = [textwrap.shorten(p, 90, placeholder=" …") for p in problems[:4]]
-        if len(problems) > 4:
-            shown.append(f"… and {len(problems) - 4} more")
-        ax.set_xlabel("Inconsistent:\n" + "\n".join(shown), color=_WARN_COLOUR, fontsize="small")
-    return ax
-
-
 # ------------------------------------------------------------------ triangle grid
 def _triangle(ax: Any, points: np.ndarray, probs: Any, row: str, col: str, rel: str | None) -> None:
     """One small simplex triangle of `row` vs `col` (row better: bottom left)."""
@@ -351,7 +107,7 @@ def _triangle(ax: Any, points: np.ndarray, probs: Any, row: str, col: str, rel: 
             ha="left",
             va="top",
             fontsize=11,
-            color=_NODE_EDGE,
+            color=NODE_EDGE,
             transform=ax.transAxes,
         )
     ax.set_xlim(-0.22, 1.22)
@@ -393,7 +149,7 @@ def plot_triangle_grid(
     matplotlib.figure.Figure
         Its axes are the k(k-1)/2 triangles, row by row.
     """
-    metric = _metric(result, metric)
+    metric = metric_of(result, metric)
     names = tuple(result.systems if systems is None else systems)
     unknown = [s for s in names if s not in result.systems]
     if unknown:
@@ -447,7 +203,7 @@ def plot_triangle_grid(
         "symbol: relation of row to column\n"
         f"points: posterior draws (up to {n_points})"
     )
-    fig.suptitle(f"{metric}: pairwise posteriors\n{_rule_text(result)}", fontsize="medium")
+    fig.suptitle(f"{metric}: pairwise posteriors\n{rule_text(result)}", fontsize="medium")
     if k >= 3:  # the empty upper triangle holds the key
         top_right = fig.axes[-1].get_position().x1, fig.axes[0].get_position().y1
         fig.text(*top_right, key, ha="right", va="top", fontsize="x-small", color="0.3")
@@ -483,7 +239,7 @@ def plot_pairwise_heatmap(
     import pandas as pd
     import seaborn as sns
 
-    metric = _metric(result, metric)
+    metric = metric_of(result, metric)
     names = list(result.systems)
     if by_rank:
         ranked = [s for g in reversed(result.orders[metric].groups) for s in g]
@@ -500,7 +256,7 @@ def plot_pairwise_heatmap(
             except InputError:
                 continue
             better[i, j], rope[i, j] = p.p_a_better, p.p_rope
-    ax = _new_axes(ax, (0.85 * k + 2.6, 0.75 * k + 1.4))
+    ax = new_axes(ax, (0.85 * k + 2.6, 0.75 * k + 1.4))
     frame = pd.DataFrame(better, index=names, columns=names)
     sns.heatmap(
         frame,
@@ -577,8 +333,8 @@ def save_ranking_plot(
     """
     from matplotlib.figure import Figure
 
-    metrics = result.metrics if metric is None else (_metric(result, metric),)
-    sizes = [_hasse_size(result, m) for m in metrics]
+    metrics = result.metrics if metric is None else (metric_of(result, metric),)
+    sizes = [hasse_size(result, m) for m in metrics]
     k = len(result.systems)
     heat_w, heat_h = 0.85 * k + 2.6, 0.75 * k + 1.6
     width = max(w for w, _ in sizes) + heat_w
