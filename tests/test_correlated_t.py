@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
+import isbetter
 from _reference import baycomp_long, expected_probabilities, reference, uci_long
 from isbetter import InputError, from_arrays, read_scores
 from isbetter.models.correlated_t import (
@@ -208,3 +209,19 @@ def test_adding_a_constant_to_both_systems_changes_nothing(x, y, c):
     np.testing.assert_allclose(
         shifted.probabilities().as_tuple(), base.probabilities().as_tuple(), atol=1e-6
     )
+
+
+def test_seed_is_recorded_though_the_test_is_exact(uci_long_path):
+    from isbetter.cli import main
+
+    table = isbetter.read_scores(
+        uci_long_path, dataset="dataset_id", system="classifier", score="accuracy"
+    )
+    res = isbetter.compare(table, "nbc", "aode", method="correlated_t", dataset="1", rng=3)
+    assert res.settings["seed"] == 3
+    again = isbetter.compare(table, "nbc", "aode", method="correlated_t", dataset="1", rng=4)
+    assert again.probabilities() == res.probabilities()  # exact: the seed changes nothing
+    assert main(
+        ["cv", str(uci_long_path), "--dataset-col", "dataset_id", "--system-col", "classifier",
+         "--metric", "accuracy", "--a", "nbc", "--b", "aode", "--dataset", "1", "--seed", "3"]
+    ) == 0  # fmt: skip

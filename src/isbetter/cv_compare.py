@@ -102,7 +102,7 @@ def compare(
     if method == "correlated_t":
         from isbetter.models.correlated_t import correlated_ttest
 
-        return correlated_ttest(paired, rope=rope, **options)
+        return correlated_ttest(paired, rope=rope, rng=rng, **options)
     if method == "sign":
         from isbetter.models.sign_tests import sign_test
 

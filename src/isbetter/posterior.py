@@ -15,10 +15,10 @@ The difference ``d`` is always oriented so that positive means *A better*.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from isbetter._validate import check_rope
 from isbetter.results.decisions import Counting
@@ -75,8 +75,10 @@ class StudentTPosterior:
     counting: Counting = field(default="mean", init=False)
 
     @property
-    def dist(self) -> stats.rv_continuous:
+    def dist(self) -> Any:
         """The frozen :func:`scipy.stats.t` distribution (requires ``scale > 0``)."""
+        from scipy import stats
+
         return stats.t(self.df, loc=self.loc, scale=self.scale)
 
     def region_masses(self, rope: float) -> np.ndarray:
@@ -85,8 +87,7 @@ class StudentTPosterior:
         if self.scale == 0:
             return _indicator_masses(np.array([self.loc]), rope)
         # sf for the upper tail keeps precision where the mass is tiny
-        above = stats.t.sf(rope, self.df, loc=self.loc, scale=self.scale)
-        below = stats.t.cdf(-rope, self.df, loc=self.loc, scale=self.scale)
+        above, below = _t_tails(rope, self.df, self.loc, self.scale)
         return np.array([[above, 1.0 - above - below, below]])
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -99,8 +100,9 @@ class StudentTPosterior:
         """Central (= highest-density, the t being symmetric) credible interval."""
         if self.scale == 0:
             return (self.loc, self.loc)
-        lo, hi = self.dist.interval(level)
-        return float(lo), float(hi)
+        # as scipy.stats.t(df, loc, scale).interval(level), without importing scipy.stats
+        lo, hi = special.stdtrit(self.df, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+        return float(self.loc + self.scale * lo), float(self.loc + self.scale * hi)
 
 
 @dataclass(frozen=True)
@@ -208,12 +210,13 @@ class HierarchicalPosterior:
     def region_masses(self, rope: float) -> np.ndarray:
         """Student-t masses of (A better, ROPE, B better) per draw, shape ``(n_draws, 3)``."""
         rope = check_rope(rope)
-        above = stats.t.sf(rope, self.nu, loc=self.delta0, scale=self.std0)
-        below = stats.t.cdf(-rope, self.nu, loc=self.delta0, scale=self.std0)
+        above, below = _t_tails(rope, self.nu, self.delta0, self.std0)
         return np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
 
     def next_pdf(self, grid: np.ndarray) -> np.ndarray:
         r"""Posterior predictive density of :math:`\delta_{next}` on `grid` (draw average)."""
+        from scipy import stats
+
         grid = np.asarray(grid, dtype=float)
         dens = np.zeros_like(grid)
         for start in range(0, self.nu.size, 1000):  # chunks bound the memory use
@@ -222,3 +225,13 @@ class HierarchicalPosterior:
                 grid[:, None], self.nu[sl], loc=self.delta0[sl], scale=self.std0[sl]
             ).sum(axis=1)
         return dens / self.nu.size
+
+
+def _t_tails(rope: float, df: Any, loc: Any, scale: Any) -> tuple[Any, Any]:
+    """P(d > rope) and P(d < -rope) under Student-t(df, loc, scale).
+
+    ``scipy.special.stdtr`` is what ``scipy.stats.t.sf`` / ``cdf`` evaluate (the upper
+    tail as the lower tail of the mirrored value, which keeps precision where the mass
+    is tiny), without importing :mod:`scipy.stats` (a second of start-up).
+    """
+    return special.stdtr(df, -(rope - loc) / scale), special.stdtr(df, (-rope - loc) / scale)

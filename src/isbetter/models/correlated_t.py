@@ -18,12 +18,14 @@ References
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from isbetter._errors import InputError
 from isbetter._provenance import make_settings
-from isbetter._validate import check_positive_int, check_probability, check_rope
+from isbetter._validate import check_positive_int, check_probability, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.models.identity import cv_identity
 from isbetter.posterior import StudentTPosterior
@@ -118,6 +120,7 @@ def correlated_ttest(
     rope: float = 0.0,
     rho: float | None = None,
     dataset: str | None = None,
+    rng: int | np.random.Generator | None = None,
 ) -> ComparisonResult:
     """Bayesian correlated t-test: is A better than B on this data set?
 
@@ -132,6 +135,9 @@ def correlated_ttest(
         :func:`rho_from_sizes` for hold-out designs.
     dataset : str, optional
         Which data set, when `scores` holds several.
+    rng : int, numpy.random.Generator or None
+        The test is exact and draws no random numbers; the seed is recorded in the
+        settings like every method's (and seeds draws from ``result.posterior`` for plots).
 
     Returns
     -------
@@ -165,7 +171,7 @@ def correlated_ttest(
     name = scores.datasets[i]
     settings = make_settings(
         "correlated_t",
-        None,
+        resolve_seed(rng),
         rope=rope,
         rho=rho,
         n=int(d.size),
@@ -189,9 +195,10 @@ def _estimate(post: StudentTPosterior, rope: float, prob: float = 0.95) -> Estim
     if post.scale == 0:
         below, above, sd = float(post.loc < 0), float(post.loc > 0), 0.0
     else:
-        below = float(post.dist.cdf(0.0))
-        above = float(post.dist.sf(0.0))
-        sd = float(post.dist.std()) if post.df > 2 else float("inf")
+        # the t's cdf, sf and sd (scipy.stats.t's formulas, without importing scipy.stats)
+        below = float(special.stdtr(post.df, -post.loc / post.scale))
+        above = float(special.stdtr(post.df, post.loc / post.scale))
+        sd = math.sqrt(post.df / (post.df - 2.0) * post.scale**2) if post.df > 2 else math.inf
     return Estimate(
         mean=post.loc,
         sd=sd,
@@ -210,8 +217,9 @@ def _corrected_t(post: StudentTPosterior, confidence_level: float = 0.95) -> Tes
         lo = hi = post.loc
     else:
         statistic = post.loc / post.scale
-        p_value = float(2 * stats.t.sf(abs(statistic), post.df))
-        half = stats.t.ppf(0.5 + confidence_level / 2, post.df) * post.scale
+        # scipy.stats.t's sf and ppf, from scipy.special (no scipy.stats import)
+        p_value = float(2 * special.stdtr(post.df, -abs(statistic)))
+        half = special.stdtrit(post.df, 0.5 + confidence_level / 2) * post.scale
         lo, hi = post.loc - half, post.loc + half
     return TestResult(
         name="corrected_t",
