@@ -43,7 +43,7 @@ REFERENCE = pd.read_csv(ROOT / "tests" / "reference" / "reference_values.csv").s
     "case_id"
 )
 # MCMC settings of the hierarchical model: the defaults (4 chains x 2000 draws) or quick
-MCMC = {"draws": 500, "tune": 500, "chains": 2} if QUICK else {}
+MCMC = {"draws": 1000, "tune": 500, "chains": 4} if QUICK else {}
 SEED = 1
 RESULTS = {}  # the numbers the last cell prints as JSON (checked by tests/test_notebooks.py)
 
@@ -137,7 +137,7 @@ table = isbetter.read_scores(
     DATA / "uci_cv_accuracy_long.csv", dataset="dataset_id", system="classifier", score="accuracy"
 )
 with warnings.catch_warnings():
-    if QUICK:  # 2 x 500 draws: the ESS rule may flag the fit; the flags stay in `diagnostics`
+    if QUICK:  # 4 x 1000 draws: the ESS rule may flag the fit; the flags stay in `diagnostics`
         warnings.simplefilter("ignore", isbetter.ConvergenceWarning)
     hier = isbetter.compare(table, "nbc", "aode", rope=0.01, rng=SEED, **MCMC)
 RESULTS["hier_nbc_aode"] = list(hier.probabilities().as_tuple())

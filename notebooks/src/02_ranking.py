@@ -12,7 +12,7 @@
 # the grid of triangles (their Figs. 1–3), and how the reading **rule**, the **threshold**
 # and the **ROPE** change the order.
 #
-# `ISBETTER_NOTEBOOK_QUICK=1` gives the small settings CI uses (2 chains × 500 draws per
+# `ISBETTER_NOTEBOOK_QUICK=1` gives the small settings CI uses (4 chains × 1000 draws per
 # pair); unset, every pair gets the model's defaults (4 chains × 2000 draws).
 
 # %%
@@ -35,7 +35,7 @@ DATA = ROOT / "data" / "uci_benavoli2017"
 REFERENCE = pd.read_csv(ROOT / "tests" / "reference" / "reference_values.csv").set_index(
     "case_id"
 )
-MCMC = {"draws": 500, "tune": 500, "chains": 2} if QUICK else {}
+MCMC = {"draws": 1000, "tune": 500, "chains": 4} if QUICK else {}
 SEED = 1
 ROPE = 0.01
 RESULTS = {}  # the numbers the last cell prints as JSON (checked by tests/test_notebooks.py)
