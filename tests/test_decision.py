@@ -42,7 +42,8 @@ def test_p_rope_never_decreases_as_rope_grows(draws, r1, r2):
 def test_argmax_counts_are_fractions(masses):
     p = probabilities_from_masses(masses, "argmax").as_tuple()
     assert sum(p) == pytest.approx(1.0)
-    assert all(v * 50 == pytest.approx(round(v * 50)) for v in p)
+    # a tie for the largest mass is shared by 2 or 3 regions: multiples of 1 / (6 * 50)
+    assert all(v * 300 == pytest.approx(round(v * 300)) for v in p)
 
 
 def test_rope_boundaries_are_closed():

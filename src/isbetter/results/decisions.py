@@ -201,7 +201,8 @@ def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabi
     masses : numpy.ndarray
         Shape ``(n_draws, 3)``: masses of (A better, ROPE, B better) per draw.
     counting : {"argmax", "mean"}
-        ``"argmax"``: fraction of draws in which each region is the largest;
+        ``"argmax"``: fraction of draws in which each region is the largest (a
+        draw with a tie for the largest counts equally for each tied region);
         ``"mean"``: mean mass of each region.
 
     Returns
@@ -216,12 +217,17 @@ def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabi
     (0.5, 0.5, 0.0)
     >>> probabilities_from_masses(m, "mean").as_tuple()
     (0.4, 0.4, 0.2)
+    >>> probabilities_from_masses(np.array([[0.5, 0.0, 0.5]]), "argmax").as_tuple()
+    (0.5, 0.0, 0.5)
     """
     counting = check_choice(counting, "counting", ("argmax", "mean"))  # type: ignore[assignment]
     masses = np.asarray(masses, dtype=float)
     if counting == "argmax":
-        counts = np.bincount(np.argmax(masses, axis=1), minlength=3)
-        p = counts / masses.shape[0]
+        # a draw whose largest mass is shared (e.g. identical systems at rope = 0: masses
+        # (0.5, 0, 0.5)) counts equally for every tied region; np.argmax alone would give
+        # it to the first, "A better", and break the A/B symmetry
+        tied = masses == masses.max(axis=1, keepdims=True)
+        p = (tied / tied.sum(axis=1, keepdims=True)).mean(axis=0)
     else:
         p = np.clip(masses.mean(axis=0), 0.0, 1.0)
     return Probabilities(float(p[0]), float(p[1]), float(p[2]))

@@ -1,0 +1,115 @@
+"""Simulation-based calibration in CI: bounded versions of ``validation/sbc.py``.
+
+Each test draws parameters from the prior, data from the model, fits the model
+with isbetter's code and tests the ranks of the truths among the posterior draws
+for uniformity (Talts et al. 2018). A calibrated fit passes (p > 0.001; seeds are
+fixed, so the outcome is reproducible); a deliberately broken fit (wrong model or
+wrong rho) must fail by far (p < 1e-6), which shows the checks have teeth.
+The full setting (q = 5, 10, 50; 200 studies each; PNG histograms) is the script.
+"""
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from validation.calibration import (  # noqa: E402
+    HIERARCHICAL_PARAMETERS,
+    HierarchicalSetting,
+    draw_hierarchical_truth,
+    draw_scores,
+    f1_sbc,
+    hierarchical_replication,
+    matched_priors,
+    uniformity,
+)
+
+N_RANKS = 100
+CALIBRATED_P = 1e-3
+BROKEN_P = 1e-6
+
+
+def _f1_pvalues(model, reps=4000, n_docs=200, seed=11):
+    res = f1_sbc(
+        ("f1", "accuracy"),
+        reps=reps,
+        n_docs=n_docs,
+        n_ranks=N_RANKS,
+        rng=np.random.default_rng(seed),
+        model=model,
+    )
+    return {k: uniformity(v["ranks"], N_RANKS, 20)[1] for k, v in res.items()}
+
+
+def test_matched_priors_reproduce_the_fixed_bounds():
+    """The model's data-dependent bounds equal the bounds the parameters were drawn with."""
+    from isbetter import from_arrays
+    from isbetter.models.hierarchical_likelihood import prepare
+
+    s = HierarchicalSetting(5, delta0_bound=0.7, std0_bound=0.3, sigma_bound=2.0)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        t = draw_hierarchical_truth(s, rng)
+        x = draw_scores(t["delta"], t["sigma"], s.n_scores, s.rho_data, rng)
+        scores = from_arrays(x, np.zeros_like(x), runs=1).paired("A", "B")
+        p = prepare(scores, 0.0, s.rho_fit, matched_priors(x, s))
+        bounds = np.array([p.delta0_hi, p.std0_hi, p.std_hi]) * p.scale  # score units
+        np.testing.assert_allclose(bounds, [0.7, 0.3, 2.0], rtol=1e-12)
+
+
+def test_uniformity_flags_a_skewed_histogram():
+    ranks = np.arange(1000) % N_RANKS
+    assert uniformity(ranks, N_RANKS, 10)[1] > 0.99
+    assert uniformity(ranks // 2, N_RANKS, 10)[1] < 1e-12
+
+
+@pytest.mark.slow
+def test_f1_model_is_calibrated():
+    """4000 test sets of 200 documents: exact posterior draws, ranks uniform for F1 and accuracy."""
+    p = _f1_pvalues("paired")
+    assert min(p.values()) > CALIBRATED_P, p
+
+
+@pytest.mark.slow
+def test_f1_sbc_fails_when_the_pairing_is_ignored():
+    """Paired data fitted with the unpaired model (another likelihood and prior): caught.
+
+    (For accuracy, a linear measure, the unpaired fit is off by less: p ~ 0.07 here.)
+    """
+    p = _f1_pvalues("unpaired")
+    assert p["f1"] < BROKEN_P, p
+
+
+def _hierarchical_pvalues(setting, reps, seed):
+    seeds = np.random.SeedSequence(seed).spawn(reps)
+    out = [hierarchical_replication(setting, s, N_RANKS) for s in seeds]
+    ok = [o for o in out if "failed" not in o]
+    # a study whose fit cannot start is left out (conditioning on the data keeps the rest
+    # uniform); it must stay rare
+    assert len(ok) >= 0.8 * reps, [o["failed"] for o in out if "failed" in o]
+    return {
+        k: uniformity(np.array([o["ranks"][k] for o in ok]), N_RANKS, 10)[1]
+        for k in HIERARCHICAL_PARAMETERS
+    }
+
+
+SMALL = HierarchicalSetting(5, draws=300, tune=300, chains=2, cores=2)
+
+
+@pytest.mark.slow
+def test_hierarchical_model_is_calibrated_with_five_datasets():
+    """60 studies of 5 data sets x 10 folds from the prior: delta0, std0, nu, delta_1 uniform."""
+    p = _hierarchical_pvalues(SMALL, reps=60, seed=5)
+    assert min(p.values()) > CALIBRATED_P, p
+
+
+@pytest.mark.slow
+def test_hierarchical_sbc_fails_with_a_wrong_rho():
+    """Scores correlated with rho = 0.6, fitted with rho = 0.1: delta_1 far too confident."""
+    wrong = replace(SMALL, rho_data=0.6, rho_fit=0.1)
+    p = _hierarchical_pvalues(wrong, reps=60, seed=6)
+    assert p["delta_1"] < BROKEN_P, p
