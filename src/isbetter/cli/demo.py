@@ -94,11 +94,13 @@ def run(args: argparse.Namespace) -> int:
     )
     plots = _savers() if args.plot_dir is not None else {}
 
-    one = isbetter.compare(scores, "nbc", "aode", rope=0.01, method="correlated_t", dataset="1")
+    one = isbetter.compare(
+        scores, "nbc", "aode", rope=0.01, method="correlated_t", dataset="1", rng=seed
+    )
     _step(1, "One data set (anneal): Bayesian correlated t-test",
           "10 runs of 10-fold CV are correlated (rho = 1/10); is naive Bayes (nbc) better than "
           "AODE on anneal by more than 1 point, practically equivalent, or worse?",
-          f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --dataset 1",
+          f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --dataset 1 --seed {seed}",
           render(one, "text"))  # fmt: skip
     _plot(args.plot_dir, "1_correlated_t.png", plots.get("cv"), one)
 
