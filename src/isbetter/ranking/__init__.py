@@ -21,8 +21,7 @@ from typing import Any
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter._provenance import make_settings
 from isbetter._validate import RNGLike, check_choice, check_probability, check_rope, resolve_seed
-from isbetter.ranking.order import partial_order
-from isbetter.ranking.result import RankingResult, relations_of, rope_strengths
+from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
 from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
@@ -263,8 +262,7 @@ def _assemble(
             pairs.append(summary)
     relations = relations_of(pairs, rule, threshold, margin)
     metrics = list(relations)
-    strengths = rope_strengths(pairs)
-    orders = {m: partial_order(names, relations[m], strengths.get(m)) for m in metrics}
+    orders = orders_of(names, pairs, relations)
     poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
     if poor:
         shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])

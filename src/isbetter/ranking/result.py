@@ -119,10 +119,7 @@ class RankingResult:
             threshold=threshold,
             margin=margin,
             relations=relations,
-            orders={
-                m: partial_order(self.systems, relations[m], rope_strengths(self.pairs).get(m))
-                for m in self.metrics
-            },
+            orders=orders_of(self.systems, self.pairs, relations),
             settings={**self.settings, "rule": rule, "threshold": threshold, "margin": margin},
         )
 
@@ -228,15 +225,17 @@ def relations_of(
     return out
 
 
-def rope_strengths(
+def orders_of(
+    systems: tuple[str, ...],
     pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
-) -> dict[str, dict[tuple[str, str], float]]:
-    """Return each pair's P(rope), per ranking metric (the order groups form in)."""
-    out: dict[str, dict[tuple[str, str], float]] = {}
+    relations: dict[str, dict[tuple[str, str], str]],
+) -> dict[str, PartialOrder]:
+    """Return the partial order per metric (groups form from the strongest P(rope) first)."""
+    strengths: dict[str, dict[tuple[str, str], float]] = {}
     for p in pairs:
         metric = p.settings.get("ranking_metric", p.metric)
-        out.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
-    return out
+        strengths.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
+    return {m: partial_order(systems, relations[m], strengths.get(m)) for m in relations}
 
 
 def _swapped(p: ComparisonSummary) -> ComparisonSummary:
