@@ -15,9 +15,10 @@ Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) 
 by :func:`.hierarchical_quadrature.compiled_kernels`, :math:`\alpha, \beta` out of
 :math:`\nu`'s prior). The factor of :math:`\sigma_i`'s prior bound is not included
 (fits drop it when it cannot matter; when it can, the PyMC model is sampled).
-Scalar special functions of the hyper-parameters (digamma, the incomplete gamma
-function of :math:`\nu`'s integrated prior) come from SciPy; the sums over data sets
-run in numba.
+Both are handed to nutpie as numba C functions over one float64 buffer (no Python
+call per gradient; the chains run in parallel). :math:`\nu`'s integrated prior, an
+incomplete gamma function SciPy has and numba has not, is read from a table SciPy
+fills (:mod:`.nu_prior`).
 """
 
 from __future__ import annotations
@@ -36,18 +37,17 @@ from isbetter.models.hierarchical_quadrature import (
     compiled_kernels,
     register_jitable_helpers,
 )
+from isbetter.models.nu_prior import interpolate, nu_prior_table
 
 __all__ = ["DENSITY_PARAMETERIZATIONS", "compiled_model", "load_density", "log_density"]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
-CACHE_DEPENDS = ("isbetter.models.hierarchical_quadrature",)
+CACHE_DEPENDS = ("isbetter.models.hierarchical_quadrature", "isbetter.models.nu_prior")
 #: the parameterizations with a hand-written density (the others use PyMC's compiled one)
 DENSITY_PARAMETERIZATIONS = ("centred", "integrated")
 #: the model's data, in the order the kernels take them
 _DATA = ("a", "w", "ssr", "xbar")
 _BOUNDS = ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi", "delta0_hi", "std0_hi")
-#: Gauss-Legendre nodes over alpha in nu's integrated prior (as the PyMC model)
-_ALPHA_NODES = 12
 
 
 # --------------------------------------------------------------------------- kernels
@@ -138,6 +138,14 @@ def _centred_kernel(
     return logp
 
 
+def _status(logp: float, grad: np.ndarray) -> int:  # pragma: no cover - compiled by numba
+    # the C functions' return code, as nutpie's own: 3 a non-finite gradient, 4 a log density
+    for k in range(grad.shape[0]):
+        if not math.isfinite(grad[k]):
+            return 3
+    return 0 if math.isfinite(logp) else 4
+
+
 def _centred_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
     # nutpie's C interface of a log density: the data are one float64 buffer (_buffer)
     head = numba.carray(user_data_, (1,), dtype=np.float64)
@@ -150,12 +158,7 @@ def _centred_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-un
     logp = numba.carray(logp_, (1,))
     data = buffer[8:].reshape((4, q))
     logp[0] = _centred_kernel(x, data, buffer[1:8], out)
-    for k in range(q + 5):
-        if not math.isfinite(out[k]):
-            return 3
-    if not math.isfinite(logp[0]):
-        return 4
-    return 0
+    return _status(logp[0], out)
 
 
 def _centred_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
@@ -178,16 +181,21 @@ def _centred_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[
 
 def _integrated_kernel(
     x: np.ndarray,
-    nu_terms: np.ndarray,
     data: np.ndarray,
     bounds: np.ndarray,
+    table: np.ndarray,
     spacing: float,
-) -> tuple[float, np.ndarray]:  # pragma: no cover - compiled by numba
-    # x = (nu - 1, delta0, std0) unconstrained; nu_terms = (log of nu's prior density at
-    # nu - 1, its derivative in nu - 1, digamma((nu + 1) / 2), digamma(nu / 2)); data and
-    # bounds as _centred_kernel's
+    grad: np.ndarray,
+) -> float:  # pragma: no cover - compiled by numba
+    # x = (nu - 1, delta0, std0) unconstrained; data and bounds as _centred_kernel's; table
+    # nu's prior (nu_prior.nu_prior_table). Writes the gradient into grad, returns the log
+    # density (-inf where nu's prior underflowed, as PyMC's).
     d_hi, s_hi, const = bounds[4], bounds[5], bounds[6]
     q = data.shape[1]
+    prior, d_prior = interpolate(x[0], table)  # log p(nu - 1), its derivative in x[0]
+    if prior == -math.inf:
+        grad[:] = 0.0
+        return -math.inf
     s0, s1 = _sigmoid(x[1]), _sigmoid(x[2])
     delta0, std0 = -d_hi + 2.0 * d_hi * s0, s_hi * s1
     xx = math.exp(x[0])
@@ -195,24 +203,61 @@ def _integrated_kernel(
     lik = (data[0], data[1], data[2], data[3])
     logq, dlogq = _loglik_kernel(delta0, std0, nu, lik, spacing)
     log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
-    logp = const + logq.sum() + q * (log_c - math.log(std0)) + nu_terms[0] + x[0]
+    logp = const + logq.sum() + q * log_c + prior + x[0]
     logp -= _softplus(-x[1]) + _softplus(x[1]) + _softplus(-x[2]) + _softplus(x[2])
-    d_nu = dlogq[:, 2].sum() + q * (0.5 * nu_terms[2] - 0.5 * nu_terms[3] - 0.5 / nu)
-    d_delta0 = dlogq[:, 0].sum()
-    d_std0 = dlogq[:, 1].sum() - q / std0
-    grad = np.empty(3)
-    grad[0] = (d_nu + nu_terms[1]) * xx + 1.0
-    grad[1] = d_delta0 * 2.0 * d_hi * s0 * (1.0 - s0) + 1.0 - 2.0 * s0
-    grad[2] = d_std0 * s_hi * s1 * (1.0 - s1) + 1.0 - 2.0 * s1
-    return logp, grad
+    d_nu = dlogq[:, 2].sum() + q * (
+        0.5 * _digamma(nu / 2.0 + 0.5) - 0.5 * _digamma(nu / 2.0) - 0.5 / nu
+    )
+    grad[0] = d_nu * xx + d_prior + 1.0
+    grad[1] = dlogq[:, 0].sum() * 2.0 * d_hi * s0 * (1.0 - s0) + 1.0 - 2.0 * s0
+    grad[2] = dlogq[:, 1].sum() * s_hi * s1 * (1.0 - s1) + 1.0 - 2.0 * s1
+    return logp
+
+
+def _integrated_from_buffer(
+    x: np.ndarray, buffer: np.ndarray, grad: np.ndarray
+) -> float:  # pragma: no cover - numba  # noqa: E501
+    # buffer: q, bounds (7), node spacing, table length, rows a, w, ssr, xbar, nu's table
+    q = int(buffer[0])
+    data = buffer[10 : 10 + 4 * q].reshape((4, q))
+    return _integrated_kernel(x, data, buffer[1:8], buffer[10 + 4 * q :], buffer[8], grad)
+
+
+def _integrated_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
+    # nutpie's C interface, as _centred_logp_cfunc's; the buffer as _integrated_from_buffer's
+    head = numba.carray(user_data_, (10,), dtype=np.float64)
+    if dim != 3:
+        return -1
+    size = 10 + 4 * int(head[0]) + int(head[9])
+    buffer = numba.carray(user_data_, (size,), dtype=np.float64)
+    x = numba.carray(x_, (3,))
+    out = numba.carray(out_, (3,))
+    logp = numba.carray(logp_, (1,))
+    logp[0] = _integrated_from_buffer(x, buffer, out)
+    return _status(logp[0], out)
+
+
+def _integrated_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
+    # the stored variables nu, delta0, std0 at x
+    if dim != 3 or expanded != 3:
+        return -1
+    b = numba.carray(user_data_, (8,), dtype=np.float64)
+    x = numba.carray(x_, (3,))
+    out = numba.carray(out_, (3,))
+    out[0] = 1.0 + math.exp(x[0])
+    out[1] = -b[5] + 2.0 * b[5] * _sigmoid(x[1])
+    out[2] = b[6] * _sigmoid(x[2])
+    return 0
 
 
 def _build() -> dict[str, Any]:
     from numba.extending import register_jitable
 
     register_jitable_helpers()  # _loglik_kernel, callable from the kernels below
-    for helper in (_softplus, _sigmoid, _digamma, _centred_kernel):
+    for helper in (_softplus, _sigmoid, _digamma, _status, interpolate, _centred_kernel):
         register_jitable(helper)
+    register_jitable(_integrated_kernel)
+    register_jitable(_integrated_from_buffer)
     c = numba.types
     logp_sig = c.int64(
         c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
@@ -222,7 +267,9 @@ def _build() -> dict[str, Any]:
         "centred": numba.njit(cache=True)(_centred_kernel),
         "centred_logp": numba.cfunc(logp_sig, cache=True)(_centred_logp_cfunc),
         "centred_expand": numba.cfunc(expand_sig, cache=True)(_centred_expand_cfunc),
-        "integrated": numba.njit(cache=True)(_integrated_kernel),
+        "integrated": numba.njit(cache=True)(_integrated_from_buffer),
+        "integrated_logp": numba.cfunc(logp_sig, cache=True)(_integrated_logp_cfunc),
+        "integrated_expand": numba.cfunc(expand_sig, cache=True)(_integrated_expand_cfunc),
     }
 
 
@@ -231,7 +278,7 @@ def _warm_up(kernels: dict[str, Any]) -> None:
     bounds = np.array([1.0, 2.0, 0.01, 0.1, 1.0, 1.0, 0.0])
     kernels["centred"](np.zeros(8), data, bounds, np.empty(8))
     # cfuncs compile (or load) when created
-    kernels["integrated"](np.zeros(3), np.zeros(4), data, bounds, NODE_SPACING)
+    kernels["integrated"](np.zeros(3), _integrated_buffer(data, bounds), np.empty(3))
 
 
 def _kernels() -> dict[str, Any]:
@@ -246,46 +293,7 @@ def load_density() -> None:
     compiled_kernels()  # the sampler of the delta_i of the integrated model
 
 
-# --------------------------------------------------------------------------- scalar parts
-class _NuPrior:
-    """log density of nu - 1 = x with alpha, beta integrated out, and its derivative in x.
-
-    As :func:`.hierarchical_pymc._nu_prior`: ``x^-2 sum_k w_k / 2 alpha_k (P(alpha_k + 1,
-    b_hi x) - P(alpha_k + 1, b_lo x)) / (b_hi - b_lo)``, P the regularised lower
-    incomplete gamma function, over Gauss-Legendre nodes alpha_k.
-    """
-
-    def __init__(self, bounds: np.ndarray) -> None:
-        a_lo, a_hi, self.b_lo, self.b_hi = (float(b) for b in bounds[:4])
-        t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
-        alpha = a_lo + (a_hi - a_lo) * (t + 1.0) / 2.0
-        self.shape = alpha + 1.0
-        self.coef = weight / 2.0 * alpha
-        self.log_gamma = special.gammaln(self.shape)
-        self.log_width = math.log(self.b_hi - self.b_lo)
-
-    def __call__(self, x: float) -> tuple[float, float]:
-        shape, lo, hi = self.shape, self.b_lo * x, self.b_hi * x
-        if lo > shape[0]:  # both near 1 for some nodes: the upper functions, no cancellation
-            upper = special.gammaincc(shape, lo) - special.gammaincc(shape, hi)
-            mass = np.where(
-                lo > shape, upper, special.gammainc(shape, hi) - special.gammainc(shape, lo)
-            )
-        else:
-            mass = special.gammainc(shape, hi) - special.gammainc(shape, lo)
-        # d P(s, b x) / dx = b (b x)^(s - 1) exp(-b x) / Gamma(s)
-        d_mass = (
-            np.exp((shape - 1.0) * math.log(hi) - hi - self.log_gamma) * self.b_hi
-            - np.exp((shape - 1.0) * math.log(lo) - lo - self.log_gamma) * self.b_lo
-        )
-        total = float(self.coef @ mass)
-        d_total = float(self.coef @ d_mass)
-        if not total > 0.0:  # the prior's mass underflowed: log density -inf, as PyMC's
-            return -math.inf, 0.0
-        log_density = math.log(total) - 2.0 * math.log(x) - self.log_width
-        return log_density, d_total / total - 2.0 / x
-
-
+# --------------------------------------------------------------------------- Python entry
 def log_density(
     parameterization: str, x: np.ndarray, data: dict[str, Any]
 ) -> tuple[float, np.ndarray]:
@@ -311,13 +319,24 @@ def _arguments(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return lik, bounds
 
 
+def _integrated_buffer(lik: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Return the integrated kernel's one float64 buffer (see _integrated_from_buffer)."""
+    table = nu_prior_table(tuple(float(b) for b in bounds[:4]))
+    head = [float(lik.shape[1]), *bounds, NODE_SPACING, float(table.size)]
+    return np.concatenate([head, lik.reshape(-1), table])
+
+
+def _centred_buffer(lik: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Return the centred kernel's one float64 buffer: q, bounds (7), rows a, w, ssr, xbar."""
+    return np.concatenate([[float(lik.shape[1])], bounds, lik.reshape(-1)])
+
+
 def _log_density_function(parameterization: str, data: dict[str, Any]) -> Any:
-    """Return ``logp(x) -> (value, gradient)`` for `data` (what nutpie calls)."""
+    """Return ``logp(x) -> (value, gradient)`` for `data` (what the C functions compute)."""
     if parameterization not in DENSITY_PARAMETERIZATIONS:
         raise ValueError(f"no hand-written density for {parameterization!r}")
     kernel = _kernels()[parameterization]
     lik, bounds = _arguments(data)
-    digamma = special.digamma
     if parameterization == "centred":
 
         def logp(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -325,19 +344,11 @@ def _log_density_function(parameterization: str, data: dict[str, Any]) -> Any:
             return float(kernel(x, lik, bounds, grad)), grad
 
         return logp
-    nu_prior = _NuPrior(bounds)
+    buffer = _integrated_buffer(lik, bounds)
 
     def logp_integrated(x: np.ndarray) -> tuple[float, np.ndarray]:
-        xx = math.exp(min(x[0], 700.0))
-        terms = np.empty(4)
-        # nu - 1 underflowed, or the prior's mass: a density of 0, -inf as PyMC's log
-        # gives (nutpie rejects the step; an exception would abort the sampler)
-        terms[0], terms[1] = nu_prior(xx) if xx > 0.0 else (-math.inf, 0.0)
-        if terms[0] == -math.inf:
-            return -math.inf, np.zeros(3)
-        terms[2:] = digamma(np.array([(xx + 2.0) / 2.0, (xx + 1.0) / 2.0]))
-        value, grad = kernel(x, terms, lik, bounds, NODE_SPACING)
-        return float(value), grad
+        grad = np.empty_like(x)
+        return float(kernel(x, buffer, grad)), grad
 
     return logp_integrated
 
@@ -372,10 +383,9 @@ def _initial_point(parameterization: str, q: int, bounds: np.ndarray, seed: int)
 def compiled_model(parameterization: str, data: dict[str, Any]) -> Any:
     """Return a nutpie model of `data` (a :meth:`Prepared.model_data` dict).
 
-    Nothing is compiled here once the kernels are in the cache. The centred model is
-    handed to nutpie as C functions (its chains run in parallel, no Python per
-    gradient); the integrated one, whose quadrature outweighs a Python call, as Python
-    functions around the compiled kernel.
+    Nothing is compiled here once the kernels are in the cache: both variants are
+    handed to nutpie as C functions over one data buffer (the chains run in parallel,
+    no Python per gradient).
     """
     if parameterization not in DENSITY_PARAMETERIZATIONS:
         raise ValueError(f"no hand-written density for {parameterization!r}")
@@ -399,31 +409,9 @@ def compiled_model(parameterization: str, data: dict[str, Any]) -> Any:
     def initial_point(seed: int) -> np.ndarray:
         return _initial_point(parameterization, q, bounds, seed)
 
-    if parameterization == "centred":
-        return _c_model(lik, bounds, names, shapes, coords, dims, initial_point)
-
-    from nutpie.compiled_pyfunc import from_pyfunc
-
-    def make_logp() -> Any:
-        return _log_density_function(parameterization, data)
-
-    def make_expand(seed1: int, seed2: int, chain: int) -> Any:
-        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
-            return _expand(parameterization, x, bounds)
-
-        return expand
-
-    return from_pyfunc(
-        ndim=n_dim,
-        make_logp_fn=make_logp,
-        make_expand_fn=make_expand,
-        expanded_dtypes=[np.dtype("float64")] * len(names),
-        expanded_shapes=shapes,
-        expanded_names=names,
-        coords={"dataset": np.arange(q)},
-        dims=dims,
-        make_initial_point_fn=initial_point,
-    )
+    buffers = {"centred": _centred_buffer, "integrated": _integrated_buffer}
+    buffer = buffers[parameterization](lik, bounds)
+    return _c_model(parameterization, buffer, n_dim, names, shapes, coords, dims, initial_point)
 
 
 def _unconstrained_names(parameterization: str, q: int) -> list[str]:
@@ -434,29 +422,27 @@ def _unconstrained_names(parameterization: str, q: int) -> list[str]:
 
 
 def _c_model(
-    lik: np.ndarray,
-    bounds: np.ndarray,
+    parameterization: str,
+    buffer: np.ndarray,
+    n_dim: int,
     names: list[str],
     shapes: list[tuple[int, ...]],
     coords: dict[str, Any],
     dims: dict[str, tuple[str, ...]],
     initial_point: Any,
 ) -> Any:
-    """Return nutpie's compiled model around the centred density's C functions."""
+    """Return nutpie's compiled model around the density's C functions and data buffer."""
     from nutpie.compile_pymc import CompiledPyMCModel
 
     kernels = _kernels()
-    q = lik.shape[1]
-    # one float64 buffer: q, bounds (alpha_lo .. std0_hi, const), then a, w, ssr, xbar
-    buffer = np.concatenate([[float(q)], bounds, lik.reshape(-1)])
     buffer.flags.writeable = False
     sizes = [int(np.prod(shape)) for shape in shapes]
     offsets = np.cumsum([0, *sizes])
     slices = [slice(int(lo), int(hi)) for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)]
     return CompiledPyMCModel(
         dims=dims,
-        compiled_logp_func=kernels["centred_logp"],
-        compiled_expand_func=kernels["centred_expand"],
+        compiled_logp_func=kernels[f"{parameterization}_logp"],
+        compiled_expand_func=kernels[f"{parameterization}_expand"],
         initial_point_func=initial_point,
         shared_data={},
         user_data=buffer,
@@ -464,7 +450,7 @@ def _c_model(
         shape_info=(names, slices, shapes),
         logp_func=None,
         expand_func=None,
-        _n_dim=q + 5,
+        _n_dim=n_dim,
         _shapes=dict(zip(names, shapes, strict=True)),
         _coords=coords,
     )

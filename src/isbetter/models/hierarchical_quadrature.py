@@ -160,7 +160,8 @@ def log_integrand(
     quad = ssr + w * (width * z_lik) ** 2
     out = -(nu + 1.0) / 2.0 * lib.log1p(z_prior**2 / nu) - a * lib.log(quad / 2.0)
     if bounded:
-        out = out + lib.log(lib.gammaincc(a, quad / (2.0 * std_hi**2)))
+        # floored: far out the factor underflows, and log(0) would poison the gradient
+        out = out + lib.log(lib.maximum(lib.gammaincc(a, quad / (2.0 * std_hi**2)), 1e-300))
     return out
 
 
@@ -205,22 +206,27 @@ def integrated_loglik(
     delta0, std0, nu = (lib.asarray(v) for v in (delta0, std0, nu))
     a, w, ssr, xbar, std_hi = data
     width = likelihood_width(a, w, ssr, lib=lib)
-    # The gradient is that of the quadrature with its nodes held fixed in delta: the
-    # same rule applied to d log f / d theta (only the prior depends on theta there).
-    # It differs from the exact derivative of the rule by about its error, and the
-    # backward pass then skips the map u -> delta; NUTS stays exact, as its
-    # leapfrog steps are volume-preserving and reversible for any such force.
-    fixed = [lib.stop_gradient(v) for v in (delta0, std0, nu)]
-    _, z_fixed, z_lik, log_weight = quadrature_nodes(*fixed, xbar, width, a, n_nodes, lib=lib)
+    # The value is the rule's. The gradient is the rule applied to the derivatives of the
+    # integrand written in the prior's units, zeta = (delta - delta0) / std0: the nodes
+    # are held fixed in zeta, so delta0 and std0 act through the likelihood only, as
+    # E[d log L / d delta] and E[zeta d log L / d delta] (the direct forms carry the
+    # rule's error times 1 / std0). It differs from the derivative of the rule by about
+    # the rule's error; NUTS stays exact, its leapfrog steps being volume-preserving and
+    # reversible for any such force, and the backward pass skips the map u -> delta.
+    sg = lib.stop_gradient
+    fixed = (sg(delta0), sg(std0), sg(nu))
+    _, zeta, z_lik, log_weight = quadrature_nodes(
+        fixed[0], fixed[1], fixed[2], xbar, width, a, n_nodes, lib=lib
+    )
+    zeta, log_weight = sg(zeta), sg(log_weight - lib.log(fixed[1])[..., None])
+    # (delta0 + std0 zeta - xbar) / width: z_lik in value
+    shift = (delta0 - fixed[0])[..., None] + (std0 - fixed[1])[..., None] * zeta
+    z_lik = sg(z_lik) + shift / width[..., None]
     nodes = (a[..., None], w[..., None], ssr[..., None], width[..., None], std_hi)
     lik = log_integrand(0.0, z_lik, 1.0, nodes, lib=lib, bounded=bounded)
-    # (delta_k - delta0) / std0 at the fixed nodes delta_k: z_fixed in value
-    z_prior = (z_fixed * fixed[1][..., None] + (fixed[0] - delta0)[..., None]) / std0[..., None]
-    prior = -(nu[..., None] + 1.0) / 2.0 * lib.log1p(z_prior**2 / nu[..., None])
-    log_t_norm = (
-        lib.gammaln((nu + 1.0) / 2.0) - lib.gammaln(nu / 2.0) - 0.5 * lib.log(nu * math.pi)
-    ) - lib.log(std0)
-    return lib.logsumexp(prior + lib.stop_gradient(lik + log_weight), axis=-1) + log_t_norm
+    prior = -(nu[..., None] + 1.0) / 2.0 * lib.log1p(zeta**2 / nu[..., None])
+    log_c = lib.gammaln((nu + 1.0) / 2.0) - lib.gammaln(nu / 2.0) - 0.5 * lib.log(nu * math.pi)
+    return lib.logsumexp(prior + lik + log_weight, axis=-1) + log_c
 
 
 # --------------------------------------------------------------------------- compiled (numba)
@@ -236,9 +242,11 @@ def _nodes(
     ell: np.ndarray,
     z: np.ndarray,
     jac: np.ndarray,
+    score: np.ndarray,
 ) -> tuple[int, float, float]:  # pragma: no cover - compiled by numba
-    # Fill ell (log of t kernel x likelihood, no Jacobian), z (z_prior) and jac (d delta/du)
-    # at the nodes of one data set; return (nodes, u of the first node, step).
+    # Fill ell (log of t kernel x likelihood, no Jacobian), z (z_prior), jac (d delta/du)
+    # and score (d log p(x_i | delta) / d delta) at the nodes of one data set; return
+    # (nodes, u of the first node, step).
     a, w, ssr, xbar = lik
     width = math.sqrt(ssr / (w * max(2.0 * a - 1.0, 1.0)))
     reach = max(std0, width, abs(xbar - delta0))
@@ -257,9 +265,9 @@ def _nodes(
         z[k] = (x - 1.0 / x) / 2.0
         jac[k] = 1.0 / (2.0 / (std0 * (x + 1.0 / x)) + 2.0 / (width * (y + 1.0 / y)))
         z_lik = (y - 1.0 / y) / 2.0
-        ell[k] = -(nu + 1.0) / 2.0 * math.log1p(z[k] * z[k] / nu) - a * math.log(
-            (ssr + w * (width * z_lik) ** 2) / 2.0
-        )
+        quad = ssr + w * (width * z_lik) ** 2
+        ell[k] = -(nu + 1.0) / 2.0 * math.log1p(z[k] * z[k] / nu) - a * math.log(quad / 2.0)
+        score[k] = -2.0 * a * w * width * z_lik / quad
         e *= ratio
     return n, u_lo + step / 2.0, step
 
@@ -267,21 +275,31 @@ def _nodes(
 def _loglik_kernel(
     delta0: float, std0: float, nu: float, lik: tuple[np.ndarray, ...], spacing: float
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled by numba
+    # The derivatives in delta0 and std0 are integrated by parts, E[d log L / d delta] and
+    # E[z d log L / d delta] (the t kernel depends on delta - delta0 and on its scale only):
+    # the direct forms, E[d log t / d theta], carry the rule's error times 1 / std0, which
+    # made NUTS diverge where std0 is tiny.
     a, w, ssr, xbar = lik
     out, grad = np.empty(a.shape[0]), np.empty((a.shape[0], 3))
-    ell, z, jac = np.empty(_MAX_NODES), np.empty(_MAX_NODES), np.empty(_MAX_NODES)
+    ell, z, jac, score = (
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+    )
     for i in range(a.shape[0]):
-        n, _, step = _nodes(delta0, std0, nu, (a[i], w[i], ssr[i], xbar[i]), spacing, ell, z, jac)
+        lik_i = (a[i], w[i], ssr[i], xbar[i])
+        n, _, step = _nodes(delta0, std0, nu, lik_i, spacing, ell, z, jac, score)
         top = ell[:n].max()
         total = g0 = g1 = g2 = 0.0
         for k in range(n):
             p = math.exp(ell[k] - top) * jac[k]
             zz = z[k] * z[k]
             total += p
-            g0 += p * (nu + 1.0) * z[k] / (std0 * (nu + zz))
-            g1 += p * (nu + 1.0) * zz / (std0 * (nu + zz))
+            g0 += p * score[k]
+            g1 += p * z[k] * score[k]
             g2 += p * (-math.log1p(zz / nu) + (nu + 1.0) * zz / (nu * (nu + zz))) / 2.0
-        out[i] = top + math.log(total * step)
+        out[i] = top + math.log(total * step / std0)
         grad[i, 0], grad[i, 1], grad[i, 2] = g0 / total, g1 / total, g2 / total
     return out, grad
 
@@ -299,14 +317,30 @@ def register_jitable_helpers() -> None:
         _JITABLE.append(True)
 
 
+def kernel_version() -> int:
+    """Return a checksum of the compiled functions' source, for caches of compiled code.
+
+    PyTensor caches the numba code of the model's Op by the Op's properties; this
+    number, part of that cache key, makes an edited kernel recompile.
+    """
+    import inspect
+    import zlib
+
+    try:
+        source = "".join(inspect.getsource(f) for f in (_nodes, _loglik_kernel))
+    except (OSError, TypeError):  # no source (frozen install): the version of the rule
+        source = f"{NODE_SPACING} {_TAIL_LOG_MASS} {_MIN_NODES} {_MAX_NODES}"
+    return zlib.crc32(source.encode())
+
+
 def compiled_kernels() -> tuple[Any, Any]:
     r"""Return the numba-compiled likelihood and sampler (from isbetter's cache).
 
     ``loglik(delta0, std0, nu, (a, w, ssr, xbar), spacing)`` returns
     ``(logq, dlogq)``: ``logq[i]`` is :func:`integrated_loglik` for data set ``i``
-    (unbounded) without the Student-t normaliser :math:`\log c(\nu) - \log\sigma_0`,
-    with nodes `spacing` apart in :math:`u`; ``dlogq[i]`` its derivatives in
-    ``(delta0, std0, nu)`` with the nodes held fixed (as :func:`integrated_loglik`).
+    (unbounded) without the Student-t normaliser's :math:`\log c(\nu)`, with nodes
+    `spacing` apart in :math:`u`; ``dlogq[i]`` its derivatives in ``(delta0, std0,
+    nu)``: the same rule applied to the derivatives of the integrand.
     ``draw(delta0, std0, nu, (a, w, ssr, xbar), spacing, rng)`` is the sampler
     of :func:`draw_deltas`. Compiled on first use on a machine, then loaded
     (:mod:`isbetter.cache`).
@@ -344,12 +378,17 @@ def _draw_kernel(
 ) -> np.ndarray:  # pragma: no cover - compiled by numba
     a, w, ssr, xbar = lik
     out = np.empty((delta0.shape[0], a.shape[0]))
-    ell, z, jac = np.empty(_MAX_NODES), np.empty(_MAX_NODES), np.empty(_MAX_NODES)
+    ell, z, jac, score = (
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+        np.empty(_MAX_NODES),
+    )
     work = np.empty((4, _MAX_NODES))
     for s in range(delta0.shape[0]):
         for i in range(a.shape[0]):
             lik_i = (a[i], w[i], ssr[i], xbar[i])
-            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, ell, z, jac)
+            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, ell, z, jac, score)
             for k in range(n):
                 ell[k] += math.log(jac[k])
             u = _sample_u(ell, n, work, rng) * step + u0

@@ -76,6 +76,7 @@ def sample(
     backend: str,
     compiled: Any = None,
     low_rank: bool = False,
+    target_accept: float = 0.8,
 ) -> Any:
     """Sample `model` and return its :class:`arviz.InferenceData`.
 
@@ -95,6 +96,8 @@ def sample(
         A compiled model to reuse (nutpie only); compiled from `model` otherwise.
     low_rank : bool, default: False
         nutpie's low-rank modified mass matrix adaptation.
+    target_accept : float, default: 0.8
+        The step size adapts to this mean acceptance probability (both backends).
     """
     cores = cores if cores is not None else min(chains, 2)
     if backend == "nutpie":
@@ -112,6 +115,7 @@ def sample(
             progress_bar=False,
             save_warmup=False,
             low_rank_modified_mass_matrix=low_rank,
+            target_accept=target_accept,
         )
     import pymc as pm
 
@@ -121,6 +125,7 @@ def sample(
         chains=chains,
         cores=cores,
         random_seed=seed,
+        target_accept=target_accept,
         progressbar=False,
         compute_convergence_checks=False,
         model=model,
