@@ -8,6 +8,7 @@ errors next to each assertion.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -423,6 +424,43 @@ def test_swapping_systems_mirrors_the_probabilities(model, synthetic, fit):
         combined = math.hypot(max(se[k], floor), max(se_swapped[k], floor))
         assert abs(p - p_swapped) <= 4 * combined, (k, p, p_swapped, combined)
         assert combined < 0.05  # the test has teeth: the old bound was 0.28
+
+
+def test_auto_refits_a_flagged_centred_fit_with_the_integrated_model(monkeypatch):
+    """Above 20 data sets "auto" samples the centred model; a flagged fit is refitted.
+
+    Two near-identical systems (std0 near 0) gave the centred fit bulk ESS 191 and R-hat
+    1.012 on the UCI data; hierarchical_test passed the resolved "centred" to its shared
+    model, so no refit could happen. The flag is forced here, to test the wiring fast.
+    """
+    from isbetter.models import sampling
+
+    calls = []
+    real = hm.diagnose
+
+    def flag_centred(idata, names, *, backend):
+        calls.append("delta" in idata.posterior and "alpha" in idata.posterior)
+        d = real(idata, names, backend=backend)
+        return dataclasses.replace(d, converged=False) if calls[-1] else d
+
+    monkeypatch.setattr(hm, "diagnose", flag_centred)
+    g = np.random.default_rng(3)
+    x = g.uniform(0.7, 0.9, size=(21, 1)) + g.normal(0, 0.02, size=(21, 10))
+    scores = from_arrays(x, x - 0.01 - g.normal(0, 0.01, size=(21, 10)), runs=1).paired("A", "B")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains
+        res = hm.hierarchical_test(scores, rope=0.01, rng=4, draws=200, tune=200, chains=2)
+    assert calls == [True, False]  # the centred fit (it samples alpha), then the integrated
+    assert res.settings["parameterization"] == "integrated"
+    assert res.settings["refit_of"]["parameterization"] == "centred"
+    assert res.settings["refit_of"]["converged"] is False
+    assert res.delta.shape == (400, 21)
+    # asked for explicitly, the centred model is kept, flagged or not
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = hm.hierarchical_test(scores, rope=0.01, rng=4, parameterization="centred", **SMALL)
+    assert res.settings["parameterization"] == "centred" and res.settings["refit_of"] is None
+    assert sampling.resolve_backend("auto") == res.settings["backend"]
 
 
 def test_identical_systems_everywhere_are_equivalent(model):

@@ -509,8 +509,9 @@ def hierarchical_test(
         )
     if scores.n_datasets < 2:
         prepare(scores, check_rope(rope), rho, priors or HierarchicalPriors())  # raises
-    resolved = resolve_parameterization(parameterization, scores.n_datasets)
-    model = _shared_model(scores.n_datasets, backend_used, resolved)
+    resolve_parameterization(parameterization, scores.n_datasets)  # raises if unknown
+    # "auto" stays "auto": a flagged centred fit is refitted with the integrated model
+    model = _shared_model(scores.n_datasets, backend_used, parameterization)
     return model.fit(
         scores,
         rope=rope,
