@@ -253,7 +253,7 @@ CLI_CASES = {
     "non-integer seed": (["--seed", "1.5"], "invalid int value: '1.5'"),
     "string ROPE": (["--rope", "abc"], "invalid float value: 'abc'"),
     "negative ROPE": (["--rope", "-0.1"], "--rope must be a non-negative"),
-    "same system twice": (["--b", "a"], "are both 'a'"),  # the last --b wins
+    "flag given twice": (["--b", "a"], "argument --b: given twice (b, then a); give it once"),
 }
 
 

@@ -110,8 +110,9 @@ def test_read_scores_iv(tmp_path):
         read_scores(pd.concat([df, df.iloc[[0]]]))
     with pytest.raises(
         InputError,
-        match=r"Folds differ between systems on data set 'd1': a \(6\), b \(5\); every "
-        r"\(system, data set\) pair needs the same folds \(or pass `drop_incomplete=True`\)",
+        match=r"Folds differ between systems on data set 'd1': a \(6\), b \(5\); e\.g\. run \d+ "
+        r"fold \d+ has no score of b\. Every \(system, data set\) pair needs the same fold "
+        r"labels \(or pass `drop_incomplete=True`\)",
     ):
         read_scores(df.drop(index=[8]))
     with pytest.raises(InputError, match="has 1 system"):

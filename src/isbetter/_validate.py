@@ -46,7 +46,7 @@ def check_rope(rope: Any, name: str = "rope") -> float:
             f"`{name}` must be a non-negative number in score units, got {rope!r}; "
             f"pass e.g. {name}=0.01 (a 1-point ROPE on a 0-1 scale) or {name}=0."
         )
-    return value
+    return value + 0.0  # -0.0 becomes 0.0: a zero ROPE is never printed as "-0"
 
 
 def check_nonnegative(value: Any, name: str) -> float:

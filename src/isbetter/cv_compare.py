@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from isbetter._errors import InputError
+from isbetter._table_rows import describe_dropped
 from isbetter._validate import check_choice
 from isbetter.data import PairedScores, ScoreTable
 from isbetter.results.comparison import ComparisonResult
@@ -99,6 +101,17 @@ def compare(
             f"{method!r}; it takes: {', '.join(OPTIONS[method])}."
         )
 
+    result = _fit(paired, method, rope, rng, options)
+    dropped = describe_dropped(scores.dropped) if isinstance(scores, ScoreTable) else ""
+    if dropped:  # say what drop_incomplete removed: the reader sees n shrink otherwise
+        result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
+    return result
+
+
+def _fit(
+    paired: PairedScores, method: str, rope: float, rng: Any, options: dict[str, Any]
+) -> ComparisonResult:
+    """Run `method` on the paired scores."""
     if method == "correlated_t":
         from isbetter.models.correlated_t import correlated_ttest
 

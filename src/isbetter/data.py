@@ -21,6 +21,7 @@ import pandas as pd
 
 from isbetter._errors import InputError, InputTypeError
 from isbetter._io import first_line, read_table, where
+from isbetter._table_rows import keep_systems
 from isbetter._validate import check_columns, check_positive_int
 
 __all__ = ["PairedScores", "ScoreTable", "from_arrays", "read_scores", "read_table"]
@@ -205,6 +206,7 @@ def read_scores(
     score: str | Sequence[str] = "score",
     higher_is_better: bool | Mapping[str, bool] = True,
     drop_incomplete: bool = False,
+    systems: Sequence[str] | None = None,
 ) -> ScoreTable:
     """Read per-fold scores in long form and validate them.
 
@@ -224,6 +226,9 @@ def read_scores(
         Drop rows with missing or infinite scores and (data set, run, fold)
         keys not present for every system, instead of raising; what was dropped
         is kept in :attr:`ScoreTable.dropped`.
+    systems : sequence of str, optional
+        Keep only these systems (default: all): a system left out can neither block
+        nor change the comparison of the others through its own missing folds.
 
     Returns
     -------
@@ -274,6 +279,7 @@ def read_scores(
             raise InputError(
                 f"Column {name!r} ({col}) has missing values; every score needs a {col}."
             )
+    out = keep_systems(out, systems)
     return _validate(out, metrics, directions, drop_incomplete, first_line(source))
 
 
@@ -351,12 +357,15 @@ def _validate(
     incomplete = keys_per < n_systems
     if incomplete.any():
         if not drop_incomplete:
-            ds = df.loc[incomplete, "dataset"].iloc[0]
+            ds, run, fold = df[incomplete].iloc[0][["dataset", "run", "fold"]]  # a key lacking
             counts = df[df["dataset"] == ds].groupby("system").size().reindex(systems, fill_value=0)
             listing = ", ".join(f"{s} ({n})" for s, n in counts.items())
+            has = df.loc[(df["dataset"] == ds) & (df["run"] == run) & (df["fold"] == fold)]
+            lacking = ", ".join(sorted(set(systems) - set(has["system"])))
             raise InputError(
-                f"Folds differ between systems on data set {ds!r}: {listing}; every "
-                "(system, data set) pair needs the same folds (or pass `drop_incomplete=True`)."
+                f"Folds differ between systems on data set {ds!r}: {listing}; e.g. run {run} "
+                f"fold {fold} has no score of {lacking}. Every (system, data set) pair needs the "
+                "same fold labels (or pass `drop_incomplete=True`)."
             )
         dropped.append(df[incomplete].assign(reason="key not present for every system"))
         df = df[~incomplete]

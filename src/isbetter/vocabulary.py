@@ -15,6 +15,7 @@ __all__ = [
     "METHOD_NAMES",
     "POWER_GOALS",
     "RANKING_RULES",
+    "rope_text",
 ]
 
 #: methods of :func:`isbetter.compare` (per-fold cross-validation scores)
@@ -35,3 +36,8 @@ POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 FORMATS: tuple[str, ...] = ("text", "markdown", "latex", "html", "json", "csv")
 #: how :func:`isbetter.rank` reads a pair's relation off its probabilities
 RANKING_RULES: tuple[str, ...] = ("likelihood", "threshold")
+
+
+def rope_text(rope: float) -> str:
+    """How reports name a ROPE half-width: ``ROPE +-0.01``, or ``no ROPE`` (never ``+-0``)."""
+    return f"ROPE +-{rope:g}" if rope else "no ROPE"

@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Sequence
 
 from isbetter._errors import IsbetterError
-from isbetter.cli import cache, cv, demo, f1, power, rank
+from isbetter.cli import cache, cv, demo, f1, interrupt, power, rank
 from isbetter.cli.common import Parser, check_destinations, formatter
 from isbetter.cli.messages import cli_message
 
@@ -55,18 +55,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version and usage errors (already printed)
         return int(exc.code or 0)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), interrupt.watch():
             # PyTensor's notice that it found no BLAS library concerns how it was installed,
             # not the results; it would otherwise be the first thing every user reads.
             warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
             check_destinations(args)
-            return int(args._run(args))
-    except KeyboardInterrupt:
+            code = int(args._run(args))
+            interrupt.check()  # a sampler may have caught the Ctrl-C: still stop with 130
+            return code
+    except Exception as exc:
+        if not interrupt.seen() and not isinstance(exc, IsbetterError | OSError):
+            raise
+        return _failure(exc, args)
+    except KeyboardInterrupt as exc:
+        return _failure(exc, args)
+
+
+def _failure(exc: BaseException, args: argparse.Namespace) -> int:
+    """Print the one line that says why the command stopped; return its exit code."""
+    if isinstance(exc, KeyboardInterrupt) or interrupt.seen():
+        # after a Ctrl-C a sampler's clean-up may fail in its own way: still an interrupt
         print(f"isbetter {args.command}: interrupted", file=sys.stderr)
         return 130
-    except IsbetterError as exc:
+    if isinstance(exc, IsbetterError):
         print(f"isbetter {args.command}: error: {cli_message(str(exc), args)}", file=sys.stderr)
         return 2
-    except OSError as exc:
-        print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+    print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)  # OSError
+    return 1

@@ -22,8 +22,52 @@ __all__ = [
 ]
 
 
+class _Once(argparse._StoreAction):
+    """Store an option's value, refusing a second one (argparse would keep the last)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given: set[str] = getattr(parser, "given", set())
+        if self.option_strings and self.dest in given:
+            before, now = getattr(namespace, self.dest), values
+            raise argparse.ArgumentError(
+                self, f"given twice ({_shown(before)}, then {_shown(now)}); give it once"
+            )
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(map(str, value)) or "no value"
+    return str(value)
+
+
 class Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line and exit code 2."""
+    """An ArgumentParser whose usage errors are one line and exit code 2.
+
+    An option that takes one value refuses to be given twice (``--metric a --metric b``
+    is an error naming ``--metric``, not a silent ``b``); options meant to be repeated
+    say so with ``action="append"``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+        self.given: set[str] = set()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Any = None, namespace: Any = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse as argparse does; every parse starts with no option given."""
+        self.given = set()
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the usage error as one line and exit with 2."""
@@ -38,7 +82,7 @@ class _Formatter(argparse.HelpFormatter):
         default = action.default
         if (
             "default" in text
-            or default in (None, False, argparse.SUPPRESS)
+            or any(default is v for v in (None, False, argparse.SUPPRESS))  # 0.0 == False
             or not action.option_strings
         ):
             return text
@@ -118,8 +162,10 @@ def check_destinations(args: argparse.Namespace) -> None:
 
 def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path], Any]) -> int:
     """Write the report in the requested format (stdout or --output) and the --plot file."""
+    from isbetter.cli.interrupt import check
     from isbetter.report import render
 
+    check()  # Ctrl-C during the work, caught by a sampler: write nothing
     text = render(result, args.format)
     if args.output is None:
         sys.stdout.write(text)

@@ -72,10 +72,13 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
+    from isbetter._errors import InputError
     from isbetter._progress import activity
     from isbetter.cv_compare import compare
     from isbetter.data import read_scores
 
+    if args.a == args.b:
+        raise InputError(f"--a and --b are both {args.a!r}; compare two different systems.")
     table = read_scores(
         args.file,
         dataset=args.dataset_col or None,
@@ -85,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         score=args.metric,
         higher_is_better=not args.lower_is_better,
         drop_incomplete=args.drop_incomplete,
+        systems=[args.a, args.b],  # another system's missing folds do not concern this pair
     )
     options = {
         name: getattr(args, name)

@@ -75,10 +75,17 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
+    from isbetter._errors import InputError
     from isbetter.f1_compare import compare_f1
     from isbetter.predictions import read_predictions
 
     systems = [s for s in (args.a, args.b) if s is not None]
+    if len(systems) == 1:  # not "the table has 1 system": the other column was not asked for
+        given, missing = ("--a", "--b") if args.a is not None else ("--b", "--a")
+        raise InputError(
+            f"{given} {systems[0]} is given without {missing}; give the prediction columns of "
+            "both systems, --a and --b."
+        )
     table = read_predictions(args.file, gold=args.gold, systems=systems or None)
     if args.classes:  # before the work starts; the rows of the result are checked again below
         _check_classes(args, [str(c) for c in table.labels] + ["macro", "micro"])

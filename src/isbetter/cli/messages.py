@@ -179,6 +179,12 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
         ).replace("name the prediction columns", "name the systems' columns with --a and --b")
     elif command == "rank":
         out = out.replace("name the prediction columns", "name the systems' columns with --systems")
+    if command == "cv":  # cv keeps the systems --a and --b: an unknown one is one of them
+        for dest in ("a", "b"):
+            out = out.replace(
+                f"`systems`: unknown system {getattr(args, dest, None)!r}",
+                f"`system_{dest}`: unknown system {getattr(args, dest, None)!r}",
+            )
     if command in ("cv", "rank"):
         out = out.replace(
             "(is a run or data set column missing?)",

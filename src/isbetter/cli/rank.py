@@ -146,6 +146,12 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
             value = float(num)
         except ValueError:
             raise InputError(f"--rope {v!r}: expected a number or COL=NUMBER.") from None
+        if (col in per) if eq else (common is not None):
+            before = per[col] if eq else common
+            raise InputError(
+                f"--rope {v!r}: {'the ROPE of ' + repr(col) if eq else 'a ROPE for every metric'}"
+                f" is given twice ({before:g}, then {value:g}); give it once."
+            )
         if eq:
             per[col] = value
         else:
@@ -163,11 +169,18 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
+    import dataclasses
+
+    from isbetter._errors import InputError
+    from isbetter._table_rows import describe_dropped
     from isbetter.ranking import rank
 
     options = {
         k: getattr(args, k) for k in ("draws", "chains", "tune") if getattr(args, k) is not None
     }
+    twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
+    if twice:
+        raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
     data: Any
     if args.gold is not None:
         from isbetter.predictions import read_predictions
@@ -188,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
             score=metrics,
             higher_is_better={m: m not in lower for m in metrics},
             drop_incomplete=args.drop_incomplete,
+            systems=args.systems,  # a system left out does not drop folds of the others
         )
     rope = _rope_option(args.rope, metrics)
     client = None
@@ -215,4 +229,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
+    dropped = describe_dropped(data.dropped) if args.gold is None else ""
+    if dropped:  # say what --drop-incomplete removed, as cv does
+        result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))

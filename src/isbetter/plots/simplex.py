@@ -116,7 +116,7 @@ def plot_simplex(
     ax.text(
         0.5,
         math.sqrt(3) / 2 + 0.04,
-        f"ROPE (|d| <= {rope:g})\np = {probs.p_rope:.3f}",
+        f"ROPE ({f'|d| <= {rope:g}' if rope else 'd = 0'})\np = {probs.p_rope:.3f}",
         ha="center",
         va="bottom",
     )

@@ -15,7 +15,7 @@ from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
 from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
 from isbetter.results.records import TestResult
-from isbetter.vocabulary import METHOD_NAMES
+from isbetter.vocabulary import METHOD_NAMES, rope_text
 
 __all__ = ["as_summary", "to_table"]
 
@@ -52,11 +52,23 @@ def _direction(higher_is_better: bool) -> str:
 def _metric_note(s: ComparisonSummary | F1Summary, metric: str) -> str:
     a, b = s.system_a, s.system_b
     d = f"{metric}({a}) - {metric}({b})" if s.higher_is_better else f"{metric}({b}) - {metric}({a})"
+    rope = (
+        "zero width, no region of practical equivalence (only d = 0 counts as equivalent)"
+        if s.rope == 0
+        else _regions(s.rope)[1]
+    )
     return (
         f"metric: {metric} ({_direction(s.higher_is_better)}); d = {d}, positive when {a} "
-        f"is better; ROPE: -{s.rope:g} <= d <= {s.rope:g}"
-        + (" (zero: no region of practical equivalence)" if s.rope == 0 else "")
+        f"is better; ROPE: {rope}"
     )
+
+
+def _regions(rope: float) -> tuple[str, str, str]:
+    """Return the three regions of d for a ROPE half-width: A better, equivalent, B better."""
+    if rope == 0:  # never "-0 <= d <= 0"
+        return "d > 0", "d = 0", "d < 0"
+    r = f"{rope:g}"
+    return f"d > {r}", f"-{r} <= d <= {r}", f"d < -{r}"
 
 
 def _test_line(t: TestResult) -> str:
@@ -74,10 +86,11 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     a, b = s.system_a, s.system_b
     counted = "argmax count" if s.counting == "argmax" else "posterior probability"
     columns = [Column("region", "region"), Column("p", f"P ({counted})", "probability")]
+    above, within, below = _regions(s.rope)
     rows: list[dict[str, Any]] = [
-        {"region": f"{a} better (d > {s.rope:g})", "p": s.p_a_better},
-        {"region": f"practically equivalent (-{s.rope:g} <= d <= {s.rope:g})", "p": s.p_rope},
-        {"region": f"{b} better (d < -{s.rope:g})", "p": s.p_b_better},
+        {"region": f"{a} better ({above})", "p": s.p_a_better},
+        {"region": f"practically equivalent ({within})", "p": s.p_rope},
+        {"region": f"{b} better ({below})", "p": s.p_b_better},
     ]
     if s.predictive is not None:
         columns.append(Column("predictive", "P (next data set)", "probability"))
@@ -90,6 +103,8 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         f"({_direction(s.higher_is_better)})"
     )
     notes = [_metric_note(s, s.metric)]
+    if s.settings.get("dropped"):
+        notes.append(f"dropped as incomplete: {s.settings['dropped']}")
     if s.observed is not None:
         o = s.observed
         size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
@@ -168,7 +183,7 @@ def _f1_table(s: F1Summary) -> ReportTable:
     direction = "" if s.higher_is_better else " (a cost: delta = B - A, positive = A better)"
     title = (
         f"{s.model} Bayesian comparison of {s.measure} ({_direction(s.higher_is_better)}): "
-        f"{s.system_a} (A) vs {s.system_b} (B); delta = A - B{direction}, ROPE +-{s.rope:g}, "
+        f"{s.system_a} (A) vs {s.system_b} (B); delta = A - B{direction}, {rope_text(s.rope)}, "
         f"{s.hdi_prob:.0%} HDI"
     )
     notes = [_test_line(t) for t in s.across_classes]
@@ -205,7 +220,7 @@ def _power_table(s: PowerSummary) -> ReportTable:
         by_size[int(r["size"])][f"{r['model']}_se"] = r["se"]
     title = (
         f"Power of the F1 models to reach {symbol(s.goal)} ({RELATIONS[s.goal][2]}) on "
-        f"{s.measure}: {s.scenario}, true difference {s.true_delta:+.3f}, ROPE +-{s.rope:g}"
+        f"{s.measure}: {s.scenario}, true difference {s.true_delta:+.3f}, {rope_text(s.rope)}"
     )
     notes = (
         f"{s.replicates} simulated test sets per N; power = fraction whose {s.hdi_prob:.0%} HDI "
@@ -259,10 +274,12 @@ def _ranking_table(r: Any) -> ReportTable:
         order = r.orders[m]
         rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
         notes.append(
-            f"{m} (ROPE +-{rope:g}): {order.line}" if rope is not None else f"{m}: {order.line}"
+            f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
         )
         notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
     notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
+    if r.settings.get("dropped"):
+        notes.append(f"dropped as incomplete: {r.settings['dropped']}")
     return ReportTable(
         title=title,
         columns=tuple(columns),

@@ -42,6 +42,7 @@ from isbetter.results.records import (
     TestResult,
     same_named,
 )
+from isbetter.vocabulary import rope_text
 
 if TYPE_CHECKING:
     from isbetter.posterior import HierarchicalPosterior, Posterior
@@ -334,7 +335,7 @@ class ComparisonResult:
         )
         return (
             f"{self.method}: {self.system_a} vs {self.system_b} on {self.metric} ({direction}"
-            f"{where}), ROPE +-{self.rope:g}: P({self.system_a} better) {self.p_a_better:.4f}, "
+            f"{where}), {rope_text(self.rope)}: P({self.system_a} better) {self.p_a_better:.4f}, "
             f"P(equivalent) {self.p_rope:.4f}, P({self.system_b} better) {self.p_b_better:.4f} "
             f"[{self.counting}]"
         )

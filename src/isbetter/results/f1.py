@@ -20,6 +20,7 @@ from isbetter._errors import InputError
 from isbetter._provenance import signature
 from isbetter.results.comparison import ComparisonResult, ComparisonSummary
 from isbetter.results.records import MCMCDiagnostics, TestResult, same_named
+from isbetter.vocabulary import rope_text
 
 __all__ = ["F1Result", "F1Summary"]
 
@@ -185,6 +186,6 @@ class F1Result(_F1Head):
         """One line per row; ``isbetter.report.render(result, "text")`` gives the table."""
         head = (
             f"{self.model} comparison of {self.measure}: {self.system_a} (A) vs "
-            f"{self.system_b} (B), ROPE +-{self.rope:g}"
+            f"{self.system_b} (B), {rope_text(self.rope)}"
         )
         return "\n".join([head, *(f"  {c}" for c in self.comparisons.values())])

@@ -10,6 +10,7 @@ import pandas as pd
 from isbetter._errors import InputError
 from isbetter._provenance import signature
 from isbetter.results.records import from_json_number, same_named, to_json_number
+from isbetter.vocabulary import rope_text
 
 __all__ = ["PowerResult", "PowerSummary"]
 
@@ -142,7 +143,8 @@ class PowerResult(_PowerHead):
 
     def __str__(self) -> str:
         """One line per size; ``isbetter.report.render(result, "text")`` gives the table."""
-        lines = [f"power of {self.goal} on {self.measure} ({self.scenario}, ROPE +-{self.rope:g})"]
+        what = f"{self.measure} ({self.scenario}, {rope_text(self.rope)})"
+        lines = [f"power of {self.goal} on {what}"]
         for n in self.sizes:
             parts = ", ".join(f"{m} {self.power(n, m):.3f}" for m in self.models)
             lines.append(f"  N = {n}: {parts}")

@@ -1,0 +1,65 @@
+"""Ctrl-C stops a command, even when a library it calls swallows the interrupt.
+
+Samplers catch :class:`KeyboardInterrupt` to hand back what they have drawn so far
+(PyMC, nutpie): a hierarchical fit interrupted at the wrong moment would then print a
+report of a cut-short chain and exit 0, or fail in the sampler's clean-up with a
+traceback. While :func:`watch` is active, an interrupt is also remembered:
+:func:`check` raises it again before anything is written, :func:`seen` tells the
+command line that a later error is its consequence, and warnings about the cut-short
+work are not shown; the command stops with its one-line message and exit code 130.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+__all__ = ["check", "seen", "watch"]
+
+_SEEN = threading.Event()
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    _SEEN.set()
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def watch() -> Iterator[None]:
+    """Remember every Ctrl-C while the block runs (main thread, default handler only)."""
+    _SEEN.clear()
+    installed = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    if installed:
+        signal.signal(signal.SIGINT, _on_interrupt)
+    show = warnings.showwarning
+
+    def quiet_once_interrupted(*args: Any, **kwargs: Any) -> None:
+        if not _SEEN.is_set():
+            show(*args, **kwargs)
+
+    warnings.showwarning = quiet_once_interrupted
+    try:
+        yield
+    finally:
+        warnings.showwarning = show
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def seen() -> bool:
+    """Whether Ctrl-C was pressed since :func:`watch` began."""
+    return _SEEN.is_set()
+
+
+def check() -> None:
+    """Raise :class:`KeyboardInterrupt` if Ctrl-C was pressed, even if it was caught since."""
+    if _SEEN.is_set():
+        raise KeyboardInterrupt
