@@ -248,6 +248,7 @@ def hierarchical_replication(
     """Simulate one study from the prior, fit it, return ranks, HDI coverage and diagnostics."""
     from isbetter import ConvergenceWarning, from_arrays
 
+    study = seed.spawn_key[-1] if seed.spawn_key else None  # its index in the run
     rng = np.random.default_rng(seed)
     truth = draw_hierarchical_truth(s, rng)
     x = draw_scores(truth["delta"], truth["sigma"], s.n_scores, s.rho_data, rng)
@@ -273,7 +274,7 @@ def hierarchical_replication(
         # exact-bound likelihood for some data; see validation/README.md). Leaving such a
         # study out conditions on the data and the sampler's seed only, which keeps the
         # ranks of the others uniform: given the data, the truth is a posterior draw.
-        return {"failed": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+        return {"failed": f"study {study}: {type(exc).__name__}: {str(exc).splitlines()[0]}"}
     posterior = {
         "delta0": res.delta0,
         "std0": res.std0,
@@ -284,6 +285,7 @@ def hierarchical_replication(
     true["delta_1"] = truth["delta"][0]
     diag = res.diagnostics
     return {
+        "study": study,
         "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
         "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
         "divergences": int(diag.divergences),
@@ -291,4 +293,5 @@ def hierarchical_replication(
         "ess_bulk_min": float(diag.ess_bulk_min),
         "bound_term": res.settings.get("sigma_bound_term"),
         "parameterization": res.settings.get("parameterization"),
+        "refitted": res.settings.get("refit_of") is not None,
     }

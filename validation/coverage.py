@@ -51,6 +51,8 @@ from validation.scenarios import (
 
 F1_ROPE = 0.05  # the F1 comparison's default ROPE
 HIER_ROPE = 0.01
+#: the checks, selectable with --parts
+PARTS = ("f1", "hierarchical-coverage", "hierarchical-rates")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -66,6 +68,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--scenario-studies", type=int, help="hierarchical studies per fixed truth (default 100)"
     )
     p.add_argument("--datasets", type=int, default=10, help="data sets per hierarchical study")
+    p.add_argument(
+        "--parts",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="checks to run (default: all); e.g. hierarchical-rates alone",
+    )
     args = p.parse_args(argv)
     if args.workers < 1:
         p.error("--workers must be >= 1")
@@ -110,14 +119,21 @@ def hierarchical_coverage(args: argparse.Namespace, seed: int) -> tuple[list[lis
         workers=args.workers,
         label="hierarchical coverage",
     )
-    failed = sum("failed" in o for o in out)
+    failures = [o["failed"] for o in out if "failed" in o]
     out = [o for o in out if "failed" not in o]
     n = len(out)
     rows = []
     for name in HIERARCHICAL_PARAMETERS:
         k = sum(o["covered"][name] for o in out)
         rows.append([f"hierarchical, {name}", f"q = {args.datasets}", n, k / n, ci(k, n)])
-    fits = {"with_divergences": sum(o["divergences"] > 0 for o in out), "failed": failed}
+    fits = {
+        "failed": len(failures),
+        "failures": failures,
+        "with_divergences": sum(o["divergences"] > 0 for o in out),
+        "divergent_studies": [o["study"] for o in out if o["divergences"] > 0],
+        "r_hat_above_1.01": sum(o["r_hat_max"] > 1.01 for o in out),
+        "refitted": sum(o["refitted"] for o in out),
+    }
     return rows, fits
 
 
@@ -150,15 +166,20 @@ def _rate_row(name: str, size: Any, res: dict[str, Any], target: float) -> list[
     return [name, size, n, what, k / n, ci(k, n), k_hdi / n, res["hdi95_coverage"]]
 
 
-def hierarchical_error_rates(args: argparse.Namespace, seed: int) -> list[list[Any]]:
-    """Decision error rates of the hierarchical model at fixed truths (default priors)."""
+def hierarchical_error_rates(
+    args: argparse.Namespace, seed: int
+) -> tuple[list[list[Any]], list[str]]:
+    """Decision error rates of the hierarchical model at fixed truths (default priors).
+
+    Also returns one line per scenario on the fits' health.
+    """
     extra = {"draws": 500, "tune": 300} if args.quick else {}
     cases = [
         ("inside", 0.0, HIER_ROPE / 4),
         ("inside", HIER_ROPE / 2, HIER_ROPE / 4),
         ("2 × rope", 2 * HIER_ROPE, HIER_ROPE / 4),
     ]
-    rows = []
+    rows, notes = [], []
     for i, (label, delta0, std0) in enumerate(cases):
         name = f"hierarchical, δ0 = {delta0:g}, σ0 = {std0:g} ({label})"
         sc = HierarchicalScenario(name, delta0, std0, n_datasets=args.datasets, **extra)
@@ -171,18 +192,35 @@ def hierarchical_error_rates(args: argparse.Namespace, seed: int) -> list[list[A
             workers=args.workers,
             label=name,
         )
-        failed = sum("failed" in o for o in out)
+        failures = [o["failed"] for o in out if "failed" in o]
         out = [o for o in out if "failed" not in o]
         n = len(out)
-        if failed:
-            name += f" [{failed} fits failed, left out]"
+        notes.append(
+            f"{name}: fits with divergences {sum(o['divergences'] > 0 for o in out)}, "
+            f"R-hat > 1.01: {sum(o['r_hat_max'] > 1.01 for o in out)}, "
+            f"failed to start: {len(failures)} {failures if failures else ''}".rstrip()
+        )
+        if failures:
+            name += f" [{len(failures)} fits failed, left out]"
         bad = ("a_better", "b_better") if label == "inside" else ("equivalent",)
         k = sum(o["argmax"] in bad for o in out)
         k_pred = sum(o["predictive"] in bad for o in out)
         what = "winner declared" if label == "inside" else "equivalence declared"
         cov = float(np.mean([o["delta0_covered"] for o in out]))
         rows.append([name, f"q = {args.datasets}", n, what, k / n, ci(k, n), k_pred / n, cov])
-    return rows
+    return rows, notes
+
+
+def _fits_line(args: argparse.Namespace, fits: dict[str, Any]) -> str:
+    if not fits:
+        return "Hierarchical prior studies: not run (--parts)."
+    return (
+        f"Hierarchical prior studies: {args.studies}; fits that failed to start "
+        f"(left out): {fits['failed']}; fits with divergences: "
+        f"{fits['with_divergences']} (studies {fits['divergent_studies']}); "
+        f"R-hat > 1.01: {fits['r_hat_above_1.01']}; centred fits refitted "
+        f"integrated: {fits['refitted']}; failures: {fits['failures']}."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,12 +229,20 @@ def main(argv: list[str] | None = None) -> int:
     out = check_out_dir(args.out)
     seeds = [int(s) for s in np.random.SeedSequence(args.seed).generate_state(4)]
     start = time.perf_counter()
-    print("F1 coverage and error rates", file=sys.stderr)
-    cov_rows = f1_coverage(args, np.random.default_rng(seeds[0]))
-    rate_rows = f1_error_rates(args, np.random.default_rng(seeds[1]))
-    hier_cov, hier_fits = hierarchical_coverage(args, seeds[2])
-    cov_rows += hier_cov
-    rate_rows += hierarchical_error_rates(args, seeds[3])
+    cov_rows: list[list[Any]] = []
+    rate_rows: list[list[Any]] = []
+    hier_fits: dict[str, Any] = {}
+    if "f1" in args.parts:
+        print("F1 coverage and error rates", file=sys.stderr)
+        cov_rows += f1_coverage(args, np.random.default_rng(seeds[0]))
+        rate_rows += f1_error_rates(args, np.random.default_rng(seeds[1]))
+    if "hierarchical-coverage" in args.parts:
+        hier_cov, hier_fits = hierarchical_coverage(args, seeds[2])
+        cov_rows += hier_cov
+    rate_notes: list[str] = []
+    if "hierarchical-rates" in args.parts:
+        hier_rates, rate_notes = hierarchical_error_rates(args, seeds[3])
+        rate_rows += hier_rates
     cov_table = markdown_table(["quantity", "size", "n", "95% HDI coverage", "95% CI"], cov_rows)
     rate_table = markdown_table(
         [
@@ -222,9 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             cov_table,
             "",
-            f"Hierarchical prior studies: {args.studies}; fits that failed to start "
-            f"(left out): {hier_fits['failed']}; fits with divergences: "
-            f"{hier_fits['with_divergences']}.",
+            _fits_line(args, hier_fits),
             "",
             f"## Decision error rates (ROPE {F1_ROPE} for F1, {HIER_ROPE} hierarchical)",
             "",
@@ -233,11 +277,19 @@ def main(argv: list[str] | None = None) -> int:
             "",
             rate_table,
             "",
+            *[f"* {note}" for note in rate_notes],
+            "",
         ]
     )
     (out / "report.md").write_text(text, encoding="utf-8")
     write_json(
-        {"seed": args.seed, "coverage": cov_rows, "error_rates": rate_rows, "fits": hier_fits},
+        {
+            "seed": args.seed,
+            "coverage": cov_rows,
+            "error_rates": rate_rows,
+            "fits": hier_fits,
+            "rate_fits": rate_notes,
+        },
         out / "report.json",
     )
     print(text)

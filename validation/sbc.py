@@ -127,7 +127,10 @@ def hierarchical_section(
         "failed": len(failed),
         "failures": sorted(set(failed)),
         "with_divergences": sum(o["divergences"] > 0 for o in out),
+        "divergent_studies": [o["study"] for o in out if o["divergences"] > 0],
         "r_hat_above_1.01": sum(o["r_hat_max"] > 1.01 for o in out),
+        "r_hat_studies": [o["study"] for o in out if o["r_hat_max"] > 1.01],
+        "refitted": sum(o["refitted"] for o in out),
         "min_ess_bulk": min(o["ess_bulk_min"] for o in out),
         "sigma_bound_term": sorted({str(o["bound_term"]) for o in out}),
         "parameterization": sorted({str(o["parameterization"]) for o in out}),
@@ -193,10 +196,14 @@ def write(sections: dict[str, Any], args: argparse.Namespace, out: Path) -> str:
                 f"\n{sec['title']}: {fits['seconds']:.0f} s; failed fits {fits['failed']} "
                 f"(left out); fits with divergences "
                 f"{fits['with_divergences']}, R-hat > 1.01: {fits['r_hat_above_1.01']}, "
-                f"smallest bulk ESS {fits['min_ess_bulk']:.0f}; sigma_i bound term "
+                f"smallest bulk ESS {fits['min_ess_bulk']:.0f}; centred fits refitted "
+                f"integrated: {fits['refitted']}; sigma_i bound term "
                 f"{', '.join(fits['sigma_bound_term'])}; parameterization "
                 f"{', '.join(fits['parameterization'])}."
             )
+            for what in ("failures", "divergent_studies", "r_hat_studies"):
+                if fits[what]:
+                    lines.append(f"{what.replace('_', ' ')}: {fits[what]}")
         lines.append("")
     table = markdown_table(["setting", "quantity", "reps", "χ² p", "95% HDI coverage"], rows)
     (out / "report.md").write_text("\n".join([*lines[:4], table, "", *lines[4:]]) + "\n")

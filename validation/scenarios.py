@@ -135,7 +135,8 @@ def hierarchical_decision_replication(
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
         # a fit that cannot start: counted, left out
-        return {"failed": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+        study = seed.spawn_key[-1] if seed.spawn_key else None
+        return {"failed": f"study {study}: {type(exc).__name__}: {str(exc).splitlines()[0]}"}
     lo, hi = hdi(res.delta0, 0.95)
     return {
         "argmax": res.decision(threshold),
