@@ -57,7 +57,8 @@ def hierarchical_model():
     from isbetter.models import hierarchical as hm
     from isbetter.models.sampling import resolve_backend
 
-    return hm._shared_model(HIER_Q, resolve_backend("auto"), "integrated").compile()
+    # "auto", as hierarchical_test asks for it (integrated at 8 data sets)
+    return hm._shared_model(HIER_Q, resolve_backend("auto"), "auto").compile()
 
 
 @pytest.fixture(scope="session")

@@ -104,7 +104,8 @@ def test_read_scores_iv(tmp_path):
     bad = df.copy()
     bad.loc[3, "score"] = np.inf
     bad.loc[4, "score"] = np.nan
-    with pytest.raises(InputError, match=r"2 scores are missing \(NaN\) or infinite \(index labels 3, 4\)"):
+    missing = r"2 scores are missing \(NaN\) or infinite \(index labels 3, 4\)"
+    with pytest.raises(InputError, match=missing):
         read_scores(bad)
     with pytest.raises(InputError, match=r"Duplicated \(system, dataset, run, fold\) keys: 2 rows"):
         read_scores(pd.concat([df, df.iloc[[0]]]))

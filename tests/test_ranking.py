@@ -240,7 +240,7 @@ def test_cli_rank_bad_input_is_one_line(uci_long_path, capsys):
     ]
     assert main([*base, "--systems", "nbc", "zzz"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "unknown system(s) 'zzz'" in err
+    assert err.count("\n") == 1 and "unknown system 'zzz'" in err
     assert main([*base, "--rope", "accuracy=abc"]) == 2
     assert "--rope 'accuracy=abc'" in capsys.readouterr().err
 

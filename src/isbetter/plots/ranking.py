@@ -26,7 +26,7 @@ from isbetter._errors import InputError
 from isbetter.plots._ranking_common import metric_of, new_axes, rule_text
 from isbetter.plots.hasse import NODE_EDGE, hasse_size, plot_hasse
 from isbetter.plots.simplex import project_simplex
-from isbetter.results.decisions import symbol
+from isbetter.results.decisions import mirror, symbol
 
 __all__ = [
     "plot_hasse",
@@ -41,22 +41,13 @@ _CORNERS = project_simplex(np.eye(3))
 
 
 # ------------------------------------------------------------------ helpers
-def _mirror(rel: str) -> str:
-    """Return the relation of B to A given that of A to B."""
-    if rel.startswith("a_"):
-        return "b_" + rel[2:]
-    if rel.startswith("b_"):
-        return "a_" + rel[2:]
-    return rel
-
-
 def _relation(result: Any, metric: str, a: str, b: str) -> str | None:
     """Return the relation of `a` to `b` on `metric`, whichever way the pair is stored."""
     rels = result.relations.get(metric, {})
     if (a, b) in rels:
         return rels[(a, b)]
     if (b, a) in rels:
-        return _mirror(rels[(b, a)])
+        return mirror(rels[(b, a)])
     return None
 
 

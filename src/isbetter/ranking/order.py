@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from isbetter.results.decisions import mirror
+
 __all__ = ["PartialOrder", "partial_order"]
 
 _STRICT_A = ("a_better",)
@@ -174,7 +176,9 @@ def _groups(
         return (-p, *sorted((rank[a], rank[b])))  # type: ignore[return-value]
 
     def relation(a: str, b: str) -> str | None:
-        return relations.get((a, b), _mirror(relations.get((b, a))))
+        if (a, b) in relations:
+            return relations[(a, b)]
+        return mirror(relations[(b, a)]) if (b, a) in relations else None
 
     for a, b in sorted(equivalent, key=key):
         ga, gb = group[a], group[b]
@@ -185,12 +189,6 @@ def _groups(
             group[s] = merged
     unique = {g: None for g in group.values()}
     return [tuple(sorted(g, key=rank.__getitem__)) for g in unique]
-
-
-def _mirror(rel: str | None) -> str | None:
-    if rel is None:
-        return None
-    return rel.replace("a_", "x_").replace("b_", "a_").replace("x_", "b_")
 
 
 def _layers(dag: Any, groups: list[tuple[str, ...]], rank: dict[str, int]) -> list[list[Any]]:

@@ -53,6 +53,7 @@ __all__ = [
     "hdi_rope_decision",
     "latex_symbol",
     "likelihood_decision",
+    "mirror",
     "probabilities_from_masses",
     "relation_key",
     "symbol",
@@ -96,6 +97,18 @@ def symbol(key: str) -> str:
 def latex_symbol(key: str) -> str:
     r"""Return the LaTeX form of a relation key, e.g. ``$\gg$`` for ``a_better``."""
     return RELATIONS[key][1]
+
+
+def mirror(key: str) -> str:
+    """Return the relation of B to A given the key of A's relation to B.
+
+    Examples
+    --------
+    >>> mirror("a_better"), mirror("b_leaning"), mirror("equivalent")
+    ('b_better', 'a_leaning', 'equivalent')
+    """
+    side, _, rest = key.partition("_")
+    return {"a": "b_", "b": "a_"}[side] + rest if side in ("a", "b") and rest else key
 
 
 def relation_key(value: str, name: str = "goal") -> str:
