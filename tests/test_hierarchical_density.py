@@ -100,6 +100,15 @@ def test_c_functions_equal_the_kernel(model_data, parameterization):
         n - 1, x.ctypes.data_as(ptr), out.ctypes.data_as(ptr), value.ctypes.data_as(ptr), buffer
     )
     assert wrong == -1
+    # std0 at 0 (its sigmoid underflowed): an error code, not a division by 0, which a C
+    # function can only print and ignore (it reported success with a stale density)
+    x = np.full(n, 0.5)
+    x[2 if parameterization == "integrated" else 4] = -800.0
+    code = c_logp(
+        n, x.ctypes.data_as(ptr), out.ctypes.data_as(ptr), value.ctypes.data_as(ptr), buffer
+    )
+    assert code == 4 and value[0] == -np.inf and np.all(out == 0.0)
+    assert logp(x)[0] == -np.inf
     # nu - 1 beyond the prior's table (its mass underflows): an error code, no NaN
     if parameterization == "integrated":
         x = np.array([12.0, 0.0, 0.0])

@@ -101,6 +101,9 @@ def _centred_kernel(
     sa, sb, s0, s1 = _sigmoid(x[0]), _sigmoid(x[1]), _sigmoid(x[3]), _sigmoid(x[4])
     alpha, beta = a_lo + (a_hi - a_lo) * sa, b_lo + (b_hi - b_lo) * sb
     delta0, std0 = -d_hi + 2.0 * d_hi * s0, s_hi * s1
+    if not std0 > 0.0:  # std0's sigmoid underflowed: density 0 (a division by 0 below)
+        grad[:] = 0.0
+        return -math.inf
     xx = math.exp(x[2])
     nu = 1.0 + xx
     # nu - 1 ~ Gamma(alpha, rate beta), log transform (Jacobian x[2])
@@ -198,6 +201,9 @@ def _integrated_kernel(
         return -math.inf
     s0, s1 = _sigmoid(x[1]), _sigmoid(x[2])
     delta0, std0 = -d_hi + 2.0 * d_hi * s0, s_hi * s1
+    if not std0 > 0.0:  # std0's sigmoid underflowed: density 0 (a division by 0 below)
+        grad[:] = 0.0
+        return -math.inf
     xx = math.exp(x[0])
     nu = 1.0 + xx
     lik = (data[0], data[1], data[2], data[3])
@@ -265,11 +271,17 @@ def _build() -> dict[str, Any]:
     expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
     return {
         "centred": numba.njit(cache=True)(_centred_kernel),
-        "centred_logp": numba.cfunc(logp_sig, cache=True)(_centred_logp_cfunc),
-        "centred_expand": numba.cfunc(expand_sig, cache=True)(_centred_expand_cfunc),
+        "centred_logp": numba.cfunc(logp_sig, cache=True, error_model="numpy")(_centred_logp_cfunc),
+        "centred_expand": numba.cfunc(expand_sig, cache=True, error_model="numpy")(
+            _centred_expand_cfunc
+        ),
         "integrated": numba.njit(cache=True)(_integrated_from_buffer),
-        "integrated_logp": numba.cfunc(logp_sig, cache=True)(_integrated_logp_cfunc),
-        "integrated_expand": numba.cfunc(expand_sig, cache=True)(_integrated_expand_cfunc),
+        "integrated_logp": numba.cfunc(logp_sig, cache=True, error_model="numpy")(
+            _integrated_logp_cfunc
+        ),
+        "integrated_expand": numba.cfunc(expand_sig, cache=True, error_model="numpy")(
+            _integrated_expand_cfunc
+        ),
     }
 
 
