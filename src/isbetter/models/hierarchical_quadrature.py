@@ -247,14 +247,13 @@ def _nodes(
     nu: float,
     lik: tuple[float, float, float, float],
     spacing: float,
-    ell: np.ndarray,
-    z: np.ndarray,
-    jac: np.ndarray,
-    score: np.ndarray,
+    nodes: np.ndarray,
 ) -> tuple[int, float, float]:  # pragma: no cover - compiled by numba
-    # Fill ell (log of t kernel x likelihood, no Jacobian), z (z_prior), jac (d delta/du)
-    # and score (d log p(x_i | delta) / d delta) at the nodes of one data set; return
-    # (nodes, u of the first node, step).
+    # Fill the rows of nodes (shape (5, _MAX_NODES)) at the nodes of one data set: 0 ell
+    # (log of t kernel x likelihood, no Jacobian), 1 z (z_prior), 2 jac (d delta / du),
+    # 3 score (d log p(x_i | delta) / d delta), 4 d log t / d nu; return (nodes, u of the
+    # first node, step). One division per quantity and one log1p per node: this loop is
+    # most of the integrated model's cost.
     a, w, ssr, xbar = lik
     width = math.sqrt(ssr / (w * max(2.0 * a - 1.0, 1.0)))
     reach = max(std0, width, abs(xbar - delta0))
@@ -265,18 +264,31 @@ def _nodes(
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
     kappa, gap = std0 / width, (xbar - delta0) / width
-    e, ratio = math.exp(u_lo + step / 2.0), math.exp(step)
+    root = gap * gap + 1.0 + kappa * kappa
+    inv_nu, half_nu1, log_half = 1.0 / nu, (nu + 1.0) / 2.0, math.log(0.5)
+    wide, score_scale = w * width * width, -2.0 * a * w * width
+    e = math.exp(u_lo + step / 2.0)
+    ratio, e_inv = math.exp(step), 1.0 / e
+    ratio_inv = 1.0 / ratio
     for k in range(n):
-        big = abs(gap) + math.sqrt(gap * gap + 1.0 + kappa * (e + 1.0 / e) + kappa * kappa)
-        x = big / (1.0 / e + kappa) if gap >= 0 else (e + kappa) / big
-        y = e / x
-        z[k] = (x - 1.0 / x) / 2.0
-        jac[k] = 1.0 / (2.0 / (std0 * (x + 1.0 / x)) + 2.0 / (width * (y + 1.0 / y)))
-        z_lik = (y - 1.0 / y) / 2.0
-        quad = ssr + w * (width * z_lik) ** 2
-        ell[k] = -(nu + 1.0) / 2.0 * math.log1p(z[k] * z[k] / nu) - a * math.log(quad / 2.0)
-        score[k] = -2.0 * a * w * width * z_lik / quad
+        big = abs(gap) + math.sqrt(root + kappa * (e + e_inv))
+        x = big / (e_inv + kappa) if gap >= 0 else (e + kappa) / big
+        x_inv = 1.0 / x
+        y, y_inv = e * x_inv, x * e_inv  # y = exp(asinh z_lik)
+        z = (x - x_inv) / 2.0
+        z_lik = (y - y_inv) / 2.0
+        # 2 std0 cosh(asinh z) and 2 width cosh(asinh z_lik): d delta / du = cp cl / (2 (cp + cl))
+        cp, cl = std0 * (x + x_inv), width * (y + y_inv)
+        zz = z * z
+        log_t = math.log1p(zz * inv_nu)
+        quad = ssr + wide * z_lik * z_lik
+        nodes[0, k] = -half_nu1 * log_t - a * (math.log(quad) + log_half)
+        nodes[1, k] = z
+        nodes[2, k] = cp * cl / (2.0 * (cp + cl))
+        nodes[3, k] = score_scale * z_lik / quad
+        nodes[4, k] = ((nu + 1.0) * zz / (nu * (nu + zz)) - log_t) / 2.0
         e *= ratio
+        e_inv *= ratio_inv
     return n, u_lo + step / 2.0, step
 
 
@@ -289,24 +301,20 @@ def _loglik_kernel(
     # made NUTS diverge where std0 is tiny.
     a, w, ssr, xbar = lik
     out, grad = np.empty(a.shape[0]), np.empty((a.shape[0], 3))
-    ell, z, jac, score = (
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-    )
+    nodes = np.empty((5, _MAX_NODES))
+    ell, z, jac, score, d_nu = nodes[0], nodes[1], nodes[2], nodes[3], nodes[4]
     for i in range(a.shape[0]):
         lik_i = (a[i], w[i], ssr[i], xbar[i])
-        n, _, step = _nodes(delta0, std0, nu, lik_i, spacing, ell, z, jac, score)
+        n, _, step = _nodes(delta0, std0, nu, lik_i, spacing, nodes)
         top = ell[:n].max()
         total = g0 = g1 = g2 = 0.0
         for k in range(n):
             p = math.exp(ell[k] - top) * jac[k]
-            zz = z[k] * z[k]
+            ps = p * score[k]
             total += p
-            g0 += p * score[k]
-            g1 += p * z[k] * score[k]
-            g2 += p * (-math.log1p(zz / nu) + (nu + 1.0) * zz / (nu * (nu + zz))) / 2.0
+            g0 += ps
+            g1 += ps * z[k]
+            g2 += p * d_nu[k]
         out[i] = top + math.log(total * step / std0)
         grad[i, 0], grad[i, 1], grad[i, 2] = g0 / total, g1 / total, g2 / total
     return out, grad
@@ -386,17 +394,13 @@ def _draw_kernel(
 ) -> np.ndarray:  # pragma: no cover - compiled by numba
     a, w, ssr, xbar = lik
     out = np.empty((delta0.shape[0], a.shape[0]))
-    ell, z, jac, score = (
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-        np.empty(_MAX_NODES),
-    )
+    nodes = np.empty((5, _MAX_NODES))
+    ell, jac = nodes[0], nodes[2]
     work = np.empty((4, _MAX_NODES))
     for s in range(delta0.shape[0]):
         for i in range(a.shape[0]):
             lik_i = (a[i], w[i], ssr[i], xbar[i])
-            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, ell, z, jac, score)
+            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, nodes)
             for k in range(n):
                 ell[k] += math.log(jac[k])
             u = _sample_u(ell, n, work, rng) * step + u0
