@@ -325,7 +325,7 @@ def adaptive_cases():
 
 
 def test_compiled_likelihood_against_adaptive_quadrature(adaptive_cases):
-    from isbetter.models.hierarchical_quadrature import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
 
     loglik = compiled_kernels()[0]
     errors = []
@@ -354,7 +354,7 @@ def test_numpy_rule_is_the_same_rule(adaptive_cases):
 
 def test_compiled_nu_gradient_is_the_rule_derivative(adaptive_cases):
     """The gradient in nu (nodes held fixed) against central differences of the rule's value."""
-    from isbetter.models.hierarchical_quadrature import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::5]:
@@ -376,7 +376,7 @@ def test_compiled_gradient_is_the_exact_derivative(adaptive_cases):
     (about the noise of the differences of the adaptive integral at std0 = 1e-4 widths);
     the direct form missed by up to 0.34 (std0) and 0.07 (delta0).
     """
-    from isbetter.models.hierarchical_quadrature import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::2]:

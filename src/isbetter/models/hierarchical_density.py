@@ -12,7 +12,7 @@ compiled ``logp``/``dlogp`` of :func:`~.hierarchical_pymc.build_model` to 1e-9.
 
 Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) and
 ``"integrated"`` (free ``nu - 1, delta0, std0``; the :math:`\delta_i` integrated out
-by :func:`.hierarchical_quadrature.compiled_kernels`, :math:`\alpha, \beta` out of
+by :func:`._quadrature_kernels.compiled_kernels`, :math:`\alpha, \beta` out of
 :math:`\nu`'s prior). The factor of :math:`\sigma_i`'s prior bound is not included
 (fits drop it when it cannot matter; when it can, the PyMC model is sampled).
 Both are handed to nutpie as numba C functions over one float64 buffer (no Python
@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from isbetter.models.hierarchical_quadrature import (
+from isbetter.models._quadrature_kernels import (
     NODE_SPACING,
     _loglik_kernel,
     compiled_kernels,
@@ -42,7 +42,7 @@ from isbetter.models.nu_prior import interpolate, nu_prior_table
 __all__ = ["DENSITY_PARAMETERIZATIONS", "compiled_model", "load_density", "log_density"]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
-CACHE_DEPENDS = ("isbetter.models.hierarchical_quadrature", "isbetter.models.nu_prior")
+CACHE_DEPENDS = ("isbetter.models._quadrature_kernels", "isbetter.models.nu_prior")
 #: the parameterizations with a hand-written density (the others use PyMC's compiled one)
 DENSITY_PARAMETERIZATIONS = ("centred", "integrated")
 #: the model's data, in the order the kernels take them

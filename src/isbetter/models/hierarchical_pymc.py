@@ -21,13 +21,8 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter._validate import check_choice, check_positive_int
-from isbetter.models.hierarchical_quadrature import (
-    NODE_SPACING,
-    QUADRATURE_NODES,
-    compiled_kernels,
-    integrated_loglik,
-    kernel_version,
-)
+from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, kernel_version
+from isbetter.models.hierarchical_quadrature import QUADRATURE_NODES, integrated_loglik
 
 __all__ = ["PARAMETERIZATIONS", "Parameterization", "build_model"]
 
@@ -69,7 +64,7 @@ def _quadrature_op() -> type:
 
         Inputs ``delta0, std0, nu`` (scalars) and ``a, w, ssr, xbar`` (data);
         outputs the log integrals and their derivatives (``(q, 3)``),
-        both from one pass of :func:`.hierarchical_quadrature.compiled_kernels`.
+        both from one pass of :func:`._quadrature_kernels.compiled_kernels`.
         """
 
         __props__ = ("spacing",)
