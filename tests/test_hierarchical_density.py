@@ -12,25 +12,27 @@ from isbetter.models.hierarchical_pymc import build_model
 from isbetter.models.priors import HierarchicalPriors
 
 
-@pytest.fixture(scope="module")
-def model_data():
+@pytest.fixture(scope="module", params=[False, True], ids=["unbounded", "bounded"])
+def study(request):
+    """(model data, bounded): the reference priors, or a sigma_i bound that binds."""
     rng = np.random.default_rng(11)
     q, folds = 6, 10
     a = rng.normal(0.8, 0.05, size=(q, folds))
     b = a + rng.normal(0.01, 0.02, size=(q, folds)) + rng.normal(0, 0.01, size=(q, 1))
     scores = from_arrays(a, b, names=("x", "y"), folds=folds).paired("x", "y")
-    priors = HierarchicalPriors()
+    priors = HierarchicalPriors(std_upper=1.5) if request.param else HierarchicalPriors()
     prepared = prepare(scores, 0.01, None, priors)
-    assert not prepared.bounded
-    return prepared.model_data(priors)
+    assert prepared.bounded is request.param
+    return prepared.model_data(priors), request.param
 
 
 @pytest.mark.parametrize("parameterization", ["centred", "integrated"])
-def test_log_density_and_gradient_equal_pymc(model_data, parameterization):
+def test_log_density_and_gradient_equal_pymc(study, parameterization):
     import pymc as pm
 
+    model_data, bounded = study
     q = model_data["a"].size
-    model = build_model(q, parameterization=parameterization, bounded=False)
+    model = build_model(q, parameterization=parameterization, bounded=bounded)
     with model:
         pm.set_data(model_data)
     logp = model.compile_logp(mode="FAST_COMPILE")
@@ -53,7 +55,7 @@ def test_log_density_and_gradient_equal_pymc(model_data, parameterization):
             shape = model.initial_point()[name].shape
             point[name] = x[start : start + size].reshape(shape)
             start += size
-        value, grad = log_density(parameterization, x, model_data)
+        value, grad = log_density(parameterization, x, model_data, bounded=bounded)
         # the integrated model's quadrature adapts its nodes the same way in both
         assert value == pytest.approx(float(logp(point)), rel=1e-9, abs=1e-9)
         np.testing.assert_allclose(grad, dlogp(point), rtol=1e-7, atol=1e-7)
@@ -63,18 +65,19 @@ def test_log_density_and_gradient_equal_pymc(model_data, parameterization):
 
 
 @pytest.mark.parametrize("parameterization", ["centred", "integrated"])
-def test_c_functions_equal_the_kernel(model_data, parameterization):
+def test_c_functions_equal_the_kernel(study, parameterization):
     """What nutpie calls (C functions over one buffer) is the tested kernel."""
     import ctypes
 
     from isbetter.models import hierarchical_density as hd
 
+    model_data, bounded = study
     q = model_data["a"].size
     n = q + 5 if parameterization == "centred" else 3
-    model = hd.compiled_model(parameterization, model_data)
+    model = hd.compiled_model(parameterization, model_data, bounded=bounded)
     kernels = hd._kernels()
     c_logp, c_expand = (kernels[f"{parameterization}_{f}"].ctypes for f in ("logp", "expand"))
-    logp = hd._log_density_function(parameterization, model_data)
+    logp = hd._log_density_function(parameterization, model_data, bounded)
     rng = np.random.default_rng(5)
     buffer = model.user_data.ctypes.data_as(ctypes.c_void_p)
     ptr = ctypes.POINTER(ctypes.c_double)

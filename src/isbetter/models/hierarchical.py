@@ -33,6 +33,7 @@ from isbetter._provenance import make_settings
 from isbetter._validate import check_choice, check_positive_int, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.draws import estimate_from_draws
+from isbetter.models._quadrature_kernels import NODE_SPACING
 from isbetter.models.hierarchical_density import (
     DENSITY_PARAMETERIZATIONS,
     compiled_model,
@@ -40,7 +41,7 @@ from isbetter.models.hierarchical_density import (
 )
 from isbetter.models.hierarchical_likelihood import Prepared, prepare
 from isbetter.models.hierarchical_pymc import PARAMETERIZATIONS, Parameterization, build_model
-from isbetter.models.hierarchical_quadrature import QUADRATURE_NODES, draw_deltas
+from isbetter.models.hierarchical_quadrature import draw_deltas
 from isbetter.models.priors import HierarchicalPriors
 from isbetter.models.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
 from isbetter.posterior import HierarchicalPosterior
@@ -125,9 +126,9 @@ class HierarchicalModel:
         Parameters
         ----------
         bounded : bool, default: False
-            Compile the variant with the exact factor of sigma_i's prior bound
-            (:func:`build_model`); fits use the other variant unless that factor
-            matters, which it does not with the reference priors.
+            The variant with the factor of sigma_i's prior bound (:func:`build_model`),
+            which fits keep where it can matter (never with the reference priors). With
+            nutpie both variants are the same compiled density (:mod:`.hierarchical_density`).
         """
         with self._lock:
             if self._density(bounded):
@@ -137,12 +138,8 @@ class HierarchicalModel:
         return self
 
     def _density(self, bounded: bool) -> bool:
-        """Whether a fit samples the hand-written density (nutpie, no bound factor)."""
-        return (
-            self.backend == "nutpie"
-            and not bounded
-            and self.parameterization in DENSITY_PARAMETERIZATIONS
-        )
+        """Whether a fit samples the hand-written density (nutpie; either likelihood)."""
+        return self.backend == "nutpie" and self.parameterization in DENSITY_PARAMETERIZATIONS
 
     def _pymc_model(self, bounded: bool, data: dict[str, Any]) -> tuple[Any, Any]:
         """Return the PyMC model (and nutpie's compiled one) with `data` set."""
@@ -230,7 +227,8 @@ class HierarchicalModel:
         with self._lock:
             if self._density(bounded):
                 # the hand-written density: loaded from isbetter's cache, any q
-                model, compiled = None, compiled_model(self.parameterization, data)
+                model = None
+                compiled = compiled_model(self.parameterization, data, bounded=bounded)
             else:
                 model, compiled = self._pymc_model(bounded, data)
             idata = sample(
@@ -299,7 +297,9 @@ class HierarchicalModel:
             parameterization=self.parameterization,
             refit_of=refit_of,
             target_accept=TARGET_ACCEPT[self.parameterization],
-            quadrature_nodes=QUADRATURE_NODES if self.parameterization == "integrated" else None,
+            quadrature_node_spacing=(
+                NODE_SPACING if self.parameterization == "integrated" else None
+            ),
             scale=scale,
             sigma_bound_term="kept" if prepared.bounded else "dropped",
             mass_matrix="low_rank" if self.low_rank else "diagonal",

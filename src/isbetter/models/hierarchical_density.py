@@ -13,8 +13,8 @@ compiled ``logp``/``dlogp`` of :func:`~.hierarchical_pymc.build_model` to 1e-9.
 Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) and
 ``"integrated"`` (free ``nu - 1, delta0, std0``; the :math:`\delta_i` integrated out
 by :func:`._quadrature_kernels.compiled_kernels`, :math:`\alpha, \beta` out of
-:math:`\nu`'s prior). The factor of :math:`\sigma_i`'s prior bound is not included
-(fits drop it when it cannot matter; when it can, the PyMC model is sampled).
+:math:`\nu`'s prior). Both keep the factor of :math:`\sigma_i`'s prior bound where a
+fit needs it (``Prepared.bounded``), read from the tables of :mod:`.sigma_bound`.
 Both are handed to nutpie as numba C functions over one float64 buffer (no Python
 call per gradient; the chains run in parallel). :math:`\nu`'s integrated prior, an
 incomplete gamma function SciPy has and numba has not, is read from a table SciPy
@@ -35,19 +35,28 @@ from isbetter.models._quadrature_kernels import (
     NODE_SPACING,
     _loglik_kernel,
     compiled_kernels,
+    no_bound,
     register_jitable_helpers,
+    with_bound,
 )
 from isbetter.models.nu_prior import interpolate, nu_prior_table
+from isbetter.models.sigma_bound import log_bound
 
 __all__ = ["DENSITY_PARAMETERIZATIONS", "compiled_model", "load_density", "log_density"]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
-CACHE_DEPENDS = ("isbetter.models._quadrature_kernels", "isbetter.models.nu_prior")
+CACHE_DEPENDS = (
+    "isbetter.models._quadrature_kernels",
+    "isbetter.models.nu_prior",
+    "isbetter.models.sigma_bound",
+)
 #: the parameterizations with a hand-written density (the others use PyMC's compiled one)
 DENSITY_PARAMETERIZATIONS = ("centred", "integrated")
 #: the model's data, in the order the kernels take them
 _DATA = ("a", "w", "ssr", "xbar")
 _BOUNDS = ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi", "delta0_hi", "std0_hi")
+#: the kernels' `bounds`: _BOUNDS, then const and log(2 std_hi^2) (sigma_i's bound factor)
+_N_BOUNDS = len(_BOUNDS) + 2
 
 
 # --------------------------------------------------------------------------- kernels
@@ -78,12 +87,14 @@ def _digamma(v: float) -> float:  # pragma: no cover - compiled by numba
 
 
 def _centred_kernel(
-    x: np.ndarray, data: np.ndarray, bounds: np.ndarray, grad: np.ndarray
+    x: np.ndarray, data: np.ndarray, bounds: np.ndarray, tables: np.ndarray, grad: np.ndarray
 ) -> float:  # pragma: no cover - compiled by numba
     # x = (alpha, beta, nu - 1, delta0, std0) unconstrained, then delta_1..q; data = rows
-    # a, w, ssr, xbar; bounds = alpha_lo, alpha_hi, beta_lo, beta_hi, delta0_hi, std0_hi,
-    # const. Writes the gradient into grad, returns the log density.
-    a, w, ssr, xbar = data[0], data[1], data[2], data[3]
+    # a, w, ssr, xbar, offset (of sigma_i's bound factor in tables, < 0: none); bounds =
+    # alpha_lo, alpha_hi, beta_lo, beta_hi, delta0_hi, std0_hi, const, log(2 std_hi^2).
+    # Writes the gradient into grad, returns the log density.
+    a, w, ssr, xbar, offsets = data[0], data[1], data[2], data[3], data[4]
+    shift = bounds[7]
     a_lo, a_hi, b_lo, b_hi, d_hi, s_hi = (
         bounds[0],
         bounds[1],
@@ -124,15 +135,19 @@ def _centred_kernel(
         d = x[5 + i]
         z = (d - delta0) / std0
         r = z * z / nu
-        logp -= (nu + 1.0) / 2.0 * math.log1p(r) + a[i] * math.log(
-            (ssr[i] + w[i] * (xbar[i] - d) ** 2) / 2.0
-        )
+        quad = ssr[i] + w[i] * (xbar[i] - d) ** 2
+        log_quad = math.log(quad)
+        logp -= (nu + 1.0) / 2.0 * math.log1p(r) + a[i] * (log_quad - math.log(2.0))
         g = (nu + 1.0) * z / (std0 * (nu + z * z))
         d_delta0 += g
         d_std0 += g * z
         d_nu += -0.5 * math.log1p(r) + (nu + 1.0) / 2.0 * z * z / (nu * (nu + z * z))
-        quad = ssr[i] + w[i] * (xbar[i] - d) ** 2
-        grad[5 + i] = -g + 2.0 * a[i] * w[i] * (xbar[i] - d) / quad
+        power = a[i]  # d log p(x_i | delta) / d log quad, with the bound factor's part
+        if offsets[i] >= 0:
+            f, d_f = log_bound(log_quad - shift, tables, int(offsets[i]))
+            logp += f
+            power -= d_f
+        grad[5 + i] = -g + 2.0 * power * w[i] * (xbar[i] - d) / quad
     grad[0] = d_alpha * (a_hi - a_lo) * sa * (1.0 - sa) + 1.0 - 2.0 * sa
     grad[1] = d_beta * (b_hi - b_lo) * sb * (1.0 - sb) + 1.0 - 2.0 * sb
     grad[2] = d_nu * xx + alpha - beta * xx
@@ -150,17 +165,19 @@ def _status(logp: float, grad: np.ndarray) -> int:  # pragma: no cover - compile
 
 
 def _centred_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
-    # nutpie's C interface of a log density: the data are one float64 buffer (_buffer)
-    head = numba.carray(user_data_, (1,), dtype=np.float64)
+    # nutpie's C interface of a log density: the data are one float64 buffer
+    # (_centred_buffer: q, bounds, length of the bound tables, rows, tables)
+    head = numba.carray(user_data_, (10,), dtype=np.float64)
     q = int(head[0])
     if dim != q + 5:
         return -1
-    buffer = numba.carray(user_data_, (8 + 4 * q,), dtype=np.float64)
+    start = 10 + 5 * q
+    buffer = numba.carray(user_data_, (start + int(head[9]),), dtype=np.float64)
     x = numba.carray(x_, (q + 5,))
     out = numba.carray(out_, (q + 5,))
     logp = numba.carray(logp_, (1,))
-    data = buffer[8:].reshape((4, q))
-    logp[0] = _centred_kernel(x, data, buffer[1:8], out)
+    data = buffer[10:start].reshape((5, q))
+    logp[0] = _centred_kernel(x, data, buffer[1:9], buffer[start:], out)
     return _status(logp[0], out)
 
 
@@ -187,12 +204,13 @@ def _integrated_kernel(
     data: np.ndarray,
     bounds: np.ndarray,
     table: np.ndarray,
+    tables: np.ndarray,
     spacing: float,
     grad: np.ndarray,
 ) -> float:  # pragma: no cover - compiled by numba
-    # x = (nu - 1, delta0, std0) unconstrained; data and bounds as _centred_kernel's; table
-    # nu's prior (nu_prior.nu_prior_table). Writes the gradient into grad, returns the log
-    # density (-inf where nu's prior underflowed, as PyMC's).
+    # x = (nu - 1, delta0, std0) unconstrained; data, bounds and tables as _centred_kernel's;
+    # table nu's prior (nu_prior.nu_prior_table). Writes the gradient into grad, returns the
+    # log density (-inf where nu's prior underflowed, as PyMC's).
     d_hi, s_hi, const = bounds[4], bounds[5], bounds[6]
     q = data.shape[1]
     prior, d_prior = interpolate(x[0], table)  # log p(nu - 1), its derivative in x[0]
@@ -207,7 +225,7 @@ def _integrated_kernel(
     xx = math.exp(x[0])
     nu = 1.0 + xx
     lik = (data[0], data[1], data[2], data[3])
-    logq, dlogq = _loglik_kernel(delta0, std0, nu, lik, spacing)
+    logq, dlogq = _loglik_kernel(delta0, std0, nu, lik, spacing, (data[4], tables, bounds[7]))
     log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
     logp = const + logq.sum() + q * log_c + prior + x[0]
     logp -= _softplus(-x[1]) + _softplus(x[1]) + _softplus(-x[2]) + _softplus(x[2])
@@ -223,18 +241,22 @@ def _integrated_kernel(
 def _integrated_from_buffer(
     x: np.ndarray, buffer: np.ndarray, grad: np.ndarray
 ) -> float:  # pragma: no cover - numba  # noqa: E501
-    # buffer: q, bounds (7), node spacing, table length, rows a, w, ssr, xbar, nu's table
+    # buffer: q, bounds (8), node spacing, lengths of nu's table and of the bound tables,
+    # rows a, w, ssr, xbar, offset, nu's table, the bound tables
     q = int(buffer[0])
-    data = buffer[10 : 10 + 4 * q].reshape((4, q))
-    return _integrated_kernel(x, data, buffer[1:8], buffer[10 + 4 * q :], buffer[8], grad)
+    start = 12 + 5 * q
+    data = buffer[12:start].reshape((5, q))
+    table = buffer[start : start + int(buffer[10])]
+    tables = buffer[start + int(buffer[10]) :]
+    return _integrated_kernel(x, data, buffer[1:9], table, tables, buffer[9], grad)
 
 
 def _integrated_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
     # nutpie's C interface, as _centred_logp_cfunc's; the buffer as _integrated_from_buffer's
-    head = numba.carray(user_data_, (10,), dtype=np.float64)
+    head = numba.carray(user_data_, (12,), dtype=np.float64)
     if dim != 3:
         return -1
-    size = 10 + 4 * int(head[0]) + int(head[9])
+    size = 12 + 5 * int(head[0]) + int(head[10]) + int(head[11])
     buffer = numba.carray(user_data_, (size,), dtype=np.float64)
     x = numba.carray(x_, (3,))
     out = numba.carray(out_, (3,))
@@ -260,7 +282,7 @@ def _build() -> dict[str, Any]:
     from numba.extending import register_jitable
 
     register_jitable_helpers()  # _loglik_kernel, callable from the kernels below
-    for helper in (_softplus, _sigmoid, _digamma, _status, interpolate, _centred_kernel):
+    for helper in (_softplus, _sigmoid, _digamma, _status, _centred_kernel):
         register_jitable(helper)
     register_jitable(_integrated_kernel)
     register_jitable(_integrated_from_buffer)
@@ -286,11 +308,12 @@ def _build() -> dict[str, Any]:
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
-    data = np.array([[4.5] * 3, [5.0] * 3, [10.0] * 3, [0.0] * 3])
-    bounds = np.array([1.0, 2.0, 0.01, 0.1, 1.0, 1.0, 0.0])
-    kernels["centred"](np.zeros(8), data, bounds, np.empty(8))
+    data = np.array([[4.5] * 3, [5.0] * 3, [10.0] * 3, [0.0] * 3, [-1.0] * 3])
+    bounds = np.array([1.0, 2.0, 0.01, 0.1, 1.0, 1.0, 0.0, 0.0])
+    kernels["centred"](np.zeros(8), data, bounds, np.zeros(0), np.empty(8))
     # cfuncs compile (or load) when created
-    kernels["integrated"](np.zeros(3), _integrated_buffer(data, bounds), np.empty(3))
+    buffer = _integrated_buffer(data, bounds, np.zeros(0))
+    kernels["integrated"](np.zeros(3), buffer, np.empty(3))
 
 
 def _kernels() -> dict[str, Any]:
@@ -307,9 +330,9 @@ def load_density() -> None:
 
 # --------------------------------------------------------------------------- Python entry
 def log_density(
-    parameterization: str, x: np.ndarray, data: dict[str, Any]
+    parameterization: str, x: np.ndarray, data: dict[str, Any], *, bounded: bool = False
 ) -> tuple[float, np.ndarray]:
-    """Return the log density and its gradient at the unconstrained position `x`.
+    r"""Return the log density and its gradient at the unconstrained position `x`.
 
     Parameters
     ----------
@@ -319,44 +342,50 @@ def log_density(
         std0, delta`` (centred) or ``nu_minus_one, delta0, std0`` (integrated).
     data : dict
         :meth:`.hierarchical_likelihood.Prepared.model_data`.
+    bounded : bool, default: False
+        Keep the factor of :math:`\sigma_i`'s prior bound (``Prepared.bounded``).
     """
-    logp = _log_density_function(parameterization, data)
+    logp = _log_density_function(parameterization, data, bounded)
     return logp(np.ascontiguousarray(x, dtype=float))
 
 
-def _arguments(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Return the kernels' data: rows ``a, w, ssr, xbar``; the bounds and ``const``."""
-    lik = np.ascontiguousarray(np.stack([np.asarray(data[k], dtype=float) for k in _DATA]))
-    bounds = np.array([float(data[k]) for k in _BOUNDS] + [float(data["const"])])
-    return lik, bounds
+def _arguments(data: dict[str, Any], bounded: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the kernels' data: rows ``a, w, ssr, xbar, offset``; the bounds; the bound tables."""
+    rows = [np.asarray(data[k], dtype=float) for k in _DATA]
+    std_hi = float(data["std_hi"])
+    offsets, tables, shift = with_bound(rows[0], std_hi) if bounded else no_bound(rows[0].size)
+    lik = np.ascontiguousarray(np.stack([*rows, offsets]))
+    bounds = np.array([float(data[k]) for k in _BOUNDS] + [float(data["const"]), shift])
+    return lik, bounds, tables
 
 
-def _integrated_buffer(lik: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+def _integrated_buffer(lik: np.ndarray, bounds: np.ndarray, tables: np.ndarray) -> np.ndarray:
     """Return the integrated kernel's one float64 buffer (see _integrated_from_buffer)."""
     table = nu_prior_table(tuple(float(b) for b in bounds[:4]))
-    head = [float(lik.shape[1]), *bounds, NODE_SPACING, float(table.size)]
-    return np.concatenate([head, lik.reshape(-1), table])
+    head = [float(lik.shape[1]), *bounds, NODE_SPACING, float(table.size), float(tables.size)]
+    return np.concatenate([head, lik.reshape(-1), table, tables])
 
 
-def _centred_buffer(lik: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Return the centred kernel's one float64 buffer: q, bounds (7), rows a, w, ssr, xbar."""
-    return np.concatenate([[float(lik.shape[1])], bounds, lik.reshape(-1)])
+def _centred_buffer(lik: np.ndarray, bounds: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return the centred kernel's one float64 buffer (see _centred_logp_cfunc)."""
+    head = [float(lik.shape[1]), *bounds, float(tables.size)]
+    return np.concatenate([head, lik.reshape(-1), tables])
 
 
-def _log_density_function(parameterization: str, data: dict[str, Any]) -> Any:
+def _log_density_function(parameterization: str, data: dict[str, Any], bounded: bool) -> Any:
     """Return ``logp(x) -> (value, gradient)`` for `data` (what the C functions compute)."""
     if parameterization not in DENSITY_PARAMETERIZATIONS:
         raise ValueError(f"no hand-written density for {parameterization!r}")
     kernel = _kernels()[parameterization]
-    lik, bounds = _arguments(data)
+    lik, bounds, tables = _arguments(data, bounded)
     if parameterization == "centred":
 
         def logp(x: np.ndarray) -> tuple[float, np.ndarray]:
             grad = np.empty_like(x)
-            return float(kernel(x, lik, bounds, grad)), grad
+            return float(kernel(x, lik, bounds, tables, grad)), grad
 
         return logp
-    buffer = _integrated_buffer(lik, bounds)
+    buffer = _integrated_buffer(lik, bounds, tables)
 
     def logp_integrated(x: np.ndarray) -> tuple[float, np.ndarray]:
         grad = np.empty_like(x)
@@ -392,16 +421,16 @@ def _initial_point(parameterization: str, q: int, bounds: np.ndarray, seed: int)
     return base + rng.uniform(-1.0, 1.0, size=base.shape)
 
 
-def compiled_model(parameterization: str, data: dict[str, Any]) -> Any:
-    """Return a nutpie model of `data` (a :meth:`Prepared.model_data` dict).
+def compiled_model(parameterization: str, data: dict[str, Any], *, bounded: bool = False) -> Any:
+    r"""Return a nutpie model of `data` (a :meth:`Prepared.model_data` dict).
 
     Nothing is compiled here once the kernels are in the cache: both variants are
     handed to nutpie as C functions over one data buffer (the chains run in parallel,
-    no Python per gradient).
+    no Python per gradient). `bounded` keeps :math:`\sigma_i`'s bound factor.
     """
     if parameterization not in DENSITY_PARAMETERIZATIONS:
         raise ValueError(f"no hand-written density for {parameterization!r}")
-    lik, bounds = _arguments(data)
+    lik, bounds, tables = _arguments(data, bounded)
     q = lik.shape[1]
     load_density()  # load (or compile) before sampling starts
     names = ["nu", "delta0", "std0"]
@@ -422,7 +451,7 @@ def compiled_model(parameterization: str, data: dict[str, Any]) -> Any:
         return _initial_point(parameterization, q, bounds, seed)
 
     buffers = {"centred": _centred_buffer, "integrated": _integrated_buffer}
-    buffer = buffers[parameterization](lik, bounds)
+    buffer = buffers[parameterization](lik, bounds, tables)
     return _c_model(parameterization, buffer, n_dim, names, shapes, coords, dims, initial_point)
 
 

@@ -105,44 +105,6 @@ def conditional_loglik(
     )
 
 
-def _marginal_loglik(
-    mean: Any,
-    ss: Any,
-    n: Any,
-    rho: Any,
-    delta: Any,
-    sigma_upper: Any,
-    *,
-    lib: Any,
-    bounded: bool = True,
-) -> Any:
-    # integral of the conditional density over sigma_i ~ U(0, sigma_upper), in closed form:
-    # 1/sigma_upper * (2 pi)^(-n/2) det(M)^(-1/2) * 1/2 (Q/2)^(-a) Gamma(a) Q(a, Q/(2 su^2))
-    # (su = sigma_upper)
-    # with a = (n - 1)/2 and Q(., .) the regularised upper incomplete gamma function
-    a = (n - 1) / 2
-    quad = _quadratic_form(mean, ss, n, rho, delta)
-    log_det_m = (n - 1) * lib.log1p(-rho) + lib.log1p((n - 1) * rho)
-    out = (
-        -lib.log(sigma_upper)
-        - 0.5 * n * math.log(2 * math.pi)
-        - 0.5 * log_det_m
-        - math.log(2.0)
-        + lib.gammaln(a)
-        - a * lib.log(quad / 2)
-    )
-    if bounded:  # the upper bound of sigma_i's uniform prior (see BOUND_TERM_TOL)
-        out = out + lib.log(lib.gammaincc(a, quad / (2 * sigma_upper**2)))
-    return out
-
-
-class _NumpyLib:
-    log = staticmethod(np.log)
-    log1p = staticmethod(np.log1p)
-    gammaln = staticmethod(special.gammaln)
-    gammaincc = staticmethod(special.gammaincc)
-
-
 def marginal_loglik(
     mean: np.ndarray,
     ss: np.ndarray,
@@ -189,7 +151,21 @@ def marginal_loglik(
     numpy.ndarray
         One log density per data set.
     """
-    return _marginal_loglik(mean, ss, n, rho, delta, sigma_upper, lib=_NumpyLib, bounded=bounded)
+    # 1/su (2 pi)^(-n/2) det(M)^(-1/2) 1/2 (S/2)^(-a) Gamma(a) Q(a, S/(2 su^2)), su = sigma_upper
+    a = (n - 1) / 2
+    quad = _quadratic_form(mean, ss, n, rho, delta)
+    log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
+    out = (
+        -np.log(sigma_upper)
+        - 0.5 * n * math.log(2 * math.pi)
+        - 0.5 * log_det_m
+        - math.log(2.0)
+        + special.gammaln(a)
+        - a * np.log(quad / 2)
+    )
+    if bounded:  # the upper bound of sigma_i's uniform prior (see BOUND_TERM_TOL)
+        out = out + np.log(special.gammaincc(a, quad / (2 * sigma_upper**2)))
+    return out  # type: ignore[no-any-return,unused-ignore]
 
 
 #: a data set counts as having zero variance when its sd is below this fraction of its
@@ -224,7 +200,7 @@ class Prepared:
         """Return the values of the model's ``pm.Data`` containers for this fit."""
         # the likelihood's data-only parts are computed here once, not at every gradient:
         # per data set, log p(x_i | delta_i) = c_i - a_i log((ssr_i + w_i (xbar_i - delta_i)^2) / 2)
-        # (+ the bound factor), see _marginal_loglik
+        # (+ the bound factor), see marginal_loglik
         n, rho = self.n, self.rho
         a = (n - 1) / 2
         log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)

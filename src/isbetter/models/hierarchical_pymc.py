@@ -21,28 +21,18 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter._validate import check_choice, check_positive_int
-from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, kernel_version
-from isbetter.models.hierarchical_quadrature import QUADRATURE_NODES, integrated_loglik
+from isbetter.models._quadrature_kernels import (
+    NODE_SPACING,
+    compiled_kernels,
+    kernel_version,
+    no_bound,
+    with_bound,
+)
 
 __all__ = ["PARAMETERIZATIONS", "Parameterization", "build_model"]
 
 Parameterization = Literal["integrated", "centred", "noncentred"]
 PARAMETERIZATIONS = ("integrated", "centred", "noncentred")
-
-
-class _PytensorLib:
-    """The functions :mod:`.hierarchical_quadrature` needs, from PyTensor."""
-
-    def __getattr__(self, name: str) -> Any:
-        import pytensor.tensor as pt
-        from pytensor.gradient import disconnected_grad
-
-        special = {
-            "where": pt.switch,
-            "asarray": pt.as_tensor_variable,
-            "stop_gradient": disconnected_grad,
-        }
-        return special.get(name) or getattr(pt, name)
 
 
 @lru_cache(maxsize=1)
@@ -59,50 +49,64 @@ def _quadrature_op() -> type:
 
     kernel = compiled_kernels()[0]
 
-    class IntegratedLoglik(Op):  # type: ignore[misc]
+    class IntegratedLoglik(Op):  # type: ignore[misc,unused-ignore]
         """Per data set: log p(x_i | delta0, std0, nu) without log c(nu), and its gradient.
 
-        Inputs ``delta0, std0, nu`` (scalars) and ``a, w, ssr, xbar`` (data);
-        outputs the log integrals and their derivatives (``(q, 3)``),
-        both from one pass of :func:`._quadrature_kernels.compiled_kernels`.
+        Inputs ``delta0, std0, nu`` (scalars) and ``a, w, ssr, xbar, std_hi`` (data);
+        outputs the log integrals and their derivatives (``(q, 3)``), both from one
+        pass of :func:`._quadrature_kernels.compiled_kernels`, with the factor of
+        sigma_i's bound ``std_hi`` where `bounded`.
         """
 
-        __props__ = ("spacing",)
+        __props__ = ("spacing", "bounded")
 
-        def __init__(self, spacing: float) -> None:
+        def __init__(self, spacing: float, bounded: bool) -> None:
             self.spacing = float(spacing)
+            self.bounded = bool(bounded)
 
         def make_node(self, *inputs: Any) -> Any:
             tensors = [pt.as_tensor_variable(v).astype("float64") for v in inputs]
             return Apply(self, tensors, [pt.dvector(), pt.dmatrix()])
 
         def perform(self, node: Any, inputs: Any, outputs: Any) -> None:
-            delta0, std0, nu, *data = inputs
+            delta0, std0, nu, *data, std_hi = inputs
             lik = tuple(np.asarray(v, dtype=float) for v in data)
-            logq, grad = kernel(float(delta0), float(std0), float(nu), lik, self.spacing)
+            bound = with_bound(lik[0], float(std_hi)) if self.bounded else no_bound(lik[0].size)
+            logq, grad = kernel(float(delta0), float(std0), float(nu), lik, self.spacing, bound)
             outputs[0][0], outputs[1][0] = logq, grad
 
         def infer_shape(self, fgraph: Any, node: Any, shapes: Any) -> Any:
             return [(shapes[3][0],), (shapes[3][0], 3)]
 
         def connection_pattern(self, node: Any) -> list[list[bool]]:
-            # the data (a, w, ssr, xbar) get no gradient
-            return [[True, True]] * 3 + [[False, False]] * 4
+            # the data (a, w, ssr, xbar, std_hi) get no gradient
+            return [[True, True]] * 3 + [[False, False]] * 5
 
         def grad(self, inputs: Any, output_grads: Any) -> list[Any]:
             if not isinstance(output_grads[1].type, DisconnectedType):
                 raise NotImplementedError("the derivative output has no gradient")
-            jac = self(*inputs)[1]
+            applied: Any = self(*inputs)
+            jac = applied[1]
             hyper = [(output_grads[0] * jac[:, j]).sum() for j in range(3)]
-            return hyper + [DisconnectedType()() for _ in range(4)]
+            return hyper + [DisconnectedType()() for _ in range(5)]
 
-    @register_funcify_default_op_cache_key(IntegratedLoglik)  # type: ignore[misc]
+    @register_funcify_default_op_cache_key(IntegratedLoglik)  # type: ignore[misc,unused-ignore]
     def _numba_integrated(op: Any, node: Any = None, **kwargs: Any) -> Any:
-        spacing = op.spacing
+        import numba
+
+        spacing, bounded = op.spacing, op.bounded
 
         @numba_njit
-        def integrated(delta0, std0, nu, a, w, ssr, xbar):  # type: ignore[no-untyped-def]
-            return kernel(delta0.item(), std0.item(), nu.item(), (a, w, ssr, xbar), spacing)
+        def integrated(delta0, std0, nu, a, w, ssr, xbar, std_hi):  # type: ignore[no-untyped-def,unused-ignore]
+            q = a.shape[0]
+            offsets, tables, shift = np.full(q, -1.0), np.zeros(0), 0.0
+            if bounded:  # the tables come from SciPy (sigma_bound)
+                with numba.objmode(offsets="float64[:]", tables="float64[:]", shift="float64"):
+                    offsets, tables, shift = with_bound(a, float(std_hi))
+            lik = (a, w, ssr, xbar)
+            return kernel(
+                delta0.item(), std0.item(), nu.item(), lik, spacing, (offsets, tables, shift)
+            )
 
         # the checksum of the kernel's source is part of PyTensor's cache key
         return integrated, kernel_version()
@@ -115,7 +119,6 @@ def build_model(
     *,
     parameterization: Parameterization = "integrated",
     bounded: bool = True,
-    nodes: int = QUADRATURE_NODES,
 ) -> Any:
     r"""Build the PyMC model for `n_datasets` data sets, with placeholder data.
 
@@ -149,8 +152,6 @@ def build_model(
         prior in the likelihood (see
         :func:`.hierarchical_likelihood.marginal_loglik`). Fits drop it when its log is
         above ``-BOUND_TERM_TOL`` wherever the posterior can be.
-    nodes : int, default: QUADRATURE_NODES
-        Quadrature nodes per data set (``"integrated"`` only).
 
     Returns
     -------
@@ -170,7 +171,6 @@ def build_model(
     import pymc as pm
 
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
-    nodes = check_positive_int(nodes, "nodes", minimum=2)
     parameterization = check_choice(  # type: ignore[assignment]
         parameterization, "parameterization", PARAMETERIZATIONS
     )
@@ -188,7 +188,7 @@ def build_model(
         delta0 = pm.Uniform("delta0", lower=-data["delta0_hi"], upper=data["delta0_hi"])
         std0 = pm.Uniform("std0", lower=0.0, upper=data["std0_hi"])
         if parameterization == "integrated":
-            loglik = _integrated_loglik(delta0, std0, nu, data, bounded=bounded, nodes=nodes)
+            loglik = _integrated_loglik(delta0, std0, nu, data, bounded=bounded)
         else:
             loglik = _centred_loglik(delta0, std0, nu, data, parameterization, bounded=bounded)
         pm.Potential("loglik", loglik)
@@ -240,23 +240,12 @@ def _nu_prior(data: dict[str, Any], *, integrated: bool) -> Any:
 
 
 def _integrated_loglik(
-    delta0: Any, std0: Any, nu: Any, data: dict[str, Any], *, bounded: bool, nodes: int
+    delta0: Any, std0: Any, nu: Any, data: dict[str, Any], *, bounded: bool
 ) -> Any:
     import pytensor.tensor as pt
 
-    lik = (data["a"], data["w"], data["ssr"], data["xbar"])
-    if bounded:  # rare (see BOUND_TERM_TOL): the PyTensor graph of a fixed rule
-        per_dataset = integrated_loglik(
-            delta0,
-            std0,
-            nu,
-            (*lik, data["std_hi"]),
-            n_nodes=nodes,
-            bounded=True,
-            lib=_PytensorLib(),
-        )
-        return data["const"] + per_dataset.sum()
-    logq = _quadrature_op()(NODE_SPACING)(delta0, std0, nu, *lik)[0]
+    lik = (data["a"], data["w"], data["ssr"], data["xbar"], data["std_hi"])
+    logq = _quadrature_op()(NODE_SPACING, bounded)(delta0, std0, nu, *lik)[0]
     log_norm = pt.gammaln((nu + 1.0) / 2.0) - pt.gammaln(nu / 2.0) - 0.5 * pt.log(nu * math.pi)
     return data["const"] + logq.sum() + logq.shape[0] * log_norm
 
@@ -272,7 +261,7 @@ def _centred_loglik(
         delta = pm.Deterministic("delta", delta0 + std0 * z, dims="dataset")
     else:
         delta = pm.StudentT("delta", nu=nu, mu=delta0, sigma=std0, dims="dataset")
-    # _marginal_loglik with its data-only terms precomputed (Prepared.model_data)
+    # marginal_loglik with its data-only terms precomputed (Prepared.model_data)
     quad = data["ssr"] + data["w"] * pt.square(data["xbar"] - delta)
     loglik = data["const"] - (data["a"] * pt.log(quad / 2)).sum()
     if bounded:

@@ -8,7 +8,9 @@ quadrature leaves a posterior over the hyper-parameters only, which NUTS samples
 without the funnel between :math:`\sigma_0` and the :math:`\delta_i` (the "hard
 case" of few data sets). Each :math:`\delta_i` is then drawn from its 1-D
 conditional given every posterior draw (:func:`draw_deltas`): independent draws,
-no Markov chain. The same functions serve NumPy and PyTensor (argument ``lib``).
+no Markov chain. The fits use the compiled form of the rule
+(:mod:`._quadrature_kernels`); the NumPy form here, with a fixed number of nodes, is
+its reference and the sampler of ``draw_deltas(compiled=False)``.
 
 References
 ----------
@@ -28,7 +30,13 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from isbetter.models._quadrature_kernels import NODE_SPACING, TAIL_LOG_MASS, compiled_kernels
+from isbetter.models._quadrature_kernels import (
+    NODE_SPACING,
+    TAIL_LOG_MASS,
+    compiled_kernels,
+    no_bound,
+    with_bound,
+)
 
 __all__ = [
     "QUADRATURE_NODES",
@@ -40,30 +48,6 @@ __all__ = [
 ]
 
 
-class _NUMPY:
-    """The functions the quadrature needs, from NumPy and SciPy."""
-
-    asarray = staticmethod(np.asarray)
-    log = staticmethod(np.log)
-    log1p = staticmethod(np.log1p)
-    exp = staticmethod(np.exp)
-    sqrt = staticmethod(np.sqrt)
-    abs = staticmethod(np.abs)
-    sinh = staticmethod(np.sinh)
-    arcsinh = staticmethod(np.arcsinh)
-    maximum = staticmethod(np.maximum)
-    minimum = staticmethod(np.minimum)
-    where = staticmethod(np.where)
-    logaddexp = staticmethod(np.logaddexp)
-    logsumexp = staticmethod(special.logsumexp)
-    gammaln = staticmethod(special.gammaln)
-    gammaincc = staticmethod(special.gammaincc)
-
-    @staticmethod
-    def stop_gradient(x: Any) -> Any:
-        return x
-
-
 #: Nodes per data set of the quadrature that integrates each delta_i out (the "integrated"
 #: parameterisation). Measured against adaptive quadrature over 1165 random configurations
 #: (2 <= n <= 1000 scores, std0 / likelihood width 1e-5..1e3, |xbar - delta0| up to 1000
@@ -73,20 +57,20 @@ class _NUMPY:
 QUADRATURE_NODES = 64
 
 
-def _map(u: Any, kappa: Any, gap: Any, lib: Any) -> tuple[Any, Any, Any, Any]:
+def _map(u: Any, kappa: Any, gap: Any) -> tuple[Any, Any, Any, Any]:
     # Invert u = asinh(z) + asinh(kappa z - gap), z = (delta - delta0) / std0: with
     # X = exp(asinh z), E = exp(u): (1/E + kappa) X^2 - 2 gap X - (E + kappa) = 0,
     # whose one positive root is written without cancellation for either sign of the gap.
     # Returns z, cosh(asinh z) and the same for z_lik = kappa z - gap = sinh(u - asinh z).
-    e = lib.exp(u)
-    big = lib.abs(gap) + lib.sqrt(gap**2 + 1.0 + kappa * (e + 1.0 / e) + kappa**2)
-    x = lib.where(gap >= 0, big / (1.0 / e + kappa), (e + kappa) / big)
+    e = np.exp(u)
+    big = np.abs(gap) + np.sqrt(gap**2 + 1.0 + kappa * (e + 1.0 / e) + kappa**2)
+    x = np.where(gap >= 0, big / (1.0 / e + kappa), (e + kappa) / big)
     y = e / x
     return (x - 1.0 / x) / 2.0, (x + 1.0 / x) / 2.0, (y - 1.0 / y) / 2.0, (y + 1.0 / y) / 2.0
 
 
 def quadrature_nodes(
-    delta0: Any, std0: Any, nu: Any, xbar: Any, width: Any, a: Any, n_nodes: int, *, lib: Any
+    delta0: Any, std0: Any, nu: Any, xbar: Any, width: Any, a: Any, n_nodes: int
 ) -> tuple[Any, Any, Any, Any]:
     r"""Nodes of the quadrature over :math:`\delta_i` for given hyper-parameters.
 
@@ -98,7 +82,7 @@ def quadrature_nodes(
     \operatorname{asinh}((\delta - \bar x_i)/w_i)`, which puts them at spacing
     :math:`\propto\sigma_0` at the prior's centre, :math:`\propto w_i` at the
     likelihood's and geometrically wider elsewhere; :math:`u \mapsto \delta`
-    has a closed form, so the rule is differentiable in the hyper-parameters.
+    has a closed form.
 
     Parameters
     ----------
@@ -109,8 +93,6 @@ def quadrature_nodes(
         :math:`(n - 1)/2` (the tail power).
     n_nodes : int
         Nodes per data set (a trailing axis of the outputs).
-    lib : namespace
-        NumPy or PyTensor functions.
 
     Returns
     -------
@@ -119,30 +101,30 @@ def quadrature_nodes(
         :math:`(\delta - \bar x_i)/w_i` and the log of (step x Jacobian
         :math:`d\delta/du`).
     """
-    delta0, std0, nu = (lib.asarray(v) for v in (delta0, std0, nu))
+    delta0, std0, nu = (np.asarray(v) for v in (delta0, std0, nu))
     gap = xbar - delta0
-    tails = lib.maximum(10.0, 2.0 * lib.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
-    reach = lib.maximum(lib.maximum(std0, width), lib.abs(gap)) * tails
-    lo = lib.minimum(delta0, xbar) - reach
-    hi = lib.maximum(delta0, xbar) + reach
-    u_lo = lib.arcsinh((lo - delta0) / std0) + lib.arcsinh((lo - xbar) / width)
-    u_hi = lib.arcsinh((hi - delta0) / std0) + lib.arcsinh((hi - xbar) / width)
+    tails = np.maximum(10.0, 2.0 * np.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
+    reach = np.maximum(np.maximum(std0, width), np.abs(gap)) * tails
+    lo = np.minimum(delta0, xbar) - reach
+    hi = np.maximum(delta0, xbar) + reach
+    u_lo = np.arcsinh((lo - delta0) / std0) + np.arcsinh((lo - xbar) / width)
+    u_hi = np.arcsinh((hi - delta0) / std0) + np.arcsinh((hi - xbar) / width)
     step = ((u_hi - u_lo) / n_nodes)[..., None]
     u = u_lo[..., None] + step * (np.arange(n_nodes) + 0.5)
     std0_, width_ = std0[..., None], width[..., None]
-    z_prior, cosh_prior, z_lik, cosh_lik = _map(u, std0_ / width_, (gap / width)[..., None], lib)
+    z_prior, cosh_prior, z_lik, cosh_lik = _map(u, std0_ / width_, (gap / width)[..., None])
     # d delta / du = 1 / (1 / (std0 cosh(asinh z_prior)) + 1 / (width cosh(asinh z_lik)))
     jac = 1.0 / (1.0 / (std0_ * cosh_prior) + 1.0 / (width_ * cosh_lik))
-    return u, z_prior, z_lik, lib.log(jac * step)
+    return u, z_prior, z_lik, np.log(jac * step)
 
 
-def likelihood_width(a: Any, w: Any, ssr: Any, *, lib: Any) -> Any:
+def likelihood_width(a: Any, w: Any, ssr: Any) -> Any:
     r"""Width of data set i's likelihood in :math:`\delta_i` (a Student-t kernel, n - 2 df)."""
-    return lib.sqrt(ssr / (w * lib.maximum(2.0 * a - 1.0, 1.0)))
+    return np.sqrt(ssr / (w * np.maximum(2.0 * a - 1.0, 1.0)))
 
 
 def log_integrand(
-    z_prior: Any, z_lik: Any, nu: Any, data: tuple[Any, ...], *, lib: Any, bounded: bool
+    z_prior: Any, z_lik: Any, nu: Any, data: tuple[Any, ...], *, bounded: bool
 ) -> Any:
     r"""Log of prior x likelihood at the nodes, without the constants of :func:`integrated_loglik`.
 
@@ -151,20 +133,10 @@ def log_integrand(
     """
     a, w, ssr, width, std_hi = data
     quad = ssr + w * (width * z_lik) ** 2
-    out = -(nu + 1.0) / 2.0 * lib.log1p(z_prior**2 / nu) - a * lib.log(quad / 2.0)
-    if bounded:
-        out = out + log_bound_factor(z_lik, data, lib=lib)
+    out = -(nu + 1.0) / 2.0 * np.log1p(z_prior**2 / nu) - a * np.log(quad / 2.0)
+    if bounded:  # sigma_i's bound factor, floored at 1e-300 where it underflows far out
+        out = out + np.log(np.maximum(special.gammaincc(a, quad / (2.0 * std_hi**2)), 1e-300))
     return out
-
-
-def log_bound_factor(z_lik: Any, data: tuple[Any, ...], *, lib: Any) -> Any:
-    r"""Log of :math:`\sigma_i`'s bound factor at the nodes (see :func:`log_integrand`).
-
-    Floored at 1e-300: far out the factor underflows, and log(0) would poison the gradient.
-    """
-    a, w, ssr, width, std_hi = data
-    quad = ssr + w * (width * z_lik) ** 2
-    return lib.log(lib.maximum(lib.gammaincc(a, quad / (2.0 * std_hi**2)), 1e-300))
 
 
 def integrated_loglik(
@@ -175,8 +147,7 @@ def integrated_loglik(
     *,
     n_nodes: int = QUADRATURE_NODES,
     bounded: bool = False,
-    lib: Any = None,
-) -> Any:
+) -> np.ndarray:
     r"""Log :math:`p(x_i \mid \delta_0, \sigma_0, \nu)` per data set.
 
     :math:`\sigma_i` integrated out in closed form
@@ -196,38 +167,22 @@ def integrated_loglik(
     bounded : bool, default: False
         Keep the factor of :math:`\sigma_i`'s prior bound (see
         :func:`.hierarchical_likelihood.marginal_loglik`).
-    lib : namespace, optional
-        PyTensor functions for the model; default NumPy.
 
     Returns
     -------
-    array
+    numpy.ndarray
         One log density per data set (the trailing axis).
     """
-    lib = _NUMPY if lib is None else lib
-    delta0, std0, nu = (lib.asarray(v) for v in (delta0, std0, nu))
+    delta0, std0, nu = (np.asarray(v, dtype=float) for v in (delta0, std0, nu))
     a, w, ssr, xbar, std_hi = data
-    width = likelihood_width(a, w, ssr, lib=lib)
-    # The gradient is that of the quadrature with its nodes held fixed in delta: the
-    # same rule applied to d log f / d theta (only the prior depends on theta there).
-    # It differs from the exact derivative of the rule by about its error times
-    # 1 / std0, and the backward pass skips the map u -> delta; NUTS stays exact, as
-    # its leapfrog steps are volume-preserving and reversible for any such force. The
-    # compiled kernel (the default fits) integrates by parts instead, exact at small
-    # std0; that form as a PyTensor graph took minutes to compile (this one ~40 s).
-    fixed = (lib.stop_gradient(delta0), lib.stop_gradient(std0), lib.stop_gradient(nu))
-    _, z_fixed, z_lik, log_weight = quadrature_nodes(
-        fixed[0], fixed[1], fixed[2], xbar, width, a, n_nodes, lib=lib
-    )
+    width = likelihood_width(a, w, ssr)
+    _, z_prior, z_lik, log_weight = quadrature_nodes(delta0, std0, nu, xbar, width, a, n_nodes)
     nodes = (a[..., None], w[..., None], ssr[..., None], width[..., None], std_hi)
-    lik = log_integrand(0.0, z_lik, 1.0, nodes, lib=lib, bounded=bounded)
-    # (delta_k - delta0) / std0 at the fixed nodes delta_k: z_fixed in value
-    z_prior = (z_fixed * fixed[1][..., None] + (fixed[0] - delta0)[..., None]) / std0[..., None]
-    prior = -(nu[..., None] + 1.0) / 2.0 * lib.log1p(z_prior**2 / nu[..., None])
+    log_f = log_integrand(z_prior, z_lik, nu[..., None], nodes, bounded=bounded)
     log_t_norm = (
-        lib.gammaln((nu + 1.0) / 2.0) - lib.gammaln(nu / 2.0) - 0.5 * lib.log(nu * math.pi)
-    ) - lib.log(std0)
-    return lib.logsumexp(prior + lib.stop_gradient(lik + log_weight), axis=-1) + log_t_norm
+        special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) - 0.5 * np.log(nu * math.pi)
+    ) - np.log(std0)
+    return special.logsumexp(log_f + log_weight, axis=-1) + log_t_norm  # type: ignore[no-any-return,unused-ignore]
 
 
 # --------------------------------------------------------------------------- drawing delta_i
@@ -260,10 +215,10 @@ def draw_deltas(
         ``(a, w, ssr, xbar, std_hi)`` as for :func:`integrated_loglik`.
     rng : numpy.random.Generator
     bounded : bool, default: False
-        Keep the factor of :math:`\sigma_i`'s prior bound (then NumPy is used).
+        Keep the factor of :math:`\sigma_i`'s prior bound.
     compiled : bool, default: True
         Use the numba-compiled sampler (nodes spaced ``NODE_SPACING`` apart);
-        False, or `bounded`, uses the vectorised NumPy one with `n_nodes` nodes.
+        False uses the vectorised NumPy one with `n_nodes` nodes.
     n_nodes, chunk : int, default: QUADRATURE_NODES, 2_000_000
         Nodes, and array elements per vectorised step, of the NumPy sampler.
 
@@ -273,23 +228,23 @@ def draw_deltas(
         Shape ``(S, q)``: one draw of every :math:`\delta_i` per hyper-parameter draw.
     """
     a, w, ssr, xbar, std_hi = (np.asarray(v, dtype=float) for v in data)
-    if compiled and not bounded:
+    if compiled:
         hyper_flat = [np.ascontiguousarray(v, dtype=float).reshape(-1) for v in (delta0, std0, nu)]
-        return compiled_kernels()[1](*hyper_flat, (a, w, ssr, xbar), NODE_SPACING, rng)  # type: ignore[no-any-return,unused-ignore]
-    width = likelihood_width(a, w, ssr, lib=_NUMPY)
+        bound = with_bound(a, float(std_hi)) if bounded else no_bound(a.size)
+        draw = compiled_kernels()[1]
+        return draw(*hyper_flat, (a, w, ssr, xbar), NODE_SPACING, bound, rng)  # type: ignore[no-any-return,unused-ignore]
+    width = likelihood_width(a, w, ssr)
     hyper = [np.asarray(v, dtype=float).reshape(-1, 1) for v in (delta0, std0, nu)]
     out = np.empty((hyper[0].shape[0], xbar.size))
     step = max(1, chunk // (xbar.size * n_nodes))
     for lo in range(0, out.shape[0], step):
         d0, s0, v = (h[lo : lo + step] for h in hyper)
-        u, z_prior, z_lik, log_weight = quadrature_nodes(
-            d0, s0, v, xbar, width, a, n_nodes, lib=_NUMPY
-        )
+        u, z_prior, z_lik, log_weight = quadrature_nodes(d0, s0, v, xbar, width, a, n_nodes)
         nodes = (a[:, None], w[:, None], ssr[:, None], width[:, None], std_hi)
-        log_g = log_integrand(z_prior, z_lik, v[..., None], nodes, lib=_NUMPY, bounded=bounded)
+        log_g = log_integrand(z_prior, z_lik, v[..., None], nodes, bounded=bounded)
         log_g = log_g + log_weight
         u_draw = _sample_interpolant(u, log_g, rng)
-        z_prior = _map(u_draw, s0 / width, (xbar - d0) / width, _NUMPY)[0]
+        z_prior = _map(u_draw, s0 / width, (xbar - d0) / width)[0]
         out[lo : lo + step] = d0 + s0 * z_prior
     return out
 
