@@ -58,6 +58,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--datasets", type=int, nargs="+", help="q values (default 5 10 50)")
     p.add_argument("--reps", type=int, help="hierarchical studies per q (default 200)")
     p.add_argument("--f1-reps", type=int, help="simulated test sets (default 5000)")
+    p.add_argument(
+        "--parameterization",
+        default="auto",
+        choices=["auto", "integrated", "centred"],
+        help="of the hierarchical fits (default auto, as the library)",
+    )
+    p.add_argument("--chains", type=int, default=2, help="per hierarchical fit (default 2)")
+    p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
     p.add_argument("--n-docs", type=int, default=200, help="documents per test set")
     p.add_argument("--measures", nargs="+", default=["f1", "accuracy"])
     p.add_argument(
@@ -152,7 +160,8 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
             "panels": f1_section(args, model, int(seeds[i])),
             "setting": {"reps": args.f1_reps, "n_docs": args.n_docs, "model": model},
         }
-    quick = {"draws": 300, "tune": 300} if args.quick else {}
+    quick = {"draws": 300, "tune": 300} if args.quick else {"draws": args.draws}
+    quick |= {"chains": args.chains, "parameterization": args.parameterization}
     settings = [
         (f"hier_q{q}", f"Hierarchical model, q = {q}", HierarchicalSetting(q, **quick))
         for q in args.datasets
