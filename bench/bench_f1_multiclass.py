@@ -9,7 +9,7 @@ under 1 s.
 
 Times are the median (and for posterior + prior together also the best) of `repeats`
 runs after one warm-up, for one worker thread and for the default number of workers;
-the target is read on the best run (other sessions share this machine's two cores).
+the target is read on the median of posterior + prior together.
 The implementation this replaced, which drew all m^3 = 8 000 Gamma variates of every
 draw, is copied below as
 ``_old_sample_average_delta`` and timed on fewer draws (its time grows linearly with
@@ -130,9 +130,10 @@ def main() -> None:
     )
     for label, table in (("posterior", cells), ("prior", zeros)):
         plan = _plan(table.astype(float), 1 / M**2)
+        n_exp, n_sums = int(plan.units.sum()), int(np.count_nonzero(plan.units))
         print(
-            f"{label}: {plan.terms:.0f} series terms + {plan.n_exp} Exp(1) + "
-            f"{plan.columns.size - plan.n_exp} Gamma variates per draw "
+            f"{label}: {plan.terms:.0f} series terms + {n_exp} Exp(1) (summed into {n_sums} "
+            f"cells) + {plan.columns.size - n_sums} Gamma variates per draw "
             f"(old: {M**3} Gamma variates)"
         )
     macro, micro = sample_average_delta(cells, f1, draws=DRAWS, rng=rng)
@@ -155,11 +156,11 @@ def main() -> None:
             args.repeats,
         )
         total, total_cpu, best = median_s(both, args.repeats, best=True)
-        new[label] = best
+        new[label] = total
         print(
             f"new, {label:<19}: posterior {post:6.3f} s + prior {prior:6.3f} s (medians); "
             f"together: median {total:6.3f} s wall ({total_cpu:6.3f} s CPU), best {best:6.3f} s "
-            f"[target < 1 s: {'PASS' if best < 1 else 'FAIL'}]"
+            f"[target < 1 s on the median: {'PASS' if total < 1 else 'FAIL'}]"
         )
 
     scale = DRAWS / args.old_draws
@@ -180,7 +181,7 @@ def main() -> None:
         f"{old_post:6.2f} s + prior {old_prior:6.2f} s = {old_post + old_prior:6.2f} s"
     )
     for label, t in new.items():
-        print(f"speed-up, {label:<19}: {(old_post + old_prior) / t:6.1f}x (best run)")
+        print(f"speed-up, {label:<19}: {(old_post + old_prior) / t:6.1f}x (median run)")
     print(f"load average at the end: {os.getloadavg()[0]:.2f} (other processes share the CPUs)")
 
 

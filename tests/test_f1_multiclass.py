@@ -105,7 +105,7 @@ def test_one_vs_rest_sums_have_their_exact_beta_marginals(path, kind, alpha):
     sums = []
     for i in range(12_000 // plan.chunk + 1):
         out = np.empty((2, 3, m, plan.chunk))
-        mc._chunk_stats(plan, np.random.default_rng([17, i]), out, mc._Work(plan))
+        mc._chunk_stats(plan, np.random.default_rng([17, i]), out)
         sums.append(out)
     sums = np.concatenate(sums, axis=-1)
     rates = sums / sums[0, 1].sum(axis=0)
@@ -123,14 +123,8 @@ def test_one_vs_rest_sums_have_their_exact_beta_marginals(path, kind, alpha):
                 assert p > 1e-4, f"{path} {kind} side {side} stat {what} class {cls}: p = {p}"
 
 
-@pytest.mark.parametrize("calls", [64, 0])
-def test_fractional_counts_agree(path, calls, monkeypatch):
-    """Non-integer cells (e.g. pseudo-counts) are Gamma shapes like any other.
-
-    calls = 0: every Gamma variate in one call with broadcast shapes (as for tables
-    with many distinct counts) instead of one call per distinct shape.
-    """
-    monkeypatch.setattr(mc, "_GAMMA_CALLS", calls)
+def test_fractional_counts_agree(path):
+    """Non-integer cells (e.g. pseudo-counts) are Gamma shapes like any other."""
     cells = small_table() + np.where(np.arange(64).reshape(4, 4, 4) % 5 == 0, 0.5, 0.0)
     cells[1, 2, 3] = 2.5
     got = sample_average_delta(cells, f1, draws=30_000, rng=np.random.default_rng(10))
@@ -235,7 +229,7 @@ def test_left_out_terms_are_exactly_s0_times_an_independent_gamma(monkeypatch):
     draws, chunks = 20_000, []
     for i in range(draws // coarse.chunk + 1):
         out = np.empty((2, 3, m, coarse.chunk))
-        mc._chunk_stats(coarse, np.random.default_rng([11, i]), out, mc._Work(coarse))
+        mc._chunk_stats(coarse, np.random.default_rng([11, i]), out)
         chunks.append(out[0, 1].sum(axis=0))  # drawn total: A's row sums
     drawn = np.concatenate(chunks)[:draws]
     left_out = np.exp(-1.0) * np.random.default_rng(12).gamma(mass, size=draws)
@@ -279,7 +273,7 @@ def test_bound_holds_on_the_sampler_draws_at_a_coarse_tolerance(monkeypatch):
     totals = []
     for i in range(20_000 // plan.chunk + 1):
         out = np.empty((2, 3, m, plan.chunk))
-        mc._chunk_stats(plan, np.random.default_rng([13, i]), out, mc._Work(plan))
+        mc._chunk_stats(plan, np.random.default_rng([13, i]), out)
         totals.append(out[0, 1].sum(axis=0))
     drawn = np.concatenate(totals)
     left_out = np.exp(-plan.cut) * np.random.default_rng(14).gamma(mass, size=drawn.size)
@@ -302,7 +296,7 @@ def test_every_drawn_total_is_above_the_bound_quantile(kind):
     totals = []
     for i in range(20):
         out = np.empty((2, 3, m, plan.chunk))
-        mc._chunk_stats(plan, np.random.default_rng([21, i]), out, mc._Work(plan))
+        mc._chunk_stats(plan, np.random.default_rng([21, i]), out)
         totals.append(out[0, 1].sum(axis=0))
     totals = np.concatenate(totals)
     s0 = np.exp(-plan.cut)

@@ -1,17 +1,18 @@
-"""Compiled loops of the multi-class sampler (:mod:`isbetter.models.f1_multiclass`).
+"""Compiled sampler of the multi-class model (:mod:`isbetter.models.f1_multiclass`).
 
-The random variates are drawn by NumPy (``numpy.random.Generator``); these numba
-functions only add them up. Each variate belongs to one joint-outcome cell
-``c = (j * m + k) * m + l`` (true class j, A predicts k, B predicts l) and adds to
-row j (both systems), A's column k, B's column l, and to A's (B's) true positives of
-class j when k = j (l = j): the only sums the measures need. The variates of the
-non-empty cells (the same cells in every draw) go straight to these sums; the series
-terms (random cells) first into one draw's two m x m confusion matrices.
+One numba function draws a chunk of posterior draws: every random variate comes from
+the ``numpy.random.Generator`` passed in (numba runs NumPy's own algorithms on its
+bit generator), and goes straight into the only sums the measures need. Each
+variate belongs to one joint-outcome cell ``c = (j * m + k) * m + l`` (true class j,
+A predicts k, B predicts l) and adds to five of them: row j (the same for both
+systems), A's column k, B's column l, and A's (B's) true positives of class j when
+k = j (l = j). ``slots[c]`` lists those five places in a draw's accumulator of
+``5 m + 1`` sums (the last one collects the true positives that are not: k != j).
 
-:func:`kernels` compiles both functions on first use on a machine and loads them
-from isbetter's cache (:mod:`isbetter.cache`) after; this module imports numba, so
-it is imported only when draws are made, never by ``import isbetter``. Both
-release the GIL: the sampler's threads run them in parallel.
+:func:`kernels` compiles it on first use on a machine and loads it from isbetter's
+cache (:mod:`isbetter.cache`) after; this module imports numba, so it is imported
+only when draws are made, never by ``import isbetter``. It releases the GIL: the
+sampler's threads run it in parallel, each chunk with its own Generator.
 """
 
 from __future__ import annotations
@@ -19,85 +20,92 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["kernels"]
+__all__ = ["SLOTS", "kernels", "slots"]
+
+#: Places a cell's variate adds to, per draw: row j, A's column k, B's column l,
+#: A's and B's true positives of class j (or the discarded last place).
+SLOTS = 5
 
 # out[side, what, class, draw]: side 0 = A, 1 = B; what 0 = tp, 1 = row, 2 = column.
 # Explicit signatures with layout "A" (any strides): `out` is often a view of a block.
 _OUT = "float64[:, :, :, :]"
 
 
-_SIGNATURES = {
-    "add_cells": f"void(float64[:, :], int64[:], int64, {_OUT})",
-    "add_series": f"void(int64[:], float64[:], int32[:], int32[:, :], {_OUT})",
-}
-
-
 def kernels() -> dict[str, object]:
-    """Return the compiled ``add_cells`` and ``add_series`` (from isbetter's cache)."""
+    """Return the compiled ``draw_chunk`` (from isbetter's cache)."""
     from isbetter import cache
 
     return cache.compiled("f1_multiclass", _build, lambda _: None)
 
 
 def _build() -> dict[str, object]:
-    # explicit signatures: compiled (or loaded) here, nothing left for a warm-up
-    return {
-        name: numba.njit(signature, nogil=True, cache=True)(globals()[f"_{name}"])
-        for name, signature in _SIGNATURES.items()
-    }
+    # explicit signature: compiled (or loaded) here, nothing left for a warm-up
+    generator = numba.typeof(np.random.Generator(np.random.SFC64(0)))
+    signature = numba.void(
+        generator,
+        numba.types.Array(numba.int32, 2, "A"),  # slots of the count columns
+        numba.types.Array(numba.float64, 1, "A"),  # their Gamma shapes
+        numba.types.Array(numba.int32, 1, "A"),  # n > 0: Gamma(n) as n Exp(1) variates
+        numba.types.Array(numba.int32, 2, "A"),  # slots of every cell (the series)
+        numba.float64,  # expected series terms per draw
+        numba.float64,  # series cut-off log(1 / s0)
+        numba.types.Array(numba.float64, 4, "A"),  # out
+    )
+    return {"draw_chunk": numba.njit(signature, nogil=True, cache=True)(_draw_chunk)}
 
 
-def _add_cells(values: np.ndarray, cells: np.ndarray, m: int, out: np.ndarray) -> None:
-    """Add ``values[i, d]`` (a variate of cell ``cells[i]`` in draw d) to the sums in `out`."""
-    size = values.shape[1]
-    for i in range(cells.size):
-        c = cells[i]
-        j, ka, kb = c // (m * m), (c // m) % m, c % m  # truth, A's and B's predictions
-        for d in range(size):
-            v = values[i, d]
-            out[0, 1, j, d] += v
-            out[0, 2, ka, d] += v
-            out[1, 2, kb, d] += v
-            if ka == j:
-                out[0, 0, j, d] += v
-            if kb == j:
-                out[1, 0, j, d] += v
+def slots(cells: np.ndarray, m: int) -> np.ndarray:
+    """Return the five accumulator places of each cell in `cells` (int32, shape (n, 5))."""
+    cells = np.asarray(cells, dtype=np.int64)
+    j, k, el = cells // (m * m), (cells // m) % m, cells % m
+    tp_a = np.where(k == j, 3 * m + j, 5 * m)  # 5 m: the place of nothing
+    tp_b = np.where(el == j, 4 * m + j, 5 * m)
+    return np.stack([j, m + k, 2 * m + el, tp_a, tp_b], axis=1).astype(np.int32)
 
 
-def _add_series(
-    counts: np.ndarray, terms: np.ndarray, cells: np.ndarray, entry: np.ndarray, out: np.ndarray
+def _draw_chunk(
+    rng: np.random.Generator,
+    column_slots: np.ndarray,
+    shapes: np.ndarray,
+    units: np.ndarray,
+    cell_slots: np.ndarray,
+    terms: float,
+    cut: float,
+    out: np.ndarray,
 ) -> None:
-    """Add the series terms to the sums: draw d has the next ``counts[d]`` terms and cells.
+    """Draw ``out.shape[-1]`` draws into `out` (tp, row and column sums of A and B).
 
-    ``entry[0, c]`` and ``entry[1, c]`` are cell c's entries ``j * m + k`` of A's and
-    ``j * m + l`` of B's confusion matrix. The terms of a draw go into the two m x m
-    matrices (two additions per term), whose diagonals, row and column sums are then
-    added to `out`. Row sums are added to A's only (``out[0, 1]``); the caller copies
-    them to B's.
+    Per draw: one Gamma(shape) variate per count column (the sum of ``units``
+    Exp(1) variates where that is > 0); then, if ``terms > 0``, Poisson(terms) series
+    terms ``s0**V * E`` (V uniform, E ~ Exp(1)), each in a uniformly random cell:
+    ``floor(U * n_cells)`` with U one of NumPy's 2**53 equally spaced uniforms, so a
+    cell's probability is ``1 / n_cells`` to within a relative ``n_cells * 2**-53``
+    (exactly when ``n_cells`` is a power of 2; numba's ``integers`` is 6x slower).
     """
     m = out.shape[2]
-    mm = m * m
-    conf = np.zeros(2 * mm)  # one draw's confusion matrices of A and B
-    col = np.zeros(2 * m)
-    t = 0
-    for d in range(counts.size):
-        conf[:] = 0.0
-        for _ in range(counts[d]):
-            v, c = terms[t], cells[t]
-            t += 1
-            conf[entry[0, c]] += v
-            conf[mm + entry[1, c]] += v
-        col[:] = 0.0
+    n_cells = cell_slots.shape[0]
+    acc = np.empty(SLOTS * m + 1)
+    for d in range(out.shape[3]):
+        acc[:] = 0.0
+        for i in range(shapes.size):
+            if units[i] > 0:
+                v = 0.0
+                for _ in range(units[i]):
+                    v += rng.standard_exponential()
+            else:
+                v = rng.standard_gamma(shapes[i])
+            for s in range(SLOTS):
+                acc[column_slots[i, s]] += v
+        if terms > 0.0:
+            for _ in range(rng.poisson(terms)):
+                v = np.exp(-cut * rng.random()) * rng.standard_exponential()
+                c = int(rng.random() * n_cells)
+                for s in range(SLOTS):
+                    acc[cell_slots[c, s]] += v
         for j in range(m):
-            row = 0.0
-            for k in range(m):
-                x = conf[j * m + k]
-                row += x
-                col[k] += x
-                col[m + k] += conf[mm + j * m + k]
-            out[0, 1, j, d] += row
-            out[0, 0, j, d] += conf[j * m + j]
-            out[1, 0, j, d] += conf[mm + j * m + j]
-        for k in range(m):
-            out[0, 2, k, d] += col[k]
-            out[1, 2, k, d] += col[m + k]
+            out[0, 0, j, d] = acc[3 * m + j]
+            out[1, 0, j, d] = acc[4 * m + j]
+            out[0, 1, j, d] = acc[j]
+            out[1, 1, j, d] = acc[j]
+            out[0, 2, j, d] = acc[m + j]
+            out[1, 2, j, d] = acc[2 * m + j]

@@ -34,11 +34,12 @@ drawn with Bondesson's series: about ``M * 40`` terms per draw (650 to 820 for 2
 classes) instead of 8 000 small-shape Gamma variates. The terms left out weigh less
 than the unit roundoff of double precision relative to the total (with probability
 ``1 - 2**-53`` per draw; see :func:`sample_average_delta`), so the draws are those of
-the exact posterior in double precision. NumPy draws all variates; numba-compiled
-loops (:mod:`isbetter.models._f1_kernels`) add each one to the sums of its cell's
-class (row, columns and true positives of A and B), the only statistics the measures
-need. Each chunk of draws has its own random stream; blocks of chunks run on threads,
-and the draws do not depend on their number.
+the exact posterior in double precision. One compiled function
+(:mod:`isbetter.models._f1_kernels`) draws every variate of a chunk of draws from
+that chunk's ``numpy.random.Generator`` (NumPy's algorithms, run by numba) and adds
+it to the sums of its cell's class (row, columns and true positives of A and B), the
+only statistics the measures need. Each chunk of draws has its own random stream;
+blocks of chunks run on threads, and the draws do not depend on their number.
 
 Exchanging A and B transposes the cells (j, k, l) -> (j, l, k). The sampler works on
 one orientation of the table (the one whose first asymmetric cell favours A) and
@@ -58,7 +59,6 @@ References
 
 from __future__ import annotations
 
-import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,16 +81,15 @@ _DELTA = 2.0**-53
 #: The series is used when its expected number of terms per draw is at most this
 #: many times the number of cells (otherwise every cell gets its own Gamma variate).
 _SERIES_TERMS_PER_CELL = 1.0
-#: Random variates generated at once (bounds the memory: a few MB per thread).
-_CHUNK_VARIATES = 2**16
+#: Random variates per chunk of draws (one random stream each), about: enough work per
+#: call of the compiled sampler that the Python around it does not count.
+_CHUNK_VARIATES = 2**18
 #: Draws summarised at once (one task of a thread).
 _BLOCK_DRAWS = 1024
 #: Random streams: one per chunk of draws.
 _BIT_GENERATOR = np.random.SFC64
 #: Counts up to this are drawn as sums of Exp(1) variates (cheaper than one Gamma).
 _EXP_SUM_MAX = 5
-#: Gamma variates of equal shape are drawn by one call each, up to this many calls.
-_GAMMA_CALLS = 64
 
 
 def joint_cells(gold_idx: np.ndarray, a_idx: np.ndarray, b_idx: np.ndarray, m: int) -> np.ndarray:
@@ -143,11 +142,12 @@ class _Plan:
     flipped: bool  # the sampler works on cells.transpose(0, 2, 1): A and B exchanged
     cut: float  # series terms with s = exp(-cut * V) > exp(-cut) are drawn (0: no series)
     terms: float  # expected series terms per draw: prior mass times `cut`
-    n_exp: int  # the first n_exp columns are Exp(1) variates
-    gammas: tuple[tuple[int, int, Any], ...]  # Gamma columns [lo, hi) and their shape(s)
-    columns: np.ndarray  # int64: the cell (j * m + k) * m + l of each column (variate)
-    entry: np.ndarray  # int32 (2, m^3): entries j*m + k (of A) and j*m + l (of B) of each cell
-    chunk: int  # draws generated together with one random stream (bounds the memory)
+    columns: np.ndarray  # int64: the cells (j * m + k) * m + l with a variate in a draw
+    shapes: np.ndarray  # float64: its Gamma shape
+    units: np.ndarray  # int32: n > 0 draws Gamma(n) as a sum of n Exp(1) variates, 0 not
+    column_slots: np.ndarray  # int32 (columns, 5): where each variate adds (_f1_kernels)
+    cell_slots: np.ndarray  # int32 (m^3, 5): the same for every cell (series terms only)
+    chunk: int  # draws generated together with one random stream
     block: int  # draws summarised together (a multiple of `chunk`; one task of a thread)
 
 
@@ -172,6 +172,8 @@ def _series_cut(prior_mass: float, n: float) -> float:
 
 
 def _plan(cells: np.ndarray, a: float) -> _Plan:
+    from isbetter.models._f1_kernels import slots
+
     m = cells.shape[0]
     # canonical orientation: the random stream must not depend on which system is A
     flipped = not bool(orientation((cells - cells.transpose(0, 2, 1)).ravel()))
@@ -180,70 +182,32 @@ def _plan(cells: np.ndarray, a: float) -> _Plan:
     mass = a * m**3
     cut = _series_cut(mass, float(c.sum()))
     if np.isfinite(cut) and mass * cut <= _SERIES_TERMS_PER_CELL * m**3:
-        small = (c > 0) & (c <= _EXP_SUM_MAX) & (c == np.round(c))
-        units = np.repeat(np.flatnonzero(small), c[small].astype(int))  # Gamma(n): n Exp(1)
-        rest = np.flatnonzero((c > 0) & ~small)
-        cols, n_exp, shapes, terms = np.concatenate([units, rest]), units.size, c[rest], mass * cut
+        cols = np.flatnonzero(c > 0)
+        shapes, terms = c[cols], mass * cut
     else:  # alpha not small: one Gamma(count + alpha) variate per cell
-        cols, n_exp, shapes, cut, terms = cube, 0, c + a, 0.0, 0.0
-    order = np.argsort(shapes, kind="stable")  # runs of equal shapes: one call each
-    cols, shapes = np.concatenate([cols[:n_exp], cols[n_exp:][order]]), shapes[order]
-    edges = [0, *(np.flatnonzero(np.diff(shapes)) + 1), shapes.size] if shapes.size else []
-    gammas: tuple[tuple[int, int, Any], ...] = tuple(
-        (n_exp + lo, n_exp + hi, float(shapes[lo])) for lo, hi in itertools.pairwise(edges)
-    )
-    if len(gammas) > _GAMMA_CALLS:  # many distinct shapes: one call, shapes broadcast
-        gammas = ((n_exp, n_exp + shapes.size, shapes[:, None]),)
-    cols = cols.astype(np.int64)
-    chunk = int(np.clip(_CHUNK_VARIATES // max(terms + cols.size, 1.0), 8, 4096))
+        cols, shapes, cut, terms = cube, c + a, 0.0, 0.0
+    # Gamma(n) for a whole n up to _EXP_SUM_MAX: the sum of n Exp(1) variates
+    units = np.where((shapes <= _EXP_SUM_MAX) & (shapes == np.round(shapes)), shapes, 0)
+    per_draw = terms + cols.size + units.sum()
+    chunk = int(np.clip(_CHUNK_VARIATES // max(per_draw, 1.0), 8, 4096))
     block = chunk * max(1, _BLOCK_DRAWS // chunk)
-    cube = cube if terms else cube[:0]  # only the series needs every cell's entries
-    entry = np.stack([cube // m, (cube // (m * m)) * m + cube % m]).astype(np.int32)
-    return _Plan(m, flipped, cut, terms, n_exp, gammas, cols, entry, chunk, block)
+    cube = cube if terms else cube[:0]  # only the series needs every cell's places
+    return _Plan(
+        m, flipped, cut, terms, cols.astype(np.int64), shapes.astype(float),
+        units.astype(np.int32), slots(cols, m), slots(cube, m), chunk, block,
+    )  # fmt: skip
 
 
-class _Work:
-    """Buffers reused by the chunks of a block (fresh large arrays would page-fault)."""
-
-    def __init__(self, plan: _Plan) -> None:
-        self.values = np.empty(plan.columns.size * plan.chunk)
-        cap = int(plan.terms * plan.chunk + 10 * np.sqrt(plan.terms * plan.chunk) + 10)
-        self.resize(cap)
-
-    def resize(self, n: int) -> None:
-        self.y, self.e = np.empty(n), np.empty(n)
-
-
-def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray, work: _Work) -> None:
+def _chunk_stats(plan: _Plan, rng: np.random.Generator, out: np.ndarray) -> None:
     """Draw a chunk: tp, row and column sums (unnormalised) of A and B into out[side, 0:3]."""
     from isbetter.models._f1_kernels import kernels  # numba code: only when drawing
 
-    compiled = kernels()
-
-    size = out.shape[-1]
-    out[...] = 0.0
-    if plan.columns.size:
-        values = work.values[: plan.columns.size * size].reshape(-1, size)
-        rng.standard_exponential(out=values[: plan.n_exp])
-        for lo, hi, shape in plan.gammas:
-            rng.standard_gamma(shape, out=values[lo:hi])
-        compiled["add_cells"](values, plan.columns, plan.m, out)  # type: ignore[operator]
-    if plan.terms:
-        # Bondesson: Gamma(mass) = sum_i exp(-Gamma_i / mass) E_i over the arrivals
-        # Gamma_i of a unit-rate Poisson process; a uniformly random cell gets each term.
-        # Arrivals below mass * cut: Poisson(terms) many, Gamma_i / mass = cut * V_i.
-        counts = rng.poisson(plan.terms, size=(size,))
-        n = int(counts.sum())
-        if n > work.y.size:
-            work.resize(n)
-        y, e = work.y[:n], work.e[:n]
-        rng.random(out=y)
-        y *= -plan.cut
-        np.exp(y, out=y)
-        y *= rng.standard_exponential(out=e)
-        cell = rng.integers(0, plan.m**3, n, dtype=np.int32)  # the values of int64, faster
-        compiled["add_series"](counts, y, cell, plan.entry, out)  # type: ignore[operator]
-    out[1, 1] = out[0, 1]  # the row sums (true classes) are the same for A and B
+    # Bondesson: Gamma(mass) = sum_i exp(-Gamma_i / mass) E_i over the arrivals Gamma_i
+    # of a unit-rate Poisson process; a uniformly random cell gets each term. Arrivals
+    # below mass * cut: Poisson(terms) many, Gamma_i / mass = cut * V_i, V_i uniform.
+    p = plan
+    draw = kernels()["draw_chunk"]
+    draw(rng, p.column_slots, p.shapes, p.units, p.cell_slots, p.terms, p.cut, out)  # type: ignore[operator]
 
 
 def _deltas(plan: _Plan, stats: np.ndarray, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
@@ -360,11 +324,11 @@ def _draw(
 
     def run(start: int) -> None:
         stop = min(draws, start + plan.block)
-        stats, work = np.empty((2, 3, plan.m, stop - start)), _Work(plan)
+        stats = np.empty((2, 3, plan.m, stop - start))
         for lo in range(start, stop, plan.chunk):
             hi = min(stop, lo + plan.chunk)
             chunk_rng = np.random.Generator(_BIT_GENERATOR(streams[lo // plan.chunk]))
-            _chunk_stats(plan, chunk_rng, stats[..., lo - start : hi - start], work)
+            _chunk_stats(plan, chunk_rng, stats[..., lo - start : hi - start])
         macro[start:stop], micro[start:stop] = _deltas(plan, stats, measure)
 
     starts = range(0, draws, plan.block)
