@@ -56,7 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=1, help="processes for the hierarchical fits")
     p.add_argument("--seed", type=int, default=20240917)
     p.add_argument("--datasets", type=int, nargs="+", help="q values (default 5 10 50)")
-    p.add_argument("--reps", type=int, help="hierarchical studies per q (default 200)")
+    p.add_argument("--reps", type=int, help="hierarchical studies per q (default 1000)")
     p.add_argument("--f1-reps", type=int, help="simulated test sets (default 5000)")
     p.add_argument(
         "--parameterization",
@@ -77,7 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.workers < 1:
         p.error("--workers must be >= 1")
     args.datasets = args.datasets or ([5] if args.quick else [5, 10, 50])
-    args.reps = args.reps or (30 if args.quick else 200)
+    args.reps = args.reps or (30 if args.quick else 1000)
     args.f1_reps = args.f1_reps or (1000 if args.quick else 5000)
     if min(args.datasets) < 2 or args.reps < 1 or args.f1_reps < 1 or args.n_docs < 1:
         p.error("--datasets must be >= 2; --reps, --f1-reps and --n-docs >= 1")
