@@ -20,15 +20,14 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["SLOTS", "kernels", "slots"]
+__all__ = ["kernels", "slots"]
 
 #: Places a cell's variate adds to, per draw: row j, A's column k, B's column l,
 #: A's and B's true positives of class j (or the discarded last place).
 SLOTS = 5
 
 # out[side, what, class, draw]: side 0 = A, 1 = B; what 0 = tp, 1 = row, 2 = column.
-# Explicit signatures with layout "A" (any strides): `out` is often a view of a block.
-_OUT = "float64[:, :, :, :]"
+# The signature's arrays have layout "A" (any strides): `out` is often a view of a block.
 
 
 def kernels() -> dict[str, object]:
@@ -58,8 +57,9 @@ def slots(cells: np.ndarray, m: int) -> np.ndarray:
     """Return the five accumulator places of each cell in `cells` (int32, shape (n, 5))."""
     cells = np.asarray(cells, dtype=np.int64)
     j, k, el = cells // (m * m), (cells // m) % m, cells % m
-    tp_a = np.where(k == j, 3 * m + j, 5 * m)  # 5 m: the place of nothing
-    tp_b = np.where(el == j, 4 * m + j, 5 * m)
+    nothing = SLOTS * m  # the accumulator's last place, never read
+    tp_a = np.where(k == j, 3 * m + j, nothing)
+    tp_b = np.where(el == j, 4 * m + j, nothing)
     return np.stack([j, m + k, 2 * m + el, tp_a, tp_b], axis=1).astype(np.int32)
 
 
