@@ -54,6 +54,28 @@ def test_f1_json_rows(capsys):
     assert out["title"].startswith("paired Bayesian comparison of f1 (higher is better)")
 
 
+def test_f1_text_report_shows_the_bayes_factors(capsys):
+    """Regression: the report's BF01 and BF(ROPE) columns printed "–" on every row.
+
+    The report must show each row's Savage–Dickey BF01 and ROPE Bayes factor as the
+    result holds them, with "<" where the value is a bound.
+    """
+    from isbetter import compare_f1
+    from isbetter.report import render
+
+    res = compare_f1(
+        pd.read_csv(EXAMPLE), system_a="svm", system_b="nb", rope=0.02, draws=5000, rng=1
+    )
+    frame = res.to_frame().set_index("label")
+    text = render(res)
+    lines = {line.split()[0]: line for line in text.splitlines()[2:8]}
+    for label, row in frame.iterrows():
+        for value, bound in ((row.bf01, row.bf01_bound), (row.bf_rope, row.bf_rope_bound)):
+            assert value == value  # the example's rows all have both Bayes factors
+            shown = f"{bound + ' ' if bound else ''}{value:.3g}"
+            assert shown in lines[str(label)], (label, shown, lines[str(label)])
+
+
 def test_f1_binary_text_and_markdown(tmp_path, capsys):
     df = pd.read_csv(EXAMPLE)
     binary = pd.DataFrame(

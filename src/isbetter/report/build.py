@@ -179,7 +179,15 @@ def _f1_table(s: F1Summary) -> ReportTable:
     keys = set().union(*(r.keys() for r in records)) if records else set()
     shown = {"hdi", "bf01_text", "bf_rope_text"}
     columns = tuple(c for c in _F1_COLUMNS if c.key in shown or c.key in keys)
-    rows = tuple({**r, "hdi": (r.get("interval_low"), r.get("interval_high"))} for r in records)
+    rows = tuple(
+        {
+            **r,
+            "hdi": (r.get("interval_low"), r.get("interval_high")),
+            "bf01_text": _bayes_factor(r.get("bf01"), r.get("bf01_bound", "")),
+            "bf_rope_text": _bayes_factor(r.get("bf_rope"), r.get("bf_rope_bound", "")),
+        }
+        for r in records
+    )
     direction = "" if s.higher_is_better else " (a cost: delta = B - A, positive = A better)"
     title = (
         f"{s.model} Bayesian comparison of {s.measure} ({_direction(s.higher_is_better)}): "
