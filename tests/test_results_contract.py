@@ -205,6 +205,8 @@ def _check_latex(out):
     body = re.sub(r"\\[&%_$#{}]", "", out)  # escaped specials are fine
     assert "%" not in body and "_" not in body.replace("\\_", "")
     assert "#" not in body
+    # regression: percent cells came pre-escaped and were escaped again ("0.0\textbackslash{}\%")
+    assert "\\textbackslash" not in out, out
     # nothing a LaTeX engine without extra Unicode set-up would reject
     assert all(ord(ch) < 128 or ch.isalpha() for ch in out), sorted(
         {c for c in out if ord(c) > 127}

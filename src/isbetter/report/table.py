@@ -99,7 +99,7 @@ def format_cell(column: Column, value: Any, target: Target = "text") -> str:
     if column.kind == "probability":
         return f"{float(value):.4f}"
     if column.kind == "percent":
-        return f"{100 * float(value):.1f}%" if target != "latex" else f"{100 * float(value):.1f}\\%"
+        return f"{100 * float(value):.1f}%"  # LaTeX: escaped with every other cell
     if column.kind in ("number", "signed"):
         return _number(value, column.digits, column.kind == "signed")
     return str(value)
