@@ -38,7 +38,7 @@ ISBETTER = [sys.executable, "-m", "isbetter"]
 _SECOND_FIT = """
 import time, warnings
 import isbetter
-from isbetter.models.hierarchical import HierarchicalModel
+from isbetter.cv.hierarchical.model import HierarchicalModel
 table = isbetter.read_scores({data!r}, dataset="dataset_id", system="classifier",
                              score="accuracy")
 pairs = [table.paired("nbc", "aode"), table.paired("nbc", "hnb")]

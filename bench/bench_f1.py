@@ -23,12 +23,12 @@ import time
 import numpy as np
 import pandas as pd
 
-from isbetter.baselines import bootstrap_test, mcnemar_test, randomization_test, s_test
-from isbetter.draws import estimate_from_draws
-from isbetter.f1_compare import compare_f1
-from isbetter.measures import f1
-from isbetter.models.f1 import sample_delta
-from isbetter.predictions import JointCounts, predictions_from_arrays
+from isbetter.f1.baselines import bootstrap_test, mcnemar_test, randomization_test, s_test
+from isbetter.f1.compare import compare_f1
+from isbetter.f1.measures import f1
+from isbetter.f1.paired import sample_delta
+from isbetter.f1.predictions import JointCounts, predictions_from_arrays
+from isbetter.inference.summaries import estimate_from_draws
 
 N = 7500
 DRAWS = 50_000
@@ -111,7 +111,7 @@ def main() -> None:
     import logging
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    from isbetter.models.f1_paired_pymc import sample_paired_pymc
+    from isbetter.f1.paired_pymc import sample_paired_pymc
 
     for label in ("NUTS, compilation included", "NUTS, compiled model cached"):
         fit = sample_paired_pymc(counts, f1, draws=DRAWS // 2, tune=1000, chains=2, cores=1, seed=2)

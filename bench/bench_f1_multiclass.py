@@ -1,6 +1,6 @@
 """Benchmark: exact macro/micro F1 comparison of two 20-class classifiers (paired model).
 
-Measures :func:`isbetter.models.f1_multiclass.sample_average_delta` on a reproducible
+Measures :func:`isbetter.f1.multiclass.sample_average_delta` on a reproducible
 synthetic test set of 7 500 documents x 20 classes (two correlated classifiers with
 about 78 % and 74 % accuracy, confusions mostly within groups of four related classes,
 as in 20 Newsgroups): 20 000 posterior draws plus the 20 000 prior draws (all-zero
@@ -27,9 +27,9 @@ import time
 
 import numpy as np
 
-from isbetter.measures import Measure, f1
-from isbetter.models.f1 import orientation
-from isbetter.models.f1_multiclass import _plan, joint_cells, macro_micro, sample_average_delta
+from isbetter.f1.measures import Measure, f1
+from isbetter.f1.multiclass import _plan, joint_cells, macro_micro, sample_average_delta
+from isbetter.f1.paired import orientation
 
 N, M, DRAWS = 7500, 20, 20_000
 

@@ -114,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from isbetter import read_scores
-    from isbetter.models.hierarchical import HierarchicalModel
+    from isbetter.cv.hierarchical.model import HierarchicalModel
 
     table = read_scores(DATA, dataset="dataset_id", system="classifier", score="accuracy")
     paired = table.paired("nbc", "aode")

@@ -56,14 +56,14 @@ def scores_for(q: int):
 
 
 def _ess(idata, name: str) -> float:
-    from isbetter.models import _mcmc_diagnostics as mcmc
+    from isbetter.inference import diagnostics as mcmc
 
     x = idata.posterior[name].to_numpy()
     return float(mcmc.ess_bulk(x.reshape(x.shape[0], x.shape[1], 1))[0])
 
 
 def run(q: int, parameterization: str, seeds: int, reference) -> dict:
-    from isbetter.models.hierarchical import HierarchicalModel
+    from isbetter.cv.hierarchical.model import HierarchicalModel
 
     scores, rope = scores_for(q)
     model = HierarchicalModel(q, parameterization=parameterization)  # type: ignore[arg-type]

@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--backend", default="auto")
     args = parser.parse_args()
 
-    from isbetter.models.hierarchical import HierarchicalModel
+    from isbetter.cv.hierarchical.model import HierarchicalModel
 
     t0 = time.perf_counter()
     scores = synthetic(args.datasets, args.folds, seed=1)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter import from_arrays
-from isbetter.models.sign_tests import sign_test, signed_rank_test
+from isbetter.cv.sign_tests import sign_test, signed_rank_test
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "uci_benavoli2017" / "uci_mean_accuracy.csv"
 DRAWS = 50_000

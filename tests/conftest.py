@@ -54,8 +54,8 @@ def hierarchical_model():
 
     Compiling costs ~15 s on 2 cores; the whole suite shares this one.
     """
-    from isbetter.models import hierarchical as hm
-    from isbetter.models.sampling import resolve_backend
+    from isbetter.cv.hierarchical import model as hm
+    from isbetter.inference.sampling import resolve_backend
 
     # "auto", as hierarchical_test asks for it (integrated at 8 data sets)
     return hm._shared_model(HIER_Q, resolve_backend("auto"), "auto").compile()

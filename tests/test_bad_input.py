@@ -25,7 +25,7 @@ from isbetter import (
     read_scores,
 )
 from isbetter.cli import main
-from isbetter.power import JointDistribution, power_analysis
+from isbetter.f1.power import JointDistribution, power_analysis
 
 
 def _scores(**change):
@@ -178,7 +178,7 @@ API_CASES = {
         "sum to 1",
     ),
     "empty power sizes": (
-        lambda: power_analysis(isbetter.power.SIGIR_SCENARIO_A, sizes=[]),
+        lambda: power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, sizes=[]),
         InputError,
         "`sizes` is empty",
     ),
@@ -261,7 +261,7 @@ CLI_CASES = {
 def test_cli_bad_input_is_one_line_exit_2_before_any_work(
     good, tmp_path, capsys, monkeypatch, case
 ):
-    import isbetter.cv_compare as cv
+    import isbetter.cv.compare as cv
 
     calls = []
     real = cv.compare

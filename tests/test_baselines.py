@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
-from isbetter.baselines import (
+from isbetter.f1.baselines import (
     bootstrap_test,
     dcf_proportion_test,
     macro_s_test,
@@ -15,8 +15,8 @@ from isbetter.baselines import (
     randomization_test,
     s_test,
 )
-from isbetter.measures import dcf, f1
-from isbetter.predictions import JointCounts
+from isbetter.f1.measures import dcf, f1
+from isbetter.f1.predictions import JointCounts
 
 C = JointCounts(pos=np.array([50, 12, 3, 5]), neg=np.array([2, 4, 6, 40]))
 
@@ -76,7 +76,7 @@ def test_randomization_matches_exact_permutation_test(rng):
 def test_bootstrap_matches_normal_theory_for_accuracy_difference(rng):
     # for accuracy, delta is a mean over documents: its bootstrap sd is sd(d_i)/sqrt(N)
     big = JointCounts(pos=np.array([2000, 400, 250, 350]), neg=np.array([300, 200, 300, 2200]))
-    from isbetter.measures import accuracy
+    from isbetter.f1.measures import accuracy
 
     r = bootstrap_test(big, accuracy, resamples=10_000, rng=rng)
     n = big.n
@@ -130,7 +130,7 @@ def test_macro_tests():
 
 
 def test_resampling_tests_return_test_results(rng):
-    from isbetter.results.records import TestResult
+    from isbetter.inference.records import TestResult
 
     b = bootstrap_test(C, f1, resamples=1000, level=0.9, rng=rng)
     r = randomization_test(C, f1, resamples=1000, rng=rng)
@@ -143,8 +143,8 @@ def test_resampling_tests_return_test_results(rng):
 
 
 def test_bootstrap_average_test_returns_macro_and_micro(rng):
-    from isbetter.baselines import bootstrap_average_test
-    from isbetter.models.f1_multiclass import joint_cells
+    from isbetter.f1.baselines import bootstrap_average_test
+    from isbetter.f1.multiclass import joint_cells
 
     gold = rng.integers(0, 3, 600)
     a = np.where(rng.random(600) < 0.8, gold, (gold + 1) % 3)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from isbetter import compare_f1
-from isbetter.draws import rope_bayes_factor
+from isbetter.inference.summaries import rope_bayes_factor
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
 

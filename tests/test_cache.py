@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from isbetter import cache
 from isbetter.cli import main
+from isbetter.core import cache
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ _FIT = textwrap.dedent(
     import numpy as np
     import isbetter
     from isbetter import ConvergenceWarning
-    from isbetter.models.hierarchical import HierarchicalModel
+    from isbetter.cv.hierarchical.model import HierarchicalModel
     warnings.simplefilter("ignore", ConvergenceWarning)
     q = int(sys.argv[1])
     rng = np.random.default_rng(q)

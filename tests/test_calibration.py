@@ -48,7 +48,7 @@ def _f1_pvalues(model, reps=4000, n_docs=200, seed=11):
 def test_matched_priors_reproduce_the_fixed_bounds():
     """The model's data-dependent bounds equal the bounds the parameters were drawn with."""
     from isbetter import from_arrays
-    from isbetter.models.hierarchical_likelihood import prepare
+    from isbetter.cv.hierarchical.spec import prepare
 
     s = HierarchicalSetting(5, delta0_bound=0.7, std0_bound=0.3, sigma_bound=2.0)
     rng = np.random.default_rng(3)

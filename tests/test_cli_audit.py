@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 from isbetter import read_scores
-from isbetter._errors import InputError
 from isbetter.cli import _build_parser, main
-from isbetter.vocabulary import FORMATS
+from isbetter.core.errors import InputError
+from isbetter.core.vocabulary import FORMATS
 
 F1_EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
 
@@ -296,7 +296,7 @@ def test_read_scores_keeps_the_systems_asked_for():
 # ------------------------------------------------------------------ Ctrl-C
 def _interrupted_fit(then: str):
     """A compare() whose sampler catches the Ctrl-C it receives, as PyMC and nutpie do."""
-    import isbetter.cv_compare as cv
+    import isbetter.cv.compare as cv
 
     real = cv.compare
 
@@ -327,7 +327,7 @@ def python_sigint():
 def test_ctrl_c_caught_by_a_sampler_still_stops_the_command(
     capsys, full, monkeypatch, then, python_sigint
 ):
-    import isbetter.cv_compare as cv
+    import isbetter.cv.compare as cv
 
     real = cv.compare
     monkeypatch.setattr(cv, "compare", _interrupted_fit(then))

@@ -9,7 +9,7 @@ from scipy import stats
 import isbetter
 from _reference import baycomp_long, expected_probabilities, reference, uci_long
 from isbetter import InputError, from_arrays, read_scores
-from isbetter.models.correlated_t import (
+from isbetter.cv.correlated_t import (
     corrected_resampled_ttest,
     correlated_ttest,
     correlated_ttest_posterior,

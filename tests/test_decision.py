@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from isbetter import ComparisonResult, InputError, Probabilities
-from isbetter.posterior import DrawsPosterior, StudentTPosterior
+from isbetter.inference.posterior import DrawsPosterior, StudentTPosterior
 from isbetter.results import probabilities_from_masses
 
 finite = st.floats(-1.0, 1.0, allow_nan=False, allow_infinity=False)

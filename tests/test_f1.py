@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.baselines import dcf_proportion_test
-from isbetter.f1_compare import F1_MODELS, compare_f1
-from isbetter.measures import accuracy, dcf, f1, get_measure
-from isbetter.models.f1 import F1Prior, sample_delta, sample_rates
-from isbetter.predictions import JointCounts, predictions_from_arrays
+from isbetter.f1.baselines import dcf_proportion_test
+from isbetter.f1.compare import F1_MODELS, compare_f1
+from isbetter.f1.measures import accuracy, dcf, f1, get_measure
+from isbetter.f1.paired import F1Prior, sample_delta, sample_rates
+from isbetter.f1.predictions import JointCounts, predictions_from_arrays
 from isbetter.results import ComparisonResult, F1Result, TestResult
 
 COUNTS = JointCounts(pos=np.array([120, 40, 15, 25]), neg=np.array([10, 12, 30, 248]))
@@ -361,7 +361,7 @@ def test_accuracy_measure_and_seeds(rng):
 @pytest.mark.parametrize("shape", [0.3, 1.0, 2.5, 6.0, 300.0, 5000.0])
 def test_gamma_sampler_is_exact(shape):
     """The vectorised Marsaglia-Tsang sampler against scipy's Gamma CDF (and its mean)."""
-    from isbetter.models.f1 import _standard_gamma
+    from isbetter.f1.paired import _standard_gamma
 
     g = np.random.default_rng(int(shape * 10))
     x = _standard_gamma(shape, (100_000,), g)
@@ -405,7 +405,7 @@ def test_macro_micro_mirror_under_swap(rng):
 
 
 def test_average_prior_is_weak_and_valid():
-    from isbetter.models.f1_multiclass import sample_average_delta
+    from isbetter.f1.multiclass import sample_average_delta
 
     cells = np.zeros((5, 5, 5))
     macro, micro = sample_average_delta(cells, f1, draws=4000, rng=np.random.default_rng(0))
@@ -443,7 +443,7 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
     if not symmetric:
         np.testing.assert_allclose(d1, -d2, atol=1e-15)
     assert np.all(np.abs(d1) <= 1)
-    from isbetter.posterior import DrawsPosterior
+    from isbetter.inference.posterior import DrawsPosterior
 
     res = ComparisonResult.from_posterior(
         DrawsPosterior(d1), system_a="a", system_b="b", rope=rope, method="f1", settings={}

@@ -9,12 +9,12 @@ import pytest
 from scipy import special, stats
 
 from isbetter import InputError
-from isbetter.f1_compare import compare_f1
-from isbetter.measures import accuracy, f1
-from isbetter.models._mcmc_diagnostics import ess_bulk
-from isbetter.models.f1_averages import FlatCellModel, ICDMModel
-from isbetter.models.f1_icdm import build_icdm_model, icdm_deltas, model_data
-from isbetter.predictions import predictions_from_arrays
+from isbetter.f1.averages import FlatCellModel, ICDMModel
+from isbetter.f1.compare import compare_f1
+from isbetter.f1.icdm import build_icdm_model, icdm_deltas, model_data
+from isbetter.f1.measures import accuracy, f1
+from isbetter.f1.predictions import predictions_from_arrays
+from isbetter.inference.diagnostics import ess_bulk
 
 
 def make_predictions(rng, n, n_classes, acc_a=0.85, acc_b=0.8):
@@ -127,7 +127,7 @@ def test_hierarchical_pipeline_with_a_stub_sampler(monkeypatch):
     """
     import arviz as az
 
-    from isbetter.models import f1_icdm
+    from isbetter.f1 import icdm as f1_icdm
 
     calls = []
 

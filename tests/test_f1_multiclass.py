@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv
 
-import isbetter.models.f1_multiclass as mc
+import isbetter.f1.multiclass as mc
 from isbetter import InputError
-from isbetter.measures import dcf, f1
-from isbetter.models.f1_multiclass import joint_cells, macro_micro, sample_average_delta
+from isbetter.f1.measures import dcf, f1
+from isbetter.f1.multiclass import joint_cells, macro_micro, sample_average_delta
 
 EPS = 2.0**-53
 

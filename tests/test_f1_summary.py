@@ -4,8 +4,8 @@ import pytest
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.draws import estimate_from_draws, hdi, mcse_mean, savage_dickey_bf01
-from isbetter.results.decisions import hdi_rope_decision
+from isbetter.inference.decisions import hdi_rope_decision
+from isbetter.inference.summaries import estimate_from_draws, hdi, mcse_mean, savage_dickey_bf01
 
 
 def test_hdi_matches_arviz(rng):
@@ -33,7 +33,7 @@ def test_mcse_mean():
 
 
 def test_kde_density_is_scipys_gaussian_kde_with_the_stated_bandwidth(rng):
-    from isbetter.draws import REFERENCE_DRAWS, _kde_density_at
+    from isbetter.inference.summaries import REFERENCE_DRAWS, _kde_density_at
 
     x = rng.gamma(3.0, size=5000)
     # scipy's factor multiplies the sd: Scott's rule at REFERENCE_DRAWS, whatever len(x)

@@ -20,16 +20,16 @@ import pytest
 from scipy import integrate, stats
 
 from isbetter import ConvergenceWarning, InputError, InputTypeError, from_arrays
-from isbetter.models import hierarchical as hm
-from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
-from isbetter.models.hierarchical_likelihood import (
+from isbetter.cv.hierarchical import model as hm
+from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
+from isbetter.cv.hierarchical.priors import HierarchicalPriors
+from isbetter.cv.hierarchical.spec import (
     conditional_loglik,
     marginal_loglik,
     prepare,
     sufficient_statistics,
 )
-from isbetter.models.priors import HierarchicalPriors
-from isbetter.posterior import HierarchicalPosterior, Posterior
+from isbetter.inference.posterior import HierarchicalPosterior, Posterior
 from isbetter.results import ComparisonResult, HierarchicalResult, probabilities_from_masses
 
 SEED = 20240917
@@ -327,7 +327,7 @@ def test_same_seed_same_result_across_processes(fit):
 import json, sys, warnings
 import numpy as np
 from isbetter import from_arrays
-from isbetter.models.hierarchical import HierarchicalModel
+from isbetter.cv.hierarchical.model import HierarchicalModel
 g = np.random.default_rng({SEED})
 base = g.uniform(0.6, 0.9, size=({Q}, 1))
 x = base + g.normal(0, 0.02, size=({Q}, 10))
@@ -404,7 +404,7 @@ def test_auto_refits_a_flagged_centred_fit_with_the_integrated_model(monkeypatch
     1.012 on the UCI data; hierarchical_test passed the resolved "centred" to its shared
     model, so no refit could happen. The flag is forced here, to test the wiring fast.
     """
-    from isbetter.models import sampling
+    from isbetter.inference import sampling
 
     calls = []
     real = hm.diagnose
@@ -493,7 +493,7 @@ def test_auto_backend_falls_back_to_pymc(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    from isbetter.models.sampling import resolve_backend
+    from isbetter.inference.sampling import resolve_backend
 
     assert resolve_backend("auto") == "pymc"
     with pytest.raises(InputError, match="needs nutpie \\(`pip install nutpie`\\)"):
@@ -518,7 +518,7 @@ def test_hundreds_of_datasets():
 
 def test_import_isbetter_does_not_import_pymc():
     code = (
-        "import sys, isbetter, isbetter.models.hierarchical, isbetter.models.priors; "
+        "import sys, isbetter, isbetter.cv.hierarchical.model, isbetter.cv.hierarchical.priors; "
         "print('pymc' in sys.modules, 'matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

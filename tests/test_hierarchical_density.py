@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from isbetter.data import from_arrays
-from isbetter.models.hierarchical_density import _BOUNDS, _expand, log_density
-from isbetter.models.hierarchical_likelihood import prepare
-from isbetter.models.hierarchical_pymc import build_model
-from isbetter.models.priors import HierarchicalPriors
+from isbetter.cv.hierarchical.compiled_backend import _BOUNDS, _expand, log_density
+from isbetter.cv.hierarchical.priors import HierarchicalPriors
+from isbetter.cv.hierarchical.pymc_backend import build_model
+from isbetter.cv.hierarchical.spec import prepare
+from isbetter.cv.scores import from_arrays
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["unbounded", "bounded"])
@@ -69,7 +69,7 @@ def test_c_functions_equal_the_kernel(study, parameterization):
     """What nutpie calls (C functions over one buffer) is the tested kernel."""
     import ctypes
 
-    from isbetter.models import hierarchical_density as hd
+    from isbetter.cv.hierarchical import compiled_backend as hd
 
     model_data, bounded = study
     q = model_data["a"].size
@@ -128,7 +128,13 @@ def test_nu_prior_table_interpolates_scipy(bounds):
     Measured: at most 4.4e-10 in log p and 7.4e-9 relative in its derivative over the
     table; its last 0.05 units in t, where log p < -690, carry SciPy's own denormal noise.
     """
-    from isbetter.models.nu_prior import STEPS_PER_UNIT, T_LO, NuPrior, interpolate, nu_prior_table
+    from isbetter.cv.hierarchical.numerics.nu_prior import (
+        STEPS_PER_UNIT,
+        T_LO,
+        NuPrior,
+        interpolate,
+        nu_prior_table,
+    )
 
     table = nu_prior_table(bounds)
     t_hi = T_LO + (table[2] - 1) / STEPS_PER_UNIT
@@ -146,7 +152,7 @@ def test_nu_prior_table_interpolates_scipy(bounds):
 def test_digamma_matches_scipy():
     from scipy import special
 
-    from isbetter.models import hierarchical_density as hd
+    from isbetter.cv.hierarchical import compiled_backend as hd
 
     hd._kernels()  # registers the helpers with numba
     import numba

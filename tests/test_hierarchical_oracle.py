@@ -1,7 +1,7 @@
 r"""The hierarchical posterior against an independent computation of the same posterior.
 
 The oracle shares no code with the model. For the model of Corani et al. (2017)
-(``isbetter.models.priors.HierarchicalPriors``, reference defaults) it computes
+(``isbetter.cv.hierarchical.priors.HierarchicalPriors``, reference defaults) it computes
 the posterior means of every :math:`\delta_i` and :math:`P(\delta_i > rope)` by
 deterministic quadrature:
 
@@ -36,7 +36,7 @@ import pytest
 from scipy import special, stats
 
 from isbetter import ConvergenceWarning, from_arrays
-from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
+from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
 
 SEED = 20240917
 ROPE = 0.01
@@ -327,7 +327,7 @@ def adaptive_cases():
 
 
 def test_compiled_likelihood_against_adaptive_quadrature(adaptive_cases):
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
+    from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     errors = []
@@ -345,7 +345,7 @@ def test_compiled_likelihood_against_adaptive_quadrature(adaptive_cases):
 def test_numpy_rule_is_the_same_rule(adaptive_cases):
     # the NumPy/PyTensor form (fixed nodes) of the same rule; QUADRATURE_NODES = 64 is
     # coarse only for the extreme scale ratios, and converges as the nodes increase
-    from isbetter.models.hierarchical_quadrature import integrated_loglik
+    from isbetter.cv.hierarchical.numerics.quadrature import integrated_loglik
 
     errors = {64: [], 256: []}
     for (d0, s0, nu, a, w, ssr, xbar), exact in adaptive_cases:
@@ -358,7 +358,7 @@ def test_numpy_rule_is_the_same_rule(adaptive_cases):
 
 def test_compiled_nu_gradient_is_the_rule_derivative(adaptive_cases):
     """The gradient in nu (nodes held fixed) against central differences of the rule's value."""
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
+    from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::5]:
@@ -382,7 +382,7 @@ def test_compiled_gradient_is_the_exact_derivative(adaptive_cases):
     (about the noise of the differences of the adaptive integral at std0 = 1e-4 widths);
     the direct form missed by up to 0.34 (std0) and 0.07 (delta0).
     """
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, no_bound
+    from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, no_bound
 
     loglik = compiled_kernels()[0]
     for (d0, s0, nu, a, w, ssr, xbar), _ in adaptive_cases[::2]:
@@ -428,7 +428,7 @@ def test_draw_deltas_samples_the_conditional(compiled, bounded):
     bounded: sigma_i's bound (std_hi = 1.2) binds for every data set (the bound factor
     Q(a, quad / (2 std_hi^2)) is far from 1 near the data's mean: their sd is ~1.4).
     """
-    from isbetter.models.hierarchical_quadrature import draw_deltas
+    from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
 
     a, w = np.array([4.5, 49.5, 0.5, 1.0]), np.array([5.0, 9.0, 1.8, 2.7])
     ssr, xbar = np.array([10.0, 100.0, 3.0, 2.0]), np.array([0.0, 1.0, -2.0, 5.0])

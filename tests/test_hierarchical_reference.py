@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from isbetter import read_scores
-from isbetter.models.hierarchical import HierarchicalModel
+from isbetter.cv.hierarchical.model import HierarchicalModel
 
 pytestmark = pytest.mark.slow
 

@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 
 from isbetter import InputError
-from isbetter.f1_compare import compare_f1
+from isbetter.f1.compare import compare_f1
+from isbetter.f1.power import SIGIR_SCENARIO_A, power_analysis
+from isbetter.inference.decisions import symbol
 from isbetter.plots.f1 import plot_f1_posterior, plot_f1_trace, plot_savage_dickey, save_f1_plot
 from isbetter.plots.power import plot_power
-from isbetter.power import SIGIR_SCENARIO_A, power_analysis
-from isbetter.results.decisions import symbol
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from isbetter.inference.posterior import DrawsPosterior, HierarchicalPosterior, StudentTPosterior  # noqa: E402
 from isbetter.plots import (  # noqa: E402
     plot_difference_posterior,
     plot_next_posterior,
@@ -22,7 +23,6 @@ from isbetter.plots import (  # noqa: E402
     project_simplex,
     save_comparison_plot,
 )
-from isbetter.posterior import DrawsPosterior, HierarchicalPosterior, StudentTPosterior  # noqa: E402
 from isbetter.results import (  # noqa: E402
     ComparisonResult,
     HierarchicalResult,  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
-from isbetter._errors import InputError
+from isbetter.core.errors import InputError
 from isbetter.plots.ranking import (
     plot_hasse,
     plot_pairwise_heatmap,

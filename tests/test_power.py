@@ -5,8 +5,8 @@ import pytest
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.measures import f1
-from isbetter.power import (
+from isbetter.f1.measures import f1
+from isbetter.f1.power import (
     SIGIR_SCENARIO_A,
     SIGIR_SCENARIO_B,
     JointDistribution,

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from isbetter import InputError, InputTypeError
-from isbetter.predictions import JointCounts, predictions_from_arrays, read_predictions
+from isbetter.f1.predictions import JointCounts, predictions_from_arrays, read_predictions
 
 
 def test_read_predictions_dataframe_and_csv(tmp_path):

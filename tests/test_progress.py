@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from isbetter._progress import activity, progress_bar, shows_progress
 from isbetter.cli import main
+from isbetter.core.progress import activity, progress_bar, shows_progress
 
 POWER = ["power", "--scenario", "sigir-a", "--sizes", "100", "200", "--replicates", "20"]
 POWER += ["--draws", "200", "--seed", "1", "--format", "json"]
@@ -49,7 +49,7 @@ def test_power_shows_a_bar_on_a_terminal_and_quiet_silences_it(capsys, monkeypat
 
 def _fake_hierarchical(monkeypatch):
     """Replace the fit by the (fast) sign test, after a pause long enough for a tick."""
-    import isbetter.cv_compare as cv
+    import isbetter.cv.compare as cv
 
     real = cv.compare
 

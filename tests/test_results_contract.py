@@ -23,7 +23,7 @@ from isbetter import (
     sign_test,
     signed_rank_test,
 )
-from isbetter.power import SIGIR_SCENARIO_A
+from isbetter.f1.power import SIGIR_SCENARIO_A
 from isbetter.report import FORMATS, render, to_table
 from isbetter.results import (
     ComparisonResult,

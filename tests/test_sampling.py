@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from isbetter import ConvergenceWarning
-from isbetter.models._mcmc_diagnostics import ess_bulk, rhat_rank
-from isbetter.models.sampling import (
+from isbetter.inference.diagnostics import ess_bulk, rhat_rank
+from isbetter.inference.sampling import (
     ESS_PER_CHAIN_MIN,
     diagnose,
     sampler_seed,

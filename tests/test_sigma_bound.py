@@ -10,7 +10,7 @@ import pytest
 from scipy import special
 
 from isbetter import ConvergenceWarning
-from isbetter.models.sigma_bound import bound_tables, log_bound, log_q
+from isbetter.cv.hierarchical.numerics.sigma_bound import bound_tables, log_bound, log_q
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def compiled_log_bound():
     import numba
     from numba.extending import register_jitable
 
-    from isbetter.models.nu_prior import interpolate
+    from isbetter.cv.hierarchical.numerics.nu_prior import interpolate
 
     register_jitable(interpolate)
     return numba.njit(log_bound)
@@ -61,9 +61,9 @@ def test_tables_of_several_sizes_are_indexed_per_data_set(compiled_log_bound):
 @pytest.fixture(scope="module")
 def tight():
     """A study whose sigma_i bound (1.5 x the mean sd) binds: Prepared.bounded."""
-    from isbetter.data import from_arrays
-    from isbetter.models.hierarchical_likelihood import prepare
-    from isbetter.models.priors import HierarchicalPriors
+    from isbetter.cv.hierarchical.priors import HierarchicalPriors
+    from isbetter.cv.hierarchical.spec import prepare
+    from isbetter.cv.scores import from_arrays
 
     rng = np.random.default_rng(11)
     q, folds = 6, 10
@@ -78,8 +78,8 @@ def tight():
 
 def test_integrated_density_keeps_the_bound_factor(tight):
     """Bounded minus unbounded log density: the NumPy rule (SciPy's Q, 4096 nodes)."""
-    from isbetter.models.hierarchical_density import _arguments, _expand, log_density
-    from isbetter.models.hierarchical_quadrature import integrated_loglik
+    from isbetter.cv.hierarchical.compiled_backend import _arguments, _expand, log_density
+    from isbetter.cv.hierarchical.numerics.quadrature import integrated_loglik
 
     data = tuple(tight[k] for k in ("a", "w", "ssr", "xbar", "std_hi"))
     bounds = _arguments(tight, False)[1]
@@ -110,7 +110,7 @@ def test_integrated_density_keeps_the_bound_factor(tight):
 
 def test_centred_density_keeps_the_bound_factor(tight):
     """The centred density's bound factor: SciPy's marginal likelihood, and its gradient."""
-    from isbetter.models.hierarchical_density import _arguments, _expand, log_density
+    from isbetter.cv.hierarchical.compiled_backend import _arguments, _expand, log_density
 
     q = tight["a"].size
     bounds = _arguments(tight, False)[1]
@@ -141,9 +141,9 @@ def test_a_bounded_fit_compiles_no_pymc_model(tight):
     Such fits built and compiled a PyMC model in every process (70-75 s measured); the
     factor's tables make them as fast as the others.
     """
-    from isbetter.data import from_arrays
-    from isbetter.models.hierarchical import HierarchicalModel
-    from isbetter.models.priors import HierarchicalPriors
+    from isbetter.cv.hierarchical.model import HierarchicalModel
+    from isbetter.cv.hierarchical.priors import HierarchicalPriors
+    from isbetter.cv.scores import from_arrays
 
     rng = np.random.default_rng(11)
     a = rng.normal(0.8, 0.05, size=(6, 10))

@@ -7,7 +7,7 @@ import pytest
 
 from _reference import DATA, baycomp_long, expected_probabilities
 from isbetter import InputError, from_arrays, read_scores
-from isbetter.models.sign_tests import sign_test, signed_rank_test
+from isbetter.cv.sign_tests import sign_test, signed_rank_test
 
 DRAWS = 50_000
 # Monte Carlo error of a probability from 50 000 draws is at most
@@ -109,7 +109,7 @@ def test_swap_mirrors_and_same_seed_same_result(test, rng):
 def test_same_seed_across_processes():
     code = (
         "import numpy as np; from isbetter import from_arrays;"
-        "from isbetter.models.sign_tests import signed_rank_test;"
+        "from isbetter.cv.sign_tests import signed_rank_test;"
         "z = np.linspace(-0.02, 0.03, 15)[:, None];"
         "r = signed_rank_test(from_arrays(z, 0 * z, runs=1).paired('A', 'B'), rope=0.01, rng=11);"
         "print(repr(r.probabilities().as_tuple()))"

@@ -5,7 +5,7 @@ from the prior, data from the model given them, fit the model to the data and
 record the rank of the true value among ``L`` (thinned) posterior draws. When the
 fit computes the posterior of the same model, every rank ``0 .. L`` is equally
 likely; a chi-squared test of the binned ranks checks that. Here the fits use
-isbetter's public model code: :func:`isbetter.models.f1.sample_delta` for the
+isbetter's public model code: :func:`isbetter.f1.paired.sample_delta` for the
 paired F1 model of Zhang et al. (2016) [2]_ and
 :class:`isbetter.HierarchicalModel` for the hierarchical correlated-t model of
 Corani et al. (2017) [3]_.
@@ -79,7 +79,7 @@ def uniformity(rank_values: np.ndarray, n_ranks: int, bins: int) -> tuple[np.nda
 
 def hdi_covers(draws: np.ndarray, truth: np.ndarray | float, prob: float = 0.95) -> np.ndarray:
     """Whether each posterior's highest-density interval (isbetter's ``hdi``) holds the truth."""
-    from isbetter.draws import hdi
+    from isbetter.inference.summaries import hdi
 
     interval = hdi(draws, prob)
     truth = np.asarray(truth, dtype=float)
@@ -134,7 +134,7 @@ def f1_sbc(
     ignores the pairing (and has another prior): a deliberately wrong fit.
     """
     from isbetter import get_measure
-    from isbetter.models.f1 import sample_delta
+    from isbetter.f1.paired import sample_delta
 
     truth = draw_f1_truth(reps, rng)
     counts = draw_f1_counts(truth, n_docs, rng)

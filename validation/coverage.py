@@ -89,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def f1_coverage(args: argparse.Namespace, rng: np.random.Generator) -> list[list[Any]]:
     """Coverage of the F1 model's 95% HDI of delta, truths drawn from the prior."""
     from isbetter import get_measure
-    from isbetter.models.f1 import sample_delta
+    from isbetter.f1.paired import sample_delta
 
     rows = []
     for n_docs in (50, 200, 1000):

@@ -8,9 +8,9 @@ For each study simulated as in ``sbc.py`` (prior bounds matched, sigma_i's bound
 kept): fit the integrated model with long chains (4 x 2500 draws), then evaluate the
 exact posterior of ``(delta0, std0, nu)`` on a 48 x 48 x 40 grid (± 6 and ± 7
 posterior sd in delta0 and std0, log(nu - 1) over the draws' range ± 1.5) from the
-per-data-set likelihood (:func:`isbetter.models._quadrature_kernels.compiled_kernels`,
+per-data-set likelihood (:func:`isbetter.cv.hierarchical.numerics.kernels.compiled_kernels`,
 checked against adaptive quadrature in ``tests/test_hierarchical_oracle.py`` and
-``tests/test_sigma_bound.py``) and nu's prior (:class:`isbetter.models.nu_prior.NuPrior`,
+``tests/test_sigma_bound.py``) and nu's prior (:class:`isbetter.cv.hierarchical.numerics.nu_prior.NuPrior`,
 SciPy). Prints, per study, the grid's and the fit's posterior mean and sd of std0
 (scaled units) and their difference in Monte Carlo standard errors, and the grid's
 mass on its edges (large where the posterior piles up at std0's prior bound: the grid
@@ -42,9 +42,9 @@ from validation.calibration import (
 def study_check(setting: HierarchicalSetting, seed: int, model: object) -> str:
     """Fit one simulated study and compare its std0 posterior with the grid's."""
     from isbetter import ConvergenceWarning, from_arrays
-    from isbetter.models._quadrature_kernels import NODE_SPACING, compiled_kernels, with_bound
-    from isbetter.models.hierarchical_likelihood import prepare
-    from isbetter.models.nu_prior import NuPrior
+    from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, with_bound
+    from isbetter.cv.hierarchical.spec import prepare
+    from isbetter.cv.hierarchical.numerics.nu_prior import NuPrior
 
     rng = np.random.default_rng(seed)
     truth = draw_hierarchical_truth(setting, rng)

@@ -32,7 +32,7 @@ import pandas as pd
 
 import isbetter
 from isbetter.plots import plot_f1_posterior, plot_f1_trace, plot_power, plot_savage_dickey
-from isbetter.power import SIGIR_SCENARIO_A, SIGIR_SCENARIO_B
+from isbetter.f1.power import SIGIR_SCENARIO_A, SIGIR_SCENARIO_B
 from isbetter.report import render
 
 QUICK = os.environ.get("ISBETTER_NOTEBOOK_QUICK", "") not in ("", "0")

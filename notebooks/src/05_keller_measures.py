@@ -36,10 +36,10 @@ import pandas as pd
 from scipy import stats
 
 import isbetter
-from isbetter.baselines import bootstrap_test, dcf_proportion_test
-from isbetter.measures import dcf, f1
-from isbetter.models.f1 import sample_delta
-from isbetter.power import JointDistribution
+from isbetter.f1.baselines import bootstrap_test, dcf_proportion_test
+from isbetter.f1.measures import dcf, f1
+from isbetter.f1.paired import sample_delta
+from isbetter.f1.power import JointDistribution
 
 QUICK = os.environ.get("ISBETTER_NOTEBOOK_QUICK", "") not in ("", "0")
 ROOT = Path(os.environ.get("ISBETTER_ROOT", "..")).resolve()  # the repository

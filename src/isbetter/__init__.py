@@ -13,37 +13,37 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from isbetter._errors import ConvergenceWarning, InputError, InputTypeError, IsbetterError
+from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError, IsbetterError
 
 __version__ = "0.1.0"
 
 #: public name -> module that defines it
 _LAZY: dict[str, str] = {
-    "compare": "isbetter.cv_compare",
-    "PairedScores": "isbetter.data",
-    "ScoreTable": "isbetter.data",
-    "from_arrays": "isbetter.data",
-    "read_scores": "isbetter.data",
-    "compare_f1": "isbetter.f1_compare",
-    "Measure": "isbetter.measures",
-    "get_measure": "isbetter.measures",
-    "corrected_resampled_ttest": "isbetter.models.correlated_t",
-    "correlated_ttest": "isbetter.models.correlated_t",
-    "rho_from_sizes": "isbetter.models.correlated_t",
-    "F1Prior": "isbetter.models.f1",
-    "HierarchicalModel": "isbetter.models.hierarchical",
-    "hierarchical_test": "isbetter.models.hierarchical",
-    "HierarchicalPriors": "isbetter.models.priors",
-    "sign_test": "isbetter.models.sign_tests",
-    "signed_rank_test": "isbetter.models.sign_tests",
-    "JointDistribution": "isbetter.power",
-    "power_analysis": "isbetter.power",
-    "JointCounts": "isbetter.predictions",
-    "PredictionTable": "isbetter.predictions",
+    "compare": "isbetter.cv.compare",
+    "PairedScores": "isbetter.cv.scores",
+    "ScoreTable": "isbetter.cv.scores",
+    "from_arrays": "isbetter.cv.scores",
+    "read_scores": "isbetter.cv.scores",
+    "compare_f1": "isbetter.f1.compare",
+    "Measure": "isbetter.f1.measures",
+    "get_measure": "isbetter.f1.measures",
+    "corrected_resampled_ttest": "isbetter.cv.correlated_t",
+    "correlated_ttest": "isbetter.cv.correlated_t",
+    "rho_from_sizes": "isbetter.cv.correlated_t",
+    "F1Prior": "isbetter.f1.paired",
+    "HierarchicalModel": "isbetter.cv.hierarchical.model",
+    "hierarchical_test": "isbetter.cv.hierarchical.model",
+    "HierarchicalPriors": "isbetter.cv.hierarchical.priors",
+    "sign_test": "isbetter.cv.sign_tests",
+    "signed_rank_test": "isbetter.cv.sign_tests",
+    "JointDistribution": "isbetter.f1.power",
+    "power_analysis": "isbetter.f1.power",
+    "JointCounts": "isbetter.f1.predictions",
+    "PredictionTable": "isbetter.f1.predictions",
     "RankingResult": "isbetter.ranking",
     "rank": "isbetter.ranking",
-    "predictions_from_arrays": "isbetter.predictions",
-    "read_predictions": "isbetter.predictions",
+    "predictions_from_arrays": "isbetter.f1.predictions",
+    "read_predictions": "isbetter.f1.predictions",
     "ComparisonResult": "isbetter.results",
     "ComparisonSummary": "isbetter.results",
     "F1Result": "isbetter.results",
@@ -113,21 +113,21 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
-    from isbetter.cv_compare import compare
-    from isbetter.data import PairedScores, ScoreTable, from_arrays, read_scores
-    from isbetter.f1_compare import compare_f1
-    from isbetter.measures import Measure, get_measure
-    from isbetter.models.correlated_t import (
+    from isbetter.cv.compare import compare
+    from isbetter.cv.correlated_t import (
         corrected_resampled_ttest,
         correlated_ttest,
         rho_from_sizes,
     )
-    from isbetter.models.f1 import F1Prior
-    from isbetter.models.hierarchical import HierarchicalModel, hierarchical_test
-    from isbetter.models.priors import HierarchicalPriors
-    from isbetter.models.sign_tests import sign_test, signed_rank_test
-    from isbetter.power import JointDistribution, power_analysis
-    from isbetter.predictions import (
+    from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
+    from isbetter.cv.hierarchical.priors import HierarchicalPriors
+    from isbetter.cv.scores import PairedScores, ScoreTable, from_arrays, read_scores
+    from isbetter.cv.sign_tests import sign_test, signed_rank_test
+    from isbetter.f1.compare import compare_f1
+    from isbetter.f1.measures import Measure, get_measure
+    from isbetter.f1.paired import F1Prior
+    from isbetter.f1.power import JointDistribution, power_analysis
+    from isbetter.f1.predictions import (
         JointCounts,
         PredictionTable,
         predictions_from_arrays,

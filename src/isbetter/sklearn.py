@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isbetter._errors import InputError, InputTypeError
-from isbetter._validate import RNGLike, check_positive_int, resolve_seed
-from isbetter.data import ScoreTable, read_scores
+from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.validate import RNGLike, check_positive_int, resolve_seed
+from isbetter.cv.scores import ScoreTable, read_scores
 
 __all__ = ["cross_val_scores"]
 

@@ -1,6 +1,6 @@
 """Command line: ``isbetter SUBCOMMAND ...`` (also ``python -m isbetter``).
 
-Thin by design: it parses arguments, reads input with :mod:`isbetter.data`,
+Thin by design: it parses arguments, reads input with :mod:`isbetter.cv.scores`,
 calls the public API, renders with :mod:`isbetter.report` and returns an exit
 code. Bad input prints one line to stderr and exits with 2; no tracebacks.
 
@@ -16,10 +16,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from isbetter._errors import IsbetterError
 from isbetter.cli import cache, cv, demo, f1, interrupt, power, rank
 from isbetter.cli.common import Parser, check_destinations, formatter
 from isbetter.cli.messages import cli_message
+from isbetter.core.errors import IsbetterError
 
 __all__ = ["main"]
 

@@ -30,7 +30,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the cache's state, or clear it and say what was removed."""
-    from isbetter import cache
+    from isbetter.core import cache
 
     if args.action == "info":
         print(cache.info())

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from isbetter.vocabulary import FORMATS
+from isbetter.core.vocabulary import FORMATS
 
 __all__ = [
     "Parser",
@@ -130,7 +130,7 @@ def lazy_plot(module: str, name: str, *args: Any) -> Callable[[Any, Path], Any]:
 
 def check_destinations(args: argparse.Namespace) -> None:
     """Check --output, --plot and --report before any work starts: folder, format."""
-    from isbetter._errors import InputError
+    from isbetter.core.errors import InputError
 
     for flag, path in (
         ("--output", getattr(args, "output", None)),

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
-from isbetter.vocabulary import CV_METHODS
+from isbetter.core.vocabulary import CV_METHODS
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -72,10 +72,10 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
-    from isbetter._errors import InputError
-    from isbetter._progress import activity
-    from isbetter.cv_compare import compare
-    from isbetter.data import read_scores
+    from isbetter.core.errors import InputError
+    from isbetter.core.progress import activity
+    from isbetter.cv.compare import compare
+    from isbetter.cv.scores import read_scores
 
     if args.a == args.b:
         raise InputError(f"--a and --b are both {args.a!r}; compare two different systems.")

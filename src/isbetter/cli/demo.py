@@ -44,7 +44,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _data_dir(given: Path | None) -> Path:
-    from isbetter._errors import InputError
+    from isbetter.core.errors import InputError
 
     folder = given if given is not None else Path(__file__).resolve().parents[3] / "data"
     missing = [str(folder / f) for f in (UCI, PREDICTIONS) if not (folder / f).is_file()]
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import isbetter
-    from isbetter._errors import InputError
+    from isbetter.core.errors import InputError
     from isbetter.report import render
 
     data = _data_dir(args.data)

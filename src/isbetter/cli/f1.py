@@ -6,12 +6,12 @@ import argparse
 from pathlib import Path
 
 from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot
-from isbetter.vocabulary import F1_MODELS
+from isbetter.core.vocabulary import F1_MODELS
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     """Declare the subcommand and its arguments."""
-    from isbetter.measures import MEASURE_NAMES
+    from isbetter.f1.measures import MEASURE_NAMES
 
     p = sub.add_parser(
         "f1",
@@ -75,9 +75,9 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
-    from isbetter._errors import InputError
-    from isbetter.f1_compare import compare_f1
-    from isbetter.predictions import read_predictions
+    from isbetter.core.errors import InputError
+    from isbetter.f1.compare import compare_f1
+    from isbetter.f1.predictions import read_predictions
 
     systems = [s for s in (args.a, args.b) if s is not None]
     if len(systems) == 1:  # not "the table has 1 system": the other column was not asked for
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_classes(args: argparse.Namespace, rows: list[str]) -> None:
     """--class names rows that exist, and something to draw them in."""
-    from isbetter._errors import InputError
+    from isbetter.core.errors import InputError
 
     if args.plot is None and getattr(args, "report", None) is None:
         raise InputError("--class chooses what is plotted; give --plot FILE or --report FILE.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot
-from isbetter.vocabulary import POWER_GOALS
+from isbetter.core.vocabulary import POWER_GOALS
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -66,8 +66,8 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
-    from isbetter._errors import InputError
-    from isbetter.power import (
+    from isbetter.core.errors import InputError
+    from isbetter.f1.power import (
         SIGIR_SCENARIO_A,
         SIGIR_SCENARIO_B,
         JointDistribution,

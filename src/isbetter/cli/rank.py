@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
-from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -134,7 +134,7 @@ def _add_execution_args(p: argparse.ArgumentParser) -> None:
 
 
 def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
-    from isbetter._errors import InputError
+    from isbetter.core.errors import InputError
 
     if not values:
         return None
@@ -171,8 +171,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
 
-    from isbetter._errors import InputError
-    from isbetter._table_rows import describe_dropped
+    from isbetter.core.errors import InputError
+    from isbetter.core.table_rows import describe_dropped
     from isbetter.ranking import rank
 
     options = {
@@ -183,12 +183,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
     data: Any
     if args.gold is not None:
-        from isbetter.predictions import read_predictions
+        from isbetter.f1.predictions import read_predictions
 
         data = read_predictions(args.file, gold=args.gold, systems=args.systems)
         metrics = args.metric or ["f1"]
     else:
-        from isbetter.data import read_scores
+        from isbetter.cv.scores import read_scores
 
         metrics = args.metric or ["score"]
         lower = set(metrics if args.lower_is_better == [] else args.lower_is_better or [])

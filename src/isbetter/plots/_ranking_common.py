@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from isbetter._errors import InputError
+from isbetter.core.errors import InputError
 
 __all__ = ["metric_of", "new_axes", "rule_text"]
 

@@ -25,7 +25,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from scipy import stats
 
-from isbetter.results.decisions import symbol
+from isbetter.inference.decisions import symbol
 
 __all__ = [
     "f1_plot_labels",

@@ -51,7 +51,7 @@ def plot_next_posterior(
     Parameters
     ----------
     result : HierarchicalResult
-        Result of :func:`~isbetter.models.hierarchical.hierarchical_test`.
+        Result of :func:`~isbetter.cv.hierarchical.model.hierarchical_test`.
     rope : float, optional
         ROPE half-width; default: the result's.
     ax : matplotlib.axes.Axes, optional

@@ -9,7 +9,7 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
-from isbetter.results.decisions import symbol
+from isbetter.inference.decisions import symbol
 
 __all__ = ["plot_power", "save_power_plot"]
 
@@ -25,7 +25,7 @@ def plot_power(
     Parameters
     ----------
     result : PowerResult
-        From :func:`isbetter.power.power_analysis`.
+        From :func:`isbetter.f1.power.power_analysis`.
     ax : matplotlib.axes.Axes, optional
         Where to draw; a new figure when None.
     reference : mapping, optional

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from isbetter._errors import InputError
+from isbetter.core.errors import InputError
+from isbetter.inference.decisions import mirror, symbol
 from isbetter.plots._ranking_common import metric_of, new_axes, rule_text
 from isbetter.plots.hasse import NODE_EDGE, hasse_size, plot_hasse
 from isbetter.plots.simplex import project_simplex
-from isbetter.results.decisions import mirror, symbol
 
 __all__ = [
     "plot_hasse",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.vocabulary import METHOD_NAMES
+from isbetter.core.vocabulary import METHOD_NAMES
 
 __all__ = ["plot_simplex", "project_simplex"]
 
@@ -59,7 +59,7 @@ def plot_simplex(
     ----------
     result : ComparisonResult
         A result whose ``posterior`` has per-draw region masses, e.g. a
-        :class:`~isbetter.models.hierarchical.HierarchicalResult`.
+        :class:`~isbetter.cv.hierarchical.model.HierarchicalResult`.
     rope : float, optional
         ROPE half-width; default: the result's.
     ax : matplotlib.axes.Axes, optional
@@ -81,7 +81,7 @@ def plot_simplex(
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from isbetter.results.decisions import probabilities_from_masses
+    from isbetter.inference.decisions import probabilities_from_masses
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 4.6))

@@ -18,13 +18,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
-from isbetter._provenance import make_settings
-from isbetter._validate import RNGLike, check_choice, check_probability, check_rope, resolve_seed
+from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
+from isbetter.core.provenance import make_settings
+from isbetter.core.validate import (
+    RNGLike,
+    check_choice,
+    check_probability,
+    check_rope,
+    resolve_seed,
+)
+from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
-from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
 
 __all__ = ["RankingResult", "rank"]
 
@@ -91,8 +97,8 @@ def rank(
     -------
     RankingResult
     """
-    from isbetter.data import ScoreTable
-    from isbetter.predictions import PredictionTable
+    from isbetter.cv.scores import ScoreTable
+    from isbetter.f1.predictions import PredictionTable
     from isbetter.ranking.execution import run_tasks
 
     rule = check_choice(rule, "rule", RANKING_RULES)
@@ -193,7 +199,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
 
 def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]:
-    from isbetter.predictions import PredictionTable
+    from isbetter.f1.predictions import PredictionTable
 
     names = _systems(table.systems, request.systems)
     measures = ("f1",) if request.metrics is None else tuple(request.metrics)

@@ -30,8 +30,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from isbetter._errors import InputTypeError, IsbetterError
-from isbetter._validate import check_positive_int
+from isbetter.core.errors import InputTypeError, IsbetterError
+from isbetter.core.validate import check_positive_int
 from isbetter.ranking.tasks import PairTask, run_task
 
 __all__ = ["CACHE_FORMAT", "run_tasks"]

@@ -1,7 +1,7 @@
 """From pairwise relations to a partial order: groups, Hasse diagram, one line, conflicts.
 
 For one metric, every pair of systems has a relation (a key of
-:data:`isbetter.results.decisions.RELATIONS`, read off its probabilities by the
+:data:`isbetter.inference.decisions.RELATIONS`, read off its probabilities by the
 likelihood or the threshold rule). Then:
 
 * **equivalence groups**: sets of systems that are pairwise "≈" (cliques), formed by
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from isbetter.results.decisions import mirror
+from isbetter.inference.decisions import mirror
 
 __all__ = ["PartialOrder", "partial_order"]
 

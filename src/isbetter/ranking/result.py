@@ -7,11 +7,11 @@ from typing import Any
 
 import pandas as pd
 
-from isbetter._errors import InputError
-from isbetter._provenance import signature
+from isbetter.core.errors import InputError
+from isbetter.core.provenance import signature
+from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.ranking.order import PartialOrder, partial_order
 from isbetter.results.comparison import ComparisonSummary
-from isbetter.results.decisions import likelihood_decision, symbol, threshold_decision
 
 __all__ = ["RankingResult", "relations_of"]
 
@@ -85,7 +85,7 @@ class RankingResult:
     def order(self, metric: str | None = None) -> str:
         """Return the one-line order on `metric` (default: the first)."""
         if metric is not None and metric not in self.orders:
-            from isbetter._errors import InputError
+            from isbetter.core.errors import InputError
 
             raise InputError(
                 f"`metric`: the ranking has no metric {metric!r}; it has "
@@ -104,8 +104,8 @@ class RankingResult:
         """
         from dataclasses import replace
 
-        from isbetter._validate import check_choice, check_probability
-        from isbetter.vocabulary import RANKING_RULES
+        from isbetter.core.validate import check_choice, check_probability
+        from isbetter.core.vocabulary import RANKING_RULES
 
         rule = check_choice(rule, "rule", RANKING_RULES)
         threshold = (
@@ -242,7 +242,7 @@ def _swapped(p: ComparisonSummary) -> ComparisonSummary:
     """Return the same comparison seen from the other side (probabilities mirrored)."""
     from dataclasses import replace
 
-    from isbetter.results.records import Probabilities
+    from isbetter.inference.records import Probabilities
 
     pred = p.predictive
     return replace(

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from isbetter._provenance import versions
+from isbetter.core.provenance import versions
 
 __all__ = ["PairTask", "pair_seed", "run_task"]
 
@@ -131,7 +131,7 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
     ``{"summary": ComparisonSummary.to_dict(), "simplex": [[a, rope, b], ...]}``
     with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
     """
-    from isbetter._errors import ConvergenceWarning
+    from isbetter.core.errors import ConvergenceWarning
 
     with warnings.catch_warnings():
         # poor convergence is recorded in each summary's diagnostics; the ranking warns once
@@ -141,11 +141,11 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
 
 def _run(task: PairTask) -> list[dict[str, Any]]:
     if task.kind == "cv":
-        from isbetter.cv_compare import compare
+        from isbetter.cv.compare import compare
 
         res = compare(task.data, rope=task.rope, method=task.method, rng=task.seed, **task.options)
         return [_outcome(res)]
-    from isbetter.f1_compare import compare_f1
+    from isbetter.f1.compare import compare_f1
 
     f1 = compare_f1(
         task.data,

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from isbetter._provenance import signature
-from isbetter._validate import check_choice
+from isbetter.core.provenance import signature
+from isbetter.core.validate import check_choice
+from isbetter.core.vocabulary import FORMATS
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.html import html_report
 from isbetter.report.render import RENDERERS
 from isbetter.report.table import Column, ReportTable
-from isbetter.vocabulary import FORMATS
 
 __all__ = [
     "FORMATS",

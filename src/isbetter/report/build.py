@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from isbetter._errors import InputTypeError
+from isbetter.core.errors import InputTypeError
+from isbetter.core.vocabulary import METHOD_NAMES, rope_text
+from isbetter.inference.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
+from isbetter.inference.records import TestResult
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
-from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
-from isbetter.results.records import TestResult
-from isbetter.vocabulary import METHOD_NAMES, rope_text
 
 __all__ = ["as_summary", "to_table"]
 

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from isbetter._errors import InputError
+from isbetter.core.errors import InputError
+from isbetter.core.vocabulary import METHOD_NAMES
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.render import render_html
-from isbetter.vocabulary import METHOD_NAMES
 
 __all__ = ["default_plots", "html_report"]
 
@@ -272,7 +272,7 @@ def _direction(higher: bool) -> str:
 
 
 def _measure_direction(name: str) -> str:
-    from isbetter.measures import get_measure
+    from isbetter.f1.measures import get_measure
 
     try:
         return _direction(get_measure(name).higher_is_better)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from isbetter.results.decisions import RELATIONS, latex_symbol, symbol
+from isbetter.inference.decisions import RELATIONS, latex_symbol, symbol
 
 __all__ = ["Column", "ReportTable", "format_cell"]
 

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from isbetter.results.comparison import ComparisonResult, ComparisonSummary, HierarchicalResult
-from isbetter.results.decisions import (
+from isbetter.inference.decisions import (
     RELATIONS,
     hdi_rope_decision,
     probabilities_from_masses,
     threshold_decision,
 )
-from isbetter.results.f1 import F1Result, F1Summary
-from isbetter.results.power import PowerResult, PowerSummary
-from isbetter.results.records import (
+from isbetter.inference.records import (
     Estimate,
     Interval,
     MCMCDiagnostics,
@@ -25,6 +22,9 @@ from isbetter.results.records import (
     Probabilities,
     TestResult,
 )
+from isbetter.results.comparison import ComparisonResult, ComparisonSummary, HierarchicalResult
+from isbetter.results.f1 import F1Result, F1Summary
+from isbetter.results.power import PowerResult, PowerSummary
 
 __all__ = [
     "RELATIONS",

@@ -26,15 +26,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from isbetter._provenance import signature
-from isbetter._validate import check_rope
-from isbetter.results.decisions import (
+from isbetter.core.provenance import signature
+from isbetter.core.validate import check_rope
+from isbetter.core.vocabulary import rope_text
+from isbetter.inference.decisions import (
     Counting,
     Relation,
     probabilities_from_masses,
     threshold_decision,
 )
-from isbetter.results.records import (
+from isbetter.inference.records import (
     Estimate,
     MCMCDiagnostics,
     Observed,
@@ -42,10 +43,9 @@ from isbetter.results.records import (
     TestResult,
     same_named,
 )
-from isbetter.vocabulary import rope_text
 
 if TYPE_CHECKING:
-    from isbetter.posterior import HierarchicalPosterior, Posterior
+    from isbetter.inference.posterior import HierarchicalPosterior, Posterior
 
 __all__ = ["ComparisonResult", "ComparisonSummary", "HierarchicalResult"]
 
@@ -222,7 +222,7 @@ class ComparisonResult:
     method : str
         Which model produced the result, e.g. ``"correlated_t"``.
     posterior : Posterior
-        The posterior (draws or a closed form); see :mod:`isbetter.posterior`.
+        The posterior (draws or a closed form); see :mod:`isbetter.inference.posterior`.
     settings : dict
         What reproduces the result: method, parameters, seed, versions.
     counting : {"argmax", "mean"}
@@ -311,7 +311,7 @@ class ComparisonResult:
     def decision(self, threshold: float = 0.95) -> Relation:
         """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
 
-        Otherwise ``undecided`` (see :func:`isbetter.results.decisions.threshold_decision`).
+        Otherwise ``undecided`` (see :func:`isbetter.inference.decisions.threshold_decision`).
         """
         return threshold_decision(self.probabilities(), threshold)
 
@@ -396,7 +396,7 @@ class HierarchicalResult(ComparisonResult):
 
     def dataset_frame(self, prob: float = 0.95) -> pd.DataFrame:
         """Per data set: observed mean difference and the shrinkage estimate (mean, HDI)."""
-        from isbetter.draws import hdi
+        from isbetter.inference.summaries import hdi
 
         if self.delta is None or self.observed_means is None:
             raise ValueError("this result holds no per-data-set draws")

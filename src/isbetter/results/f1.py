@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from isbetter._errors import InputError
-from isbetter._provenance import signature
+from isbetter.core.errors import InputError
+from isbetter.core.provenance import signature
+from isbetter.core.vocabulary import rope_text
+from isbetter.inference.records import MCMCDiagnostics, TestResult, same_named
 from isbetter.results.comparison import ComparisonResult, ComparisonSummary
-from isbetter.results.records import MCMCDiagnostics, TestResult, same_named
-from isbetter.vocabulary import rope_text
 
 __all__ = ["F1Result", "F1Summary"]
 
@@ -120,7 +120,7 @@ class F1Result(_F1Head):
         and frequentist ``tests``.
     counts : dict
         Per class, the joint outcome counts the models saw
-        (:class:`~isbetter.predictions.JointCounts`).
+        (:class:`~isbetter.f1.predictions.JointCounts`).
     prior_draws : dict of str to numpy.ndarray
         Per row, prior draws of delta (for the Savage–Dickey plot).
     across_classes : tuple of TestResult

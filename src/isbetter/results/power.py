@@ -7,10 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from isbetter._errors import InputError
-from isbetter._provenance import signature
-from isbetter.results.records import from_json_number, same_named, to_json_number
-from isbetter.vocabulary import rope_text
+from isbetter.core.errors import InputError
+from isbetter.core.provenance import signature
+from isbetter.core.vocabulary import rope_text
+from isbetter.inference.records import from_json_number, same_named, to_json_number
 
 __all__ = ["PowerResult", "PowerSummary"]
 

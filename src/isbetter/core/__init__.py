@@ -1,0 +1,1 @@
+"""The ground floor: errors, validators, table reading, provenance, progress, the cache."""

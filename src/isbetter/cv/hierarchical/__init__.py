@@ -1,0 +1,1 @@
+"""Corani et al.'s hierarchical correlated-t model: spec, backends, the model."""

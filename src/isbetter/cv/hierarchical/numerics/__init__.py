@@ -1,0 +1,1 @@
+"""What both backends compute with: quadrature kernels, nu-prior and sigma-bound tables."""

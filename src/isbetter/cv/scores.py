@@ -1,0 +1,500 @@
+"""Read per-fold scores into a validated :class:`ScoreTable`.
+
+Scores come in long ("tidy") form, one row per score with columns for the data
+set, the system, the cross-validation run and fold, and one or more metric
+columns; or as wide arrays as baycomp takes them (``x`` and ``y`` of shape
+``(n_datasets, runs * folds)``). Either way they are validated once, here, and
+models only ever receive validated :class:`PairedScores`.
+
+The sign convention lives here too: differences are oriented so that a positive
+difference means system A is better, whatever the direction of the metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.table_rows import keep_systems
+from isbetter.core.tables import first_line, read_table, where
+from isbetter.core.validate import check_columns, check_positive_int
+
+__all__ = ["PairedScores", "ScoreTable", "from_arrays", "read_scores", "read_table"]
+
+_KEY = ("dataset", "system", "run", "fold")
+
+
+@dataclass(frozen=True)
+class PairedScores:
+    """Per-data-set score differences of two systems, oriented "positive = A better".
+
+    Attributes
+    ----------
+    system_a, system_b : str
+        The two systems.
+    metric : str
+        The metric the differences are taken on.
+    higher_is_better : bool
+        Direction of the metric; for lower-is-better metrics ``d = B - A``.
+    datasets : tuple of str
+        Data set names, in the order of :attr:`differences`.
+    differences : tuple of numpy.ndarray
+        One 1-D array per data set, ordered by (run, fold).
+    n_runs, n_folds : numpy.ndarray
+        Runs and folds per data set (integers).
+    means_a, means_b : numpy.ndarray
+        Mean raw score of each system on each data set.
+    """
+
+    system_a: str
+    system_b: str
+    metric: str
+    higher_is_better: bool
+    datasets: tuple[str, ...]
+    differences: tuple[np.ndarray, ...] = field(repr=False)
+    n_runs: np.ndarray = field(repr=False)
+    n_folds: np.ndarray = field(repr=False)
+    means_a: np.ndarray = field(repr=False)
+    means_b: np.ndarray = field(repr=False)
+
+    @property
+    def n_datasets(self) -> int:
+        """Number of data sets."""
+        return len(self.datasets)
+
+    def mean_differences(self) -> np.ndarray:
+        """Mean difference on each data set (positive: A better)."""
+        return np.array([d.mean() for d in self.differences])
+
+    def swapped(self) -> PairedScores:
+        """Return the same comparison with A and B exchanged."""
+        return PairedScores(
+            system_a=self.system_b,
+            system_b=self.system_a,
+            metric=self.metric,
+            higher_is_better=self.higher_is_better,
+            datasets=self.datasets,
+            differences=tuple(-d for d in self.differences),
+            n_runs=self.n_runs,
+            n_folds=self.n_folds,
+            means_a=self.means_b,
+            means_b=self.means_a,
+        )
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """Validated per-fold scores of several systems on one or more data sets.
+
+    Build it with :func:`read_scores` or :func:`from_arrays`.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame
+        Columns ``dataset, system, run, fold`` and one column per metric,
+        sorted by data set, system, run and fold.
+    metrics : tuple of str
+        Metric columns.
+    higher_is_better : dict
+        Direction of each metric.
+    dropped : pandas.DataFrame
+        Rows removed because the user asked for ``drop_incomplete=True`` (empty
+        otherwise), with a ``reason`` column.
+    """
+
+    data: pd.DataFrame = field(repr=False)
+    metrics: tuple[str, ...]
+    higher_is_better: dict[str, bool]
+    dropped: pd.DataFrame = field(repr=False)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """System names, sorted."""
+        return tuple(sorted(self.data["system"].unique()))
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """Data set names, in order of first appearance."""
+        return tuple(pd.unique(self.data["dataset"]))
+
+    def paired(self, system_a: str, system_b: str, *, metric: str | None = None) -> PairedScores:
+        """Return the per-data-set differences of `system_a` and `system_b`.
+
+        Parameters
+        ----------
+        system_a, system_b : str
+            The systems to compare; the difference is positive when A is better.
+        metric : str, optional
+            Metric column; default: the only (or first) metric.
+        """
+        metric = self._metric(metric)
+        systems = self.systems
+        for arg, name in (("system_a", system_a), ("system_b", system_b)):
+            if name not in systems:
+                raise InputError(
+                    f"`{arg}`: unknown system {name!r}. Available systems: "
+                    + ", ".join(repr(s) for s in systems)
+                    + "."
+                )
+        if system_a == system_b:
+            raise InputError(
+                f"`system_a` and `system_b` are both {system_a!r}; compare two different systems."
+            )
+        # the table is sorted by data set (in order of appearance), system, run and fold,
+        # and every key is there for every system: both systems' rows line up, one block
+        # per data set, so pairing is a vectorised split (linear in the number of scores)
+        sa = self.data[self.data["system"].to_numpy() == system_a]
+        sb = self.data[self.data["system"].to_numpy() == system_b]
+        keys = ["dataset", "run", "fold"]
+        if len(sa) != len(sb) or not all(
+            np.array_equal(sa[k].to_numpy(), sb[k].to_numpy()) for k in keys
+        ):
+            raise InputError(
+                f"Systems {system_a!r} and {system_b!r} do not have the same (data set, run, "
+                "fold) keys; read the table again without dropping rows by hand."
+            )
+        sign = 1.0 if self.higher_is_better[metric] else -1.0
+        a = sa[metric].to_numpy(dtype=float)
+        b = sb[metric].to_numpy(dtype=float)
+        codes, names = pd.factorize(sa["dataset"].to_numpy())
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])
+        counts = np.diff(np.r_[starts, codes.size])
+        grouped = sa.groupby(codes, sort=True)
+        runs = grouped["run"].nunique().to_numpy()
+        folds = grouped["fold"].nunique().to_numpy()
+        diffs = np.split(sign * (a - b), starts[1:])
+        datasets = [str(names[c]) for c in codes[starts]]
+        mean_a = np.add.reduceat(a, starts) / counts
+        mean_b = np.add.reduceat(b, starts) / counts
+        return PairedScores(
+            system_a=system_a,
+            system_b=system_b,
+            metric=metric,
+            higher_is_better=self.higher_is_better[metric],
+            datasets=tuple(datasets),
+            differences=tuple(diffs),
+            n_runs=runs.astype(int),
+            n_folds=folds.astype(int),
+            means_a=mean_a,
+            means_b=mean_b,
+        )
+
+    def _metric(self, metric: str | None) -> str:
+        if metric is None:
+            return self.metrics[0]
+        if metric not in self.metrics:
+            raise InputError(
+                f"`metric`: unknown metric {metric!r}. Available metrics: "
+                + ", ".join(repr(m) for m in self.metrics)
+                + "."
+            )
+        return metric
+
+
+def read_scores(
+    source: Any,
+    *,
+    dataset: str | None = "dataset",
+    system: str = "system",
+    run: str | None = "run",
+    fold: str = "fold",
+    score: str | Sequence[str] = "score",
+    higher_is_better: bool | Mapping[str, bool] = True,
+    drop_incomplete: bool = False,
+    systems: Sequence[str] | None = None,
+) -> ScoreTable:
+    """Read per-fold scores in long form and validate them.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame or path
+        The table, or a CSV / TSV, Parquet or JSON-lines file (see :func:`read_table`).
+    dataset, system, run, fold : str
+        Names of the key columns. ``dataset=None`` means one data set;
+        ``run=None`` means a single run of cross-validation.
+    score : str or sequence of str, default: "score"
+        Metric column(s).
+    higher_is_better : bool or mapping, default: True
+        Direction of the metric(s); a mapping gives it per metric
+        (e.g. ``{"accuracy": True, "error": False}``).
+    drop_incomplete : bool, default: False
+        Drop rows with missing or infinite scores and (data set, run, fold)
+        keys not present for every system, instead of raising; what was dropped
+        is kept in :attr:`ScoreTable.dropped`.
+    systems : sequence of str, optional
+        Keep only these systems (default: all): a system left out can neither block
+        nor change the comparison of the others through its own missing folds.
+
+    Returns
+    -------
+    ScoreTable
+
+    Raises
+    ------
+    InputError
+        Unknown columns, an empty table, missing or infinite scores, duplicated
+        (system, data set, run, fold) keys, systems with different folds on a
+        data set.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"dataset": "d1", "system": ["a"] * 3 + ["b"] * 3,
+    ...                    "fold": [1, 2, 3] * 2, "score": [.8, .7, .9, .6, .7, .8]})
+    >>> table = read_scores(df, run=None)
+    >>> table.paired("a", "b").differences[0].round(2)
+    array([0.2, 0. , 0.1])
+    """
+    df = read_table(source)
+    metrics = (score,) if isinstance(score, str) else tuple(score)
+    if not metrics:
+        raise InputError("`score` must name at least one metric column, got none.")
+    needed = [c for c in (dataset, system, run, fold) if c is not None] + list(metrics)
+    check_columns(needed, [str(c) for c in df.columns])
+    if len(df) == 0:
+        raise InputError("The score table is empty; it needs at least one row per score.")
+    directions = _directions(higher_is_better, metrics)
+
+    out = pd.DataFrame(
+        {
+            "dataset": df[dataset].astype(str) if dataset is not None else "data",
+            "system": df[system].astype(str),
+            "run": df[run] if run is not None else 1,
+            "fold": df[fold],
+        }
+    )
+    for m in metrics:
+        if not pd.api.types.is_numeric_dtype(df[m]) or pd.api.types.is_bool_dtype(df[m]):
+            raise InputTypeError(
+                f"Metric column {m!r} must hold numbers, found dtype {df[m].dtype}."
+            )
+        out[m] = df[m].astype(float).to_numpy()
+    for col, name in (("run", run), ("fold", fold)):
+        if out[col].isna().any():
+            raise InputError(
+                f"Column {name!r} ({col}) has missing values; every score needs a {col}."
+            )
+    out = keep_systems(out, systems)
+    return _validate(out, metrics, directions, drop_incomplete, first_line(source))
+
+
+def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:
+    if isinstance(higher_is_better, bool | np.bool_):
+        return {m: bool(higher_is_better) for m in metrics}
+    if isinstance(higher_is_better, Mapping):
+        missing = [m for m in metrics if m not in higher_is_better]
+        if missing:
+            raise InputError(
+                "`higher_is_better` has no direction for metric(s) "
+                + ", ".join(repr(m) for m in missing)
+                + "; give True or False for every metric."
+            )
+        return {m: bool(higher_is_better[m]) for m in metrics}
+    raise InputTypeError(
+        "`higher_is_better` must be a bool or a mapping metric -> bool, got "
+        f"{type(higher_is_better).__name__}."
+    )
+
+
+def _check_coverage(systems: np.ndarray, finite: np.ndarray, metrics: tuple[str, ...]) -> None:
+    """Raise when a system has no finite score at all on a metric, naming both."""
+    for j, m in enumerate(metrics):
+        per_system = pd.Series(finite[:, j]).groupby(systems).any()
+        if not per_system.all():
+            name = per_system.index[~per_system.to_numpy()][0]
+            raise InputError(
+                f"System {name!r} has no scores on metric {m!r} (every value is missing or "
+                "infinite); leave the metric out or give its scores."
+            )
+
+
+def _validate(
+    df: pd.DataFrame,
+    metrics: tuple[str, ...],
+    directions: dict,
+    drop_incomplete: bool,
+    lines: tuple[int, str] | None = None,
+) -> ScoreTable:
+    dropped: list[pd.DataFrame] = []
+
+    finite = np.isfinite(df[list(metrics)].to_numpy())
+    _check_coverage(df["system"].to_numpy(), finite, metrics)
+    bad = ~finite.all(axis=1)
+    if bad.any():
+        if not drop_incomplete:
+            rows = where(df.index[bad], lines)
+            raise InputError(
+                f"{int(bad.sum())} scores are missing (NaN) or infinite ({rows}); "
+                "scores must be finite. Fix them, or pass `drop_incomplete=True` to drop "
+                "those rows."
+            )
+        dropped.append(df[bad].assign(reason="missing or infinite score"))
+        df = df[~bad]
+
+    dup = df.duplicated(list(_KEY), keep=False)
+    if dup.any():
+        first = df[dup].iloc[0]
+        raise InputError(
+            f"Duplicated (system, dataset, run, fold) keys: {int(dup.sum())} rows, e.g. "
+            f"{tuple(first[['system', 'dataset', 'run', 'fold']].tolist())!r}; "
+            "every score needs a unique key (is a run or data set column missing?)."
+        )
+
+    systems = sorted(df["system"].unique())
+    if len(systems) < 2:
+        raise InputError(
+            f"The score table has {len(systems)} system(s) ({', '.join(map(repr, systems))}); "
+            "a comparison needs at least two."
+        )
+
+    n_systems = len(systems)
+    keys_per = df.groupby(["dataset", "run", "fold"], sort=False)["system"].transform("size")
+    incomplete = keys_per < n_systems
+    if incomplete.any():
+        if not drop_incomplete:
+            ds, run, fold = df[incomplete].iloc[0][["dataset", "run", "fold"]]  # a key lacking
+            counts = df[df["dataset"] == ds].groupby("system").size().reindex(systems, fill_value=0)
+            listing = ", ".join(f"{s} ({n})" for s, n in counts.items())
+            has = df.loc[(df["dataset"] == ds) & (df["run"] == run) & (df["fold"] == fold)]
+            lacking = ", ".join(sorted(set(systems) - set(has["system"])))
+            raise InputError(
+                f"Folds differ between systems on data set {ds!r}: {listing}; e.g. run {run} "
+                f"fold {fold} has no score of {lacking}. Every (system, data set) pair needs the "
+                "same fold labels (or pass `drop_incomplete=True`)."
+            )
+        dropped.append(df[incomplete].assign(reason="key not present for every system"))
+        df = df[~incomplete]
+    if len(df) == 0:
+        raise InputError("No complete scores are left after dropping incomplete rows.")
+
+    # a full runs x folds grid per data set; after dropping folds it may be ragged on purpose
+    # (rho then still uses the number of distinct folds)
+    grid = df[df["system"] == systems[0]] if not drop_incomplete else df.iloc[:0]
+    shape = grid.groupby("dataset", sort=False).agg(
+        runs=("run", "nunique"), folds=("fold", "nunique"), size=("fold", "size")
+    )
+    ragged = shape[shape["runs"] * shape["folds"] != shape["size"]]
+    if len(ragged):
+        ds, row = ragged.index[0], ragged.iloc[0]
+        raise InputError(
+            f"Data set {ds!r} has {int(row['size'])} scores per system, not runs x folds = "
+            f"{int(row['runs'])} x {int(row['folds'])}; every run needs the same folds."
+        )
+
+    order = {name: i for i, name in enumerate(pd.unique(df["dataset"]))}
+    df = df.sort_values(
+        ["dataset", "system", "run", "fold"],
+        key=lambda s: s.map(order) if s.name == "dataset" else s,
+    ).reset_index(drop=True)
+    dropped_df = (
+        pd.concat(dropped, ignore_index=True)
+        if dropped
+        else pd.DataFrame(columns=[*df.columns, "reason"])
+    )
+    return ScoreTable(data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df)
+
+
+def _runs_of(n: int, runs: int | None, folds: int | None) -> int:
+    """Return the number of runs of `n` scores per row, from `runs` and / or `folds`."""
+    if runs is None and folds is None:
+        if n == 1:
+            return 1
+        raise InputError(
+            f"`from_arrays` cannot tell how the {n} scores per data set were made; pass "
+            f"`runs` (e.g. runs=1 for one run of {n}-fold cross-validation"
+            + (f", runs=10 for 10 runs of {n // 10}-fold" if n % 10 == 0 and n > 10 else "")
+            + ") or `folds`: the correlation of the scores, rho = 1/folds, depends on it."
+        )
+    if folds is not None:
+        folds = check_positive_int(folds, "folds")
+        if n % folds:
+            raise InputError(f"`folds`={folds} does not divide the {n} scores per data set.")
+        if runs is not None and check_positive_int(runs, "runs") * folds != n:
+            raise InputError(f"`runs` x `folds` = {runs} x {folds} is not the {n} scores per row.")
+        return n // folds
+    runs = check_positive_int(runs, "runs")
+    if n % runs:
+        raise InputError(f"`runs`={runs} does not divide the {n} scores per data set.")
+    return runs
+
+
+def from_arrays(
+    x: Any,
+    y: Any,
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    runs: int | None = None,
+    folds: int | None = None,
+    datasets: Sequence[str] | None = None,
+    higher_is_better: bool = True,
+    metric: str = "score",
+) -> ScoreTable:
+    """Build a :class:`ScoreTable` from wide arrays, as baycomp takes them.
+
+    Parameters
+    ----------
+    x, y : array_like
+        Scores of system A (`x`) and B (`y`): shape ``(runs * folds,)`` for one
+        data set, or ``(n_datasets, runs * folds)``. Within a row, scores are
+        ordered run by run (all folds of run 1, then run 2, ...). Note that
+        baycomp takes the difference ``y - x``; isbetter orients it as A (`x`)
+        minus B (`y`), so that positive means A better.
+    names : tuple of str, default: ("A", "B")
+        Names of the two systems.
+    runs, folds : int, optional
+        How the scores of a row were made: `runs` repetitions of `folds`-fold
+        cross-validation (give one or both). Required when a row has more than one
+        score: the correlation of the scores, ``rho = 1 / folds``, depends on it
+        (10 x 10-fold scores read as one run of 100 folds would get ``rho = 0.01``
+        instead of 0.1).
+    datasets : sequence of str, optional
+        Names of the data sets (rows); default ``"0", "1", ...``.
+    higher_is_better : bool, default: True
+        Direction of the metric.
+    metric : str, default: "score"
+        Name of the metric.
+
+    Returns
+    -------
+    ScoreTable
+    """
+    xa = np.asarray(x, dtype=float)
+    ya = np.asarray(y, dtype=float)
+    if xa.shape != ya.shape:
+        raise InputError(f"`x` and `y` must have the same shape, got {xa.shape} and {ya.shape}.")
+    if xa.ndim == 1:
+        xa, ya = xa[None, :], ya[None, :]
+    if xa.ndim != 2 or xa.size == 0:
+        raise InputError(
+            f"`x` and `y` must be non-empty arrays of shape (runs * folds,) or "
+            f"(n_datasets, runs * folds), got shape {np.shape(x)}."
+        )
+    q, n = xa.shape
+    runs = _runs_of(n, runs, folds)
+    if len(names) != 2 or names[0] == names[1]:
+        raise InputError(f"`names` must be two different system names, got {names!r}.")
+    if datasets is None:
+        datasets = [str(i) for i in range(q)]
+    if len(datasets) != q:
+        raise InputError(f"`datasets` has {len(datasets)} names for {q} rows of scores.")
+    folds = n // runs
+    # one long table, built by repetition: system-major, then data set, run, fold
+    frame = pd.DataFrame(
+        {
+            "dataset": np.tile(np.repeat(np.asarray(datasets, dtype=str), n), 2),
+            "system": np.repeat(np.asarray(names, dtype=str), q * n),
+            "run": np.tile(np.repeat(np.arange(1, runs + 1), folds), 2 * q),
+            "fold": np.tile(np.arange(1, folds + 1), 2 * q * runs),
+            metric: np.concatenate([xa.ravel(), ya.ravel()]),
+        }
+    )
+    return read_scores(
+        frame,
+        score=metric,
+        higher_is_better=higher_is_better,
+    )

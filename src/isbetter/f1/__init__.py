@@ -1,0 +1,1 @@
+"""Per-document predictions on one test set and the models that read them."""

@@ -1,0 +1,132 @@
+"""Step 3 of :func:`isbetter.f1.compare.compare_f1`: posterior and prior draws of delta.
+
+The paired and unpaired models draw each class's exact posterior
+(:func:`exact_class_draws`, :mod:`isbetter.f1.paired`); the macro / micro rows, and
+every row of the hierarchical model, come from one fit of an
+:class:`~isbetter.f1.averages.AveragedModel` to the documents' joint
+outcomes (:func:`averaged_draws`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from isbetter.f1.averages import AveragedDraws, AveragedModel
+from isbetter.f1.paired import sample_delta
+from isbetter.f1.plan import Plan, child
+from isbetter.f1.predictions import JointCounts
+from isbetter.inference.records import MCMCDiagnostics
+
+__all__ = [
+    "Cells",
+    "ClassDraws",
+    "averaged_draws",
+    "exact_class_draws",
+    "fitted_class_draws",
+    "joint_cells_of",
+]
+
+
+@dataclass(frozen=True)
+class ClassDraws:
+    """Posterior and prior draws of delta per class (keyed by the class label as str).
+
+    Attributes
+    ----------
+    draws, priors : dict of str to numpy.ndarray
+        Posterior and (symmetrised where the prior is symmetric) prior draws.
+    ess : dict of str to float or None
+        Effective sample sizes (None: independent draws).
+    diagnostics : MCMCDiagnostics or None
+        Of the MCMC fit the draws come from.
+    """
+
+    draws: dict[str, np.ndarray]
+    priors: dict[str, np.ndarray]
+    ess: dict[str, float | None]
+    diagnostics: MCMCDiagnostics | None = None
+
+
+def exact_class_draws(
+    plan: Plan, counts: dict[str, JointCounts], root: np.random.SeedSequence
+) -> ClassDraws:
+    """Step 3 (paired, unpaired): exact posterior draws of each class, one set of prior draws.
+
+    Class i draws from child 0 of root's i-th child; the prior from root's child
+    ``len(labels)`` (it does not depend on the data: one set serves every class).
+    """
+    m, prior = plan.measure, plan.prior
+    zero = JointCounts(np.zeros(4, np.int64), np.zeros(4, np.int64))
+    prior_delta = sample_delta(
+        zero,
+        m,
+        model=plan.model,  # type: ignore[arg-type]
+        prior=prior,
+        draws=plan.draws,
+        rng=np.random.default_rng(child(root, len(plan.labels))),
+    )
+    if plan.model == "unpaired" or prior.symmetric:
+        # the prior of delta is then symmetric about 0: symmetrising halves the KDE
+        # noise and keeps BF01 identical when A and B are exchanged
+        prior_delta = np.concatenate([prior_delta, -prior_delta])
+    draws = {}
+    for i, (key, c) in enumerate(counts.items()):
+        # always the model's posterior, also where A and B never disagree: with few documents
+        # agreement is weak evidence of equivalence (its HDI says how weak)
+        draws[key] = sample_delta(
+            c,
+            m,
+            model=plan.model,  # type: ignore[arg-type]
+            prior=prior,
+            draws=plan.draws,
+            rng=np.random.default_rng(child(child(root, i), 0)),
+        )
+    return ClassDraws(draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts))
+
+
+def fitted_class_draws(
+    plan: Plan, counts: dict[str, JointCounts], averaged: AveragedDraws
+) -> ClassDraws:
+    """Step 3 (hierarchical): each class's draws from the one fit."""
+    if averaged.per_class is None or averaged.prior_per_class is None:
+        raise ValueError("the averaged model gave no per-class draws")
+    index = {str(lab): j for j, lab in enumerate(plan.table.labels)}
+    draws, priors, ess = {}, {}, {}
+    for key in counts:
+        j = index[key]
+        draws[key] = averaged.per_class[:, j]
+        priors[key] = averaged.prior_per_class[:, j]
+        ess[key] = None if averaged.ess is None else averaged.ess[str(j)]
+    return ClassDraws(draws, priors, ess, averaged.diagnostics)
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The documents' joint outcomes (true class, A's prediction, B's prediction)."""
+
+    cells: np.ndarray
+    right_a: np.ndarray
+    right_b: np.ndarray
+
+
+def joint_cells_of(plan: Plan) -> Cells:
+    """Count the documents' joint outcomes of the two systems (step 2 of the averages)."""
+    from isbetter.f1.multiclass import joint_cells
+
+    t = plan.table
+    index = {lab: i for i, lab in enumerate(t.labels)}
+    gi = np.array([index[x] for x in t.gold])
+    ai = np.array([index[x] for x in t.predictions[plan.system_a]])
+    bi = np.array([index[x] for x in t.predictions[plan.system_b]])
+    cells = joint_cells(gi, ai, bi, len(t.labels))
+    return Cells(cells, gi == ai, gi == bi)
+
+
+def averaged_draws(
+    plan: Plan, averaged: AveragedModel, cells: Cells, seed_seq: np.random.SeedSequence
+) -> AveragedDraws:
+    """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`."""
+    draws = min(plan.draws, averaged.max_draws)
+    return averaged.sample(cells.cells, plan.measure, draws=draws, seed_seq=seed_seq)

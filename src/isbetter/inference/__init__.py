@@ -1,0 +1,1 @@
+"""The core both kinds of evidence share: posteriors, their summaries, decisions, sampling."""

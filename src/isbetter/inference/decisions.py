@@ -1,0 +1,246 @@
+r"""One decision vocabulary, the rules that produce it, and masses -> probabilities.
+
+Every decision isbetter reports is one of eight relations of A to B, each with a
+key (used in JSON, CSV and the API), a symbol (text, Markdown, HTML) and a
+LaTeX form:
+
+==============  ======  ==============  =================================================
+key             symbol  LaTeX           meaning
+==============  ======  ==============  =================================================
+a_better        ≫       ``\gg``        A better by more than the ROPE
+a_at_least      ≳       ``\gtrsim``    A better or equivalent (ranking, likelihood rule)
+a_leaning       >       ``>``           leaning to A, not decided
+equivalent      ≈       ``\approx``    practically equivalent (inside the ROPE)
+b_leaning       <       ``<``           leaning to B, not decided
+b_at_least      ≲       ``\lesssim``   B better or equivalent (ranking, likelihood rule)
+b_better        ≪       ``\ll``        B better by more than the ROPE
+undecided       ?       ``?``           no region reaches the threshold
+==============  ======  ==============  =================================================
+
+Three documented rules produce them:
+
+* :func:`hdi_rope_decision` — the HDI + ROPE rule of Kruschke (2013) as used by
+  Zhang et al. (2016, section 3.2) for the F1 tables and the power analysis;
+* :func:`threshold_decision` — the region whose probability reaches a threshold
+  (default 0.95), otherwise ``undecided`` (Benavoli et al. 2017; the
+  ``decision()`` of every comparison result);
+* :func:`likelihood_decision` — the most probable region, as Szymański & Gorman
+  (2020) read their Table 2, with ``a_at_least`` / ``b_at_least`` when the
+  runner-up is the ROPE and within a margin of the winner (rankings).
+
+:func:`probabilities_from_masses` is the only code that turns per-draw region
+masses into the probabilities reported to the user. Two ways of reading them
+off exist in the literature and are kept apart by name: ``"argmax"`` (fraction
+of draws in which each region holds the largest mass: Corani et al. 2017;
+Benavoli et al. 2017; Szymański & Gorman 2020; baycomp) and ``"mean"`` (the
+average mass: the posterior predictive probability of the region).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from isbetter.core.validate import check_choice, check_probability, check_rope
+from isbetter.inference.records import Probabilities
+
+__all__ = [
+    "HDI_ROPE_RELATIONS",
+    "RELATIONS",
+    "Counting",
+    "Relation",
+    "hdi_rope_decision",
+    "latex_symbol",
+    "likelihood_decision",
+    "mirror",
+    "probabilities_from_masses",
+    "relation_key",
+    "symbol",
+    "threshold_decision",
+]
+
+Relation = Literal[
+    "a_better",
+    "a_at_least",
+    "a_leaning",
+    "equivalent",
+    "b_leaning",
+    "b_at_least",
+    "b_better",
+    "undecided",
+]
+Counting = Literal["argmax", "mean"]
+
+#: key -> (symbol, LaTeX, meaning)
+RELATIONS: dict[str, tuple[str, str, str]] = {
+    "a_better": ("≫", r"$\gg$", "A better by more than the ROPE"),
+    "a_at_least": ("≳", r"$\gtrsim$", "A better or practically equivalent: too close to call"),
+    "a_leaning": (">", "$>$", "leaning to A: no region decided, the evidence favours A"),
+    "equivalent": ("≈", r"$\approx$", "practically equivalent: inside the ROPE"),
+    "b_leaning": ("<", "$<$", "leaning to B: no region decided, the evidence favours B"),
+    "b_at_least": ("≲", r"$\lesssim$", "B better or practically equivalent: too close to call"),
+    "b_better": ("≪", r"$\ll$", "B better by more than the ROPE"),
+    "undecided": ("?", "?", "undecided: no region reaches the threshold"),
+}
+#: the relations the HDI + ROPE rule can give
+HDI_ROPE_RELATIONS = ("a_better", "a_leaning", "equivalent", "b_leaning", "b_better")
+_BY_SYMBOL = {sym: key for key, (sym, _, _) in RELATIONS.items()}
+_ASCII = {">>": "a_better", "~": "equivalent", "<<": "b_better"}
+
+
+def symbol(key: str) -> str:
+    """Return the display symbol of a relation key, e.g. ``"≫"`` for ``"a_better"``."""
+    return RELATIONS[key][0]
+
+
+def latex_symbol(key: str) -> str:
+    r"""Return the LaTeX form of a relation key, e.g. ``$\gg$`` for ``a_better``."""
+    return RELATIONS[key][1]
+
+
+def mirror(key: str) -> str:
+    """Return the relation of B to A given the key of A's relation to B.
+
+    Examples
+    --------
+    >>> mirror("a_better"), mirror("b_leaning"), mirror("equivalent")
+    ('b_better', 'a_leaning', 'equivalent')
+    """
+    side, _, rest = key.partition("_")
+    return {"a": "b_", "b": "a_"}[side] + rest if side in ("a", "b") and rest else key
+
+
+def relation_key(value: str, name: str = "goal") -> str:
+    """Return the key of a relation given as key, symbol or ASCII (``>>``, ``~``, ``<<``).
+
+    Examples
+    --------
+    >>> relation_key("≫"), relation_key("~"), relation_key("b_better")
+    ('a_better', 'equivalent', 'b_better')
+    """
+    if value in RELATIONS:
+        return value
+    if value in _BY_SYMBOL:
+        return _BY_SYMBOL[value]
+    if value in _ASCII:
+        return _ASCII[value]
+    return check_choice(value, name, [*RELATIONS, *_BY_SYMBOL, *_ASCII])
+
+
+def hdi_rope_decision(low: float, high: float, mean: float, rope: float) -> Relation:
+    """Return the HDI + ROPE rule of Zhang et al. (2016, section 3.2), after Kruschke (2013).
+
+    ``equivalent`` when the HDI lies inside ``[-rope, rope]``; ``a_better`` /
+    ``b_better`` when it lies entirely above ``rope`` / below ``-rope``; otherwise
+    ``a_leaning`` or ``b_leaning`` by the sign of the posterior mean (``equivalent``
+    if the mean is exactly 0, which keeps the rule antisymmetric in A and B).
+
+    Examples
+    --------
+    >>> hdi_rope_decision(0.06, 0.2, 0.1, 0.05), hdi_rope_decision(-0.03, 0.04, 0.01, 0.05)
+    ('a_better', 'equivalent')
+    >>> hdi_rope_decision(-0.1, 0.02, -0.04, 0.05)
+    'b_leaning'
+    """
+    rope = check_rope(rope)
+    if low >= -rope and high <= rope:
+        return "equivalent"
+    if low > rope:
+        return "a_better"
+    if high < -rope:
+        return "b_better"
+    if mean > 0:
+        return "a_leaning"
+    if mean < 0:
+        return "b_leaning"
+    return "equivalent"
+
+
+def threshold_decision(probabilities: Probabilities, threshold: float = 0.95) -> Relation:
+    """Return the region whose probability reaches `threshold`, else ``undecided``.
+
+    Examples
+    --------
+    >>> threshold_decision(Probabilities(0.97, 0.03, 0.0))
+    'a_better'
+    >>> threshold_decision(Probabilities(0.6, 0.3, 0.1))
+    'undecided'
+    """
+    threshold = check_probability(threshold, "threshold")
+    names: tuple[Relation, Relation, Relation] = ("a_better", "equivalent", "b_better")
+    probs = probabilities.as_tuple()
+    best = int(np.argmax(probs))
+    return names[best] if probs[best] >= threshold else "undecided"
+
+
+def likelihood_decision(probabilities: Probabilities, margin: float = 0.05) -> Relation:
+    """Return the most probable region, or ``a_at_least`` / ``b_at_least`` when too close.
+
+    The winner is the region with the largest probability (Szymański & Gorman 2020
+    read their orders off their Table 2 this way). When the runner-up is within
+    `margin` of it: a winner and runner-up of "A better" and "ROPE" (in either
+    order) give ``a_at_least`` (A ≳ B), likewise ``b_at_least``; "A better" against
+    "B better" gives ``undecided``.
+
+    Examples
+    --------
+    >>> likelihood_decision(Probabilities(0.168, 0.003, 0.829))
+    'b_better'
+    >>> likelihood_decision(Probabilities(0.18, 0.441, 0.379))  # Collins vs Stanford
+    'equivalent'
+    >>> likelihood_decision(Probabilities(0.18, 0.421, 0.399))
+    'b_at_least'
+    """
+    margin = check_probability(margin, "margin")
+    probs = np.asarray(probabilities.as_tuple())
+    order = np.argsort(-probs, kind="stable")
+    names = ("a_better", "equivalent", "b_better")
+    if probs[order[0]] - probs[order[1]] >= margin or margin == 0:
+        return names[order[0]]  # type: ignore[return-value]
+    top = {names[order[0]], names[order[1]]}
+    if top == {"a_better", "equivalent"}:
+        return "a_at_least"
+    if top == {"b_better", "equivalent"}:
+        return "b_at_least"
+    return "undecided"
+
+
+def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabilities:
+    """Read the three probabilities off per-draw region masses.
+
+    Parameters
+    ----------
+    masses : numpy.ndarray
+        Shape ``(n_draws, 3)``: masses of (A better, ROPE, B better) per draw.
+    counting : {"argmax", "mean"}
+        ``"argmax"``: fraction of draws in which each region is the largest (a
+        draw with a tie for the largest counts equally for each tied region);
+        ``"mean"``: mean mass of each region.
+
+    Returns
+    -------
+    Probabilities
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    >>> probabilities_from_masses(m, "argmax").as_tuple()
+    (0.5, 0.5, 0.0)
+    >>> probabilities_from_masses(m, "mean").as_tuple()
+    (0.4, 0.4, 0.2)
+    >>> probabilities_from_masses(np.array([[0.5, 0.0, 0.5]]), "argmax").as_tuple()
+    (0.5, 0.0, 0.5)
+    """
+    counting = check_choice(counting, "counting", ("argmax", "mean"))  # type: ignore[assignment]
+    masses = np.asarray(masses, dtype=float)
+    if counting == "argmax":
+        # a draw whose largest mass is shared (e.g. identical systems at rope = 0: masses
+        # (0.5, 0, 0.5)) counts equally for every tied region; np.argmax alone would give
+        # it to the first, "A better", and break the A/B symmetry
+        tied = masses == masses.max(axis=1, keepdims=True)
+        p = (tied / tied.sum(axis=1, keepdims=True)).mean(axis=0)
+    else:
+        p = np.clip(masses.mean(axis=0), 0.0, 1.0)
+    return Probabilities(float(p[0]), float(p[1]), float(p[2]))
