@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from isbetter import ConvergenceWarning, InputError, rank, read_scores
 from isbetter.cli import main
 from isbetter.ranking.order import partial_order
-from isbetter.report import FORMATS, render
-from isbetter.results import summary_from_dict
+from isbetter.report import FORMATS, render, summary_from_dict
 
 
 # ----------------------------------------------------------------------- partial orders

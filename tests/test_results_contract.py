@@ -24,13 +24,12 @@ from isbetter import (
     signed_rank_test,
 )
 from isbetter.f1.power import SIGIR_SCENARIO_A
-from isbetter.report import FORMATS, render, to_table
+from isbetter.report import FORMATS, render, summary_from_dict, to_table
 from isbetter.results import (
     ComparisonResult,
     ComparisonSummary,
     F1Summary,
     PowerSummary,
-    summary_from_dict,
 )
 
 NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.tables import read_table
 from isbetter.core.validate import check_columns
-from isbetter.cv.scores import read_table
 
 __all__ = ["JointCounts", "PredictionTable", "predictions_from_arrays", "read_predictions"]
 
@@ -265,7 +265,7 @@ def read_predictions(
     ----------
     source : pandas.DataFrame or path
         A DataFrame, or a CSV / TSV, Parquet or JSON-lines file (see
-        :func:`~isbetter.cv.scores.read_table`).
+        :func:`~isbetter.core.tables.read_table`).
     gold : str, default: "gold"
         Column of gold labels.
     systems : sequence of str, optional

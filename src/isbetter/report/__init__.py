@@ -18,10 +18,12 @@ from typing import Any
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice
 from isbetter.core.vocabulary import FORMATS
+from isbetter.ranking.result import RankingResult
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.html import html_report
 from isbetter.report.render import RENDERERS
 from isbetter.report.table import Column, ReportTable
+from isbetter.results import ComparisonSummary, F1Summary, PowerSummary
 
 __all__ = [
     "FORMATS",
@@ -31,6 +33,7 @@ __all__ = [
     "html_report",
     "render",
     "signature",
+    "summary_from_dict",
     "to_table",
 ]
 
@@ -52,3 +55,17 @@ def render(result: Any, fmt: str = "text") -> str:
     """
     fmt = check_choice(fmt, "format", FORMATS)
     return RENDERERS[fmt](to_table(result))
+
+
+_KINDS: dict[str, Any] = {
+    cls.kind: cls for cls in (ComparisonSummary, F1Summary, PowerSummary, RankingResult)
+}
+
+
+def summary_from_dict(data: dict[str, Any]) -> Any:
+    """Rebuild any summary from its ``to_dict()`` data (its JSON report), dispatching on ``kind``.
+
+    ``kind == "ranking"`` gives a :class:`~isbetter.ranking.result.RankingResult` (a ranking
+    holds summaries only, so it is its own summary).
+    """
+    return _KINDS[data["kind"]].from_dict(data)

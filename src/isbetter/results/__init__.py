@@ -6,8 +6,6 @@ report code: :mod:`isbetter.report` renders the summaries.
 
 from __future__ import annotations
 
-from typing import Any
-
 from isbetter.inference.decisions import (
     RELATIONS,
     hdi_rope_decision,
@@ -44,22 +42,7 @@ __all__ = [
     "TestResult",
     "hdi_rope_decision",
     "probabilities_from_masses",
-    "summary_from_dict",
     "threshold_decision",
 ]
 
 Summary = ComparisonSummary | F1Summary | PowerSummary
-_KINDS: dict[str, Any] = {cls.kind: cls for cls in (ComparisonSummary, F1Summary, PowerSummary)}
-
-
-def summary_from_dict(data: dict[str, Any]) -> Any:
-    """Rebuild any summary from its ``to_dict()`` data (dispatching on ``kind``).
-
-    ``kind == "ranking"`` gives a :class:`~isbetter.ranking.result.RankingResult`
-    (a ranking holds summaries only, so it is its own summary).
-    """
-    if data["kind"] == "ranking":
-        from isbetter.ranking.result import RankingResult  # the layer above results
-
-        return RankingResult.from_dict(data)
-    return _KINDS[data["kind"]].from_dict(data)
