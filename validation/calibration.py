@@ -10,8 +10,8 @@ paired F1 model of Zhang et al. (2016) [2]_ and
 :class:`isbetter.HierarchicalModel` for the hierarchical correlated-t model of
 Corani et al. (2017) [3]_.
 
-The hierarchical model's prior bounds are *data dependent* (section 3.2 of
-``DESIGN.md``): ``delta0 ~ U(-b_d max|x|, b_d max|x|)``, ``std0 ~ U(0, b_0
+The hierarchical model's prior bounds are *data dependent* (Corani et al.
+2017, §3): ``delta0 ~ U(-b_d max|x|, b_d max|x|)``, ``std0 ~ U(0, b_0
 sd(means))``, ``sigma_i ~ U(0, b_s mean(sd_i))`` on the scaled differences. Data
 drawn from a fixed prior do not in general reproduce those bounds, so the
 posterior would belong to another model and SBC would (rightly) fail. The

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import re
 
-__all__ = ["cli_message", "flag_of"]
+__all__ = ["cli_message"]
 
 #: Python argument -> flag, where the same name means the same thing in every subcommand
 _FLAGS = {
@@ -59,11 +59,6 @@ _FLAGS = {
     "classes": "--class",
     "source": "FILE",
 }
-
-
-def flag_of(name: str) -> str | None:
-    """Return the flag that sets the Python argument `name`, or None."""
-    return _FLAGS.get(name)
 
 
 # `name` and `name=value` in backquotes; name=value outside them ("pass e.g. rope=0.01")

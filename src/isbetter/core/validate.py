@@ -18,7 +18,6 @@ from isbetter.core.errors import InputError, InputTypeError
 __all__ = [
     "check_choice",
     "check_columns",
-    "check_finite_array",
     "check_positive_int",
     "check_probability",
     "check_rope",
@@ -109,25 +108,6 @@ def check_columns(columns: Iterable[str], available: Sequence[str], what: str = 
             f"{what}{plural} {names} not found. Available columns: {avail}; "
             "name the right ones with the column arguments."
         )
-
-
-def check_finite_array(values: Any, name: str) -> np.ndarray:
-    """Return `values` as a float array after checking it has no NaN or infinity."""
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise InputTypeError(
-            f"`{name}` must hold numbers, got values that are not: {exc}."
-        ) from exc
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        n_nan = int(np.isnan(arr).sum())
-        n_inf = int(bad.sum()) - n_nan
-        raise InputError(
-            f"`{name}` has {n_nan} NaN and {n_inf} infinite values; scores must be finite "
-            "(remove or impute them before comparing)."
-        )
-    return arr
 
 
 def resolve_seed(rng: Any) -> int:

@@ -26,6 +26,7 @@ from scipy import special
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_positive_int, check_probability, check_rope, resolve_seed
+from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.identity import cv_identity
 from isbetter.cv.scores import PairedScores
 from isbetter.inference.decisions import hdi_rope_decision
@@ -54,7 +55,10 @@ def rho_from_sizes(n_test: int, n_train: int) -> float:
     return n_test / (n_test + n_train)
 
 
-def _single_dataset(scores: PairedScores, dataset: str | None) -> tuple[int, np.ndarray, int]:
+def _single_dataset(
+    scores: PairedScores, dataset: str | None, rho: float | None
+) -> tuple[int, np.ndarray, float]:
+    """Return the data set's index, its differences and its resolved rho."""
     if dataset is None:
         if scores.n_datasets != 1:
             raise InputError(
@@ -72,22 +76,8 @@ def _single_dataset(scores: PairedScores, dataset: str | None) -> tuple[int, np.
                 + "."
             )
         i = scores.datasets.index(dataset)
-    return i, scores.differences[i], int(scores.n_folds[i])
-
-
-def _rho(rho: float | None, n_folds: int) -> float:
-    if rho is None:
-        rho = 1.0 / n_folds
-    else:
-        rho = check_probability(rho, "rho")
-    if rho >= 1.0:
-        raise InputError(
-            f"The correlation of the differences is rho = {rho:g} (a single fold, or a test set "
-            "as large as the data), so repeated scores carry no extra information and the "
-            "correlated t-test is undefined. Use several folds, or compare across data sets "
-            "with the Bayesian sign or signed-rank test."
-        )
-    return rho
+    rho_i = resolve_rho(rho, scores.n_folds[i : i + 1], scores.datasets[i : i + 1])[0]
+    return i, scores.differences[i], float(rho_i)
 
 
 def correlated_ttest_posterior(differences: np.ndarray, rho: float) -> StudentTPosterior:
@@ -165,8 +155,7 @@ def correlated_ttest(
     (0.6187, 0.3776, 0.0038)
     """
     rope = check_rope(rope)
-    i, d, n_folds = _single_dataset(scores, dataset)
-    rho = _rho(rho, n_folds)
+    i, d, rho = _single_dataset(scores, dataset, rho)
     posterior = correlated_ttest_posterior(d, rho)
     name = scores.datasets[i]
     settings = make_settings(
@@ -260,5 +249,5 @@ def corrected_resampled_ttest(
     (1.868, 0.0947)
     """
     level = check_probability(confidence_level, "confidence_level", open_interval=True)
-    _, d, n_folds = _single_dataset(scores, dataset)
-    return _corrected_t(correlated_ttest_posterior(d, _rho(rho, n_folds)), level)
+    _, d, rho_i = _single_dataset(scores, dataset, rho)
+    return _corrected_t(correlated_ttest_posterior(d, rho_i), level)

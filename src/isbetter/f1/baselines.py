@@ -1,4 +1,4 @@
-"""Frequentist tests for two classifiers on one test set (the baselines of DESIGN 3.5).
+"""Frequentist tests for two classifiers on one test set, beside the Bayesian models.
 
 Micro (document) level, from the joint outcome counts of A and B
 (:class:`~isbetter.f1.predictions.JointCounts`):

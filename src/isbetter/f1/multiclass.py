@@ -22,7 +22,7 @@ the class proportions get a flat ``Dirichlet(1, ..., 1)`` prior (as ``mu ~ Beta(
 in the binary model), and each class's M^2 joint predictions share one
 pseudo-document. The prior is settable (`alpha`).
 
-This is the flat-cell model of DESIGN 3.4; the hierarchical model of Zhang et al.
+This is the flat-cell model of Zhang et al. (2016, §3); the hierarchical model of Zhang et al.
 (ICDM 2015), which ties the confusion-matrix rows together through an overall
 tendency to predict correctly, is fitted by MCMC in :mod:`isbetter.f1.icdm`.
 

@@ -26,9 +26,6 @@ from isbetter.core.validate import check_columns
 
 __all__ = ["JointCounts", "PredictionTable", "predictions_from_arrays", "read_predictions"]
 
-#: order of the four joint outcomes (prediction of A, prediction of B), as in Zhang et al. Table 2
-OUTCOMES = ((1, 1), (1, 0), (0, 1), (0, 0))
-
 
 @dataclass(frozen=True)
 class JointCounts:

@@ -5,7 +5,7 @@ question, :meth:`region_masses`: for a ROPE half-width ``rope``, how much
 posterior mass lies in the three regions *A better* (``d > rope``), *ROPE*
 (``-rope <= d <= rope``) and *B better* (``d < -rope``)? The answer is an array
 of shape ``(n_draws, 3)``, one row per posterior draw (one row for closed-form
-posteriors). :mod:`isbetter.decision` is the only code that turns these masses
+posteriors). :mod:`isbetter.inference.decisions` is the only code that turns these masses
 into the probabilities reported to the user (:mod:`isbetter.inference.decisions`), so
 the ROPE can be changed after a fit without refitting.
 

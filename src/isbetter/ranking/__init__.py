@@ -186,9 +186,8 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
     method = check_choice(request.method, "method", CV_METHODS)
     if method == "auto":
         method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
-    # each fit's chains may use every core (`cores`, default: all): while all workers are
-    # busy the threads share the cores, and the last fits of a ranking use the cores that
-    # finished workers left idle (the five UCI classifiers: 60 s with cores=1, 51 s without)
+    # each fit's chains run on `cores` threads (default min(chains, 2)), not pinned to one
+    # core per worker: the last fits of a ranking use the cores finished workers left idle
     opts = dict(request.options)
 
     def pair(m: str, a: str, b: str) -> Any:

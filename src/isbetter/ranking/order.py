@@ -42,7 +42,8 @@ class PartialOrder:
     systems : tuple of str
         The systems, in the ranking's order.
     groups : tuple of tuple of str
-        Equivalence groups (connected components of "≈"), worst layer first.
+        Equivalence groups, worst layer first: sets of pairwise-equivalent systems,
+        formed from the most clearly equivalent pairs first.
     hasse_edges : tuple of (str, str)
         Edges ``(worse, better)`` of the transitive reduction, between group
         labels (a group's members joined by " ≈ "; a single system's name).

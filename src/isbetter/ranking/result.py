@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -85,8 +85,6 @@ class RankingResult:
     def order(self, metric: str | None = None) -> str:
         """Return the one-line order on `metric` (default: the first)."""
         if metric is not None and metric not in self.orders:
-            from isbetter.core.errors import InputError
-
             raise InputError(
                 f"`metric`: the ranking has no metric {metric!r}; it has "
                 f"{', '.join(map(repr, self.metrics))}."
@@ -102,8 +100,6 @@ class RankingResult:
         --------
         >>> strict = ranking.with_rule("threshold", threshold=0.99)  # doctest: +SKIP
         """
-        from dataclasses import replace
-
         from isbetter.core.validate import check_choice, check_probability
         from isbetter.core.vocabulary import RANKING_RULES
 
@@ -240,8 +236,6 @@ def orders_of(
 
 def _swapped(p: ComparisonSummary) -> ComparisonSummary:
     """Return the same comparison seen from the other side (probabilities mirrored)."""
-    from dataclasses import replace
-
     from isbetter.inference.records import Probabilities
 
     pred = p.predictive

@@ -55,8 +55,6 @@ DENSITY_PARAMETERIZATIONS = ("centred", "integrated")
 #: the model's data, in the order the kernels take them
 _DATA = ("a", "w", "ssr", "xbar")
 _BOUNDS = ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi", "delta0_hi", "std0_hi")
-#: the kernels' `bounds`: _BOUNDS, then const and log(2 std_hi^2) (sigma_i's bound factor)
-_N_BOUNDS = len(_BOUNDS) + 2
 
 
 # --------------------------------------------------------------------------- kernels
@@ -355,6 +353,7 @@ def _arguments(data: dict[str, Any], bounded: bool) -> tuple[np.ndarray, np.ndar
     std_hi = float(data["std_hi"])
     offsets, tables, shift = with_bound(rows[0], std_hi) if bounded else no_bound(rows[0].size)
     lik = np.ascontiguousarray(np.stack([*rows, offsets]))
+    # the kernels' `bounds`: _BOUNDS, then const and log(2 std_hi^2) (sigma_i's bound factor)
     bounds = np.array([float(data[k]) for k in _BOUNDS] + [float(data["const"]), shift])
     return lik, bounds, tables
 

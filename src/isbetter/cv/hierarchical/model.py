@@ -102,9 +102,9 @@ class HierarchicalModel:
         self.backend = resolve_backend(backend)
         self.parameterization = resolve_parameterization(parameterization, self.n_datasets)
         # nutpie's low-rank mass matrix adapts to the correlation of std0 and nu (the funnel
-        # where std0 is small and nu near 1): on the UCI data (q = 54) it gave ~2x the ESS
-        # and no slow-mixing runs. Its cost grows with q; with many data sets std0 and nu are
-        # well identified and the diagonal one is 3x faster (q = 1000: 5 s instead of 17 s).
+        # where std0 is small and nu near 1); its cost grows with q, and with many data sets
+        # std0 and nu are well identified, so a diagonal one serves there
+        # (bench/bench_hierarchical_scaling.py measures both).
         self.low_rank = self.backend == "nutpie" and self.n_datasets <= LOW_RANK_MAX_DATASETS
         # one PyMC model (and compiled sampler) per likelihood variant, built on demand
         self._models: dict[bool, Any] = {}
@@ -131,13 +131,13 @@ class HierarchicalModel:
             nutpie both variants are the same compiled density (:mod:`.hierarchical_density`).
         """
         with self._lock:
-            if self._density(bounded):
+            if self._density():
                 load_density()
             else:
                 self._compile_locked(bounded)
         return self
 
-    def _density(self, bounded: bool) -> bool:
+    def _density(self) -> bool:
         """Whether a fit samples the hand-written density (nutpie; either likelihood)."""
         return self.backend == "nutpie" and self.parameterization in DENSITY_PARAMETERIZATIONS
 
@@ -225,7 +225,7 @@ class HierarchicalModel:
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
         """Sample this parameterization with `data`; the integrated one gets its delta_i."""
         with self._lock:
-            if self._density(bounded):
+            if self._density():
                 # the hand-written density: loaded from isbetter's cache, any q
                 model = None
                 compiled = compiled_model(self.parameterization, data, bounded=bounded)

@@ -25,6 +25,7 @@ import numpy as np
 from scipy import special
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
 from isbetter.cv.scores import PairedScores
 
@@ -227,35 +228,6 @@ class Prepared:
         }
 
 
-def _resolve_rho(scores: PairedScores, rho: float | None) -> np.ndarray:
-    q = scores.n_datasets
-    pointer = (
-        "; a single fold (or rho = 1) leaves no within-data-set information for the "
-        "correlated-t models. Compare the per-data-set means with the Bayesian sign or "
-        "signed-rank test instead (method='sign' or 'signed_rank')."
-    )
-    if rho is None:
-        folds = np.asarray(scores.n_folds, dtype=float)
-        if np.any(folds < 2):
-            bad = [ds for ds, k in zip(scores.datasets, folds, strict=True) if k < 2]
-            raise InputError(
-                f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single fold, so "
-                f"rho = 1/folds = 1{pointer}"
-            )
-        return 1.0 / folds
-    if isinstance(rho, bool) or not isinstance(rho, int | float | np.floating | np.integer):
-        raise InputTypeError(f"`rho` must be a number in [0, 1) or None, got {type(rho).__name__}.")
-    value = float(rho)
-    if value == 1.0:
-        raise InputError(f"`rho` = 1 (perfectly correlated scores){pointer}")
-    if not 0.0 <= value < 1.0:
-        raise InputError(
-            f"`rho` must be in [0, 1) (n_test / (n_test + n_train); 1/folds for k-fold "
-            f"cross-validation), got {rho!r}."
-        )
-    return np.full(q, value)
-
-
 def prepare(
     scores: PairedScores, rope: float, rho: float | None, priors: HierarchicalPriors
 ) -> Prepared:
@@ -271,7 +243,7 @@ def prepare(
             f"The hierarchical model needs scores on at least 2 data sets, got {q}; for one "
             "data set use the Bayesian correlated t-test (method='correlated_t')."
         )
-    rho_arr = _resolve_rho(scores, rho)
+    rho_arr = resolve_rho(rho, scores.n_folds, scores.datasets)
     diffs = [np.asarray(d, dtype=float) for d in scores.differences]
     n, mean, ss = sufficient_statistics(diffs)
     if np.any(n < 2):
