@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
+from isbetter import IsbetterError
 from isbetter.cv.hierarchical.compiled_backend import _BOUNDS, _expand, log_density
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
 from isbetter.cv.hierarchical.pymc_backend import build_model
@@ -160,3 +163,23 @@ def test_digamma_matches_scipy():
     digamma = numba.njit(lambda v: hd._digamma(v))
     for v in [1e-3, 0.5, 1.0, 1.5, 2.7, 5.9, 9.99, 10.0, 13.0, 250.0, 1e6]:
         assert digamma(v) == pytest.approx(special.digamma(v), rel=1e-13, abs=1e-13)
+
+
+def test_nutpie_still_has_the_private_fields_the_density_fills():
+    # the compiled density builds nutpie's CompiledPyMCModel itself, private fields included;
+    # a nutpie release that renames one must fail here (and at run time) naming the field
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    from isbetter.cv.hierarchical.compiled_backend import NUTPIE_FIELDS, check_nutpie_fields
+
+    check_nutpie_fields(CompiledPyMCModel)
+    assert {"_n_dim", "_shapes", "_coords"} <= set(NUTPIE_FIELDS)
+
+    @dataclasses.dataclass
+    class Renamed:  # what a nutpie release without _shapes would look like
+        dims: dict
+        _n_dim: int
+        _coords: dict
+
+    with pytest.raises(IsbetterError, match=r"field\(s\) compiled_logp_func.*_shapes.*0\.16"):
+        check_nutpie_fields(Renamed)

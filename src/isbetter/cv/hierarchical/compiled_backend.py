@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from isbetter.core.errors import IsbetterError
 from isbetter.cv.hierarchical.numerics.kernels import (
     NODE_SPACING,
     _loglik_kernel,
@@ -461,6 +462,41 @@ def _unconstrained_names(parameterization: str, q: int) -> list[str]:
     return ["nu_minus_one_log__", "delta0_interval__", "std0_interval__"]
 
 
+#: the fields of nutpie's CompiledPyMCModel that _c_model fills; _n_dim, _shapes and _coords
+#: are private to nutpie (known to work with nutpie 0.16, which pyproject.toml pins)
+NUTPIE_FIELDS = (
+    "dims",
+    "compiled_logp_func",
+    "compiled_expand_func",
+    "initial_point_func",
+    "shared_data",
+    "user_data",
+    "n_expanded",
+    "shape_info",
+    "logp_func",
+    "expand_func",
+    "_n_dim",
+    "_shapes",
+    "_coords",
+)
+
+
+def check_nutpie_fields(cls: type) -> None:
+    """Raise a clear error if nutpie's compiled-model class lacks a field the density fills."""
+    import dataclasses
+    from importlib.metadata import version
+
+    have = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    missing = [name for name in NUTPIE_FIELDS if name not in have]
+    if missing:
+        raise IsbetterError(
+            f"nutpie {version('nutpie')} changed its CompiledPyMCModel: field(s) "
+            f"{', '.join(missing)} are gone, which isbetter's compiled hierarchical density "
+            "fills. isbetter is known to work with nutpie 0.16: pip install 'nutpie>=0.16,<0.17' "
+            "(or pass backend='pymc')."
+        )
+
+
 def _c_model(
     parameterization: str,
     buffer: np.ndarray,
@@ -474,6 +510,7 @@ def _c_model(
     """Return nutpie's compiled model around the density's C functions and data buffer."""
     from nutpie.compile_pymc import CompiledPyMCModel
 
+    check_nutpie_fields(CompiledPyMCModel)
     kernels = _kernels()
     buffer.flags.writeable = False
     sizes = [int(np.prod(shape)) for shape in shapes]
