@@ -50,7 +50,8 @@ SEED = 2024
 def synthetic_tasks(n_systems: int, n_datasets: int, n_folds: int = 10) -> list:
     """Every pair of `n_systems` synthetic systems on each metric, as a ranking builds them."""
     from isbetter import from_arrays
-    from isbetter.ranking.tasks import PairTask, pair_seed
+    from isbetter.inference.seeds import pair_seed
+    from isbetter.ranking.tasks import PairTask
 
     g = np.random.default_rng(SEED)
     names = [f"sys{i:02d}" for i in range(n_systems)]

@@ -51,7 +51,7 @@ def test_pymc_agrees_with_exact_sampler(measure):
 def test_sampler_seed_comes_from_a_seed_sequence(monkeypatch):
     """The sampler's seed is generated from SeedSequence(seed), not drawn from a generator."""
     from isbetter.f1 import paired_pymc as f1_paired_pymc
-    from isbetter.inference.sampling import sampler_seed
+    from isbetter.inference.seeds import sampler_seed
 
     seen = {}
 

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from isbetter import InputError, InputTypeError, from_arrays
+from isbetter.inference.seeds import pair_seed
 from isbetter.ranking import execution
 from isbetter.ranking.execution import CACHE_FORMAT, run_tasks
-from isbetter.ranking.tasks import PairTask, pair_seed
+from isbetter.ranking.tasks import PairTask
 
 SEED = 20240917
 

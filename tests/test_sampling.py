@@ -8,12 +8,8 @@ import pytest
 
 from isbetter import ConvergenceWarning
 from isbetter.inference.diagnostics import ess_bulk, rhat_rank
-from isbetter.inference.sampling import (
-    ESS_PER_CHAIN_MIN,
-    diagnose,
-    sampler_seed,
-    warn_if_poor,
-)
+from isbetter.inference.sampling import ESS_PER_CHAIN_MIN, diagnose, warn_if_poor
+from isbetter.inference.seeds import sampler_seed
 from isbetter.results import MCMCDiagnostics
 
 

@@ -43,8 +43,8 @@ def study_check(setting: HierarchicalSetting, seed: int, model: object) -> str:
     """Fit one simulated study and compare its std0 posterior with the grid's."""
     from isbetter import ConvergenceWarning, from_arrays
     from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, with_bound
-    from isbetter.cv.hierarchical.spec import prepare
     from isbetter.cv.hierarchical.numerics.nu_prior import NuPrior
+    from isbetter.cv.hierarchical.spec import prepare
 
     rng = np.random.default_rng(seed)
     truth = draw_hierarchical_truth(setting, rng)

@@ -50,11 +50,11 @@ def f1_decisions(
     threshold: float = 0.95,
 ) -> dict[str, Any]:
     """Simulate `sets` test sets from `distribution`; count the decisions of both rules."""
-    from isbetter.inference.summaries import hdi
     from isbetter.f1.paired import sample_delta
-    from isbetter.inference.posterior import DrawsPosterior
-    from isbetter.results import Probabilities
     from isbetter.inference.decisions import hdi_rope_decision, threshold_decision
+    from isbetter.inference.posterior import DrawsPosterior
+    from isbetter.inference.summaries import hdi
+    from isbetter.results import Probabilities
 
     counts = distribution.sample_counts(n_docs, sets, rng)
     d = sample_delta(counts, measure, draws=draws, rng=rng)
@@ -110,8 +110,8 @@ def hierarchical_decision_replication(
 ) -> dict[str, Any]:
     """Simulate one study of scenario `sc`, fit it with default priors, return its decisions."""
     from isbetter import ConvergenceWarning, from_arrays
-    from isbetter.inference.summaries import hdi
     from isbetter.inference.decisions import threshold_decision
+    from isbetter.inference.summaries import hdi
 
     rng = np.random.default_rng(seed)
     delta = rng.normal(sc.delta0, sc.std0, size=sc.n_datasets)

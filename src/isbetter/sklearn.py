@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.validate import RNGLike, check_positive_int, resolve_seed
+from isbetter.core.validate import check_positive_int
 from isbetter.cv.scores import ScoreTable, read_scores
+from isbetter.inference.seeds import RNGLike, resolve_seed
 
 __all__ = ["cross_val_scores"]
 

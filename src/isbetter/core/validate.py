@@ -22,10 +22,7 @@ __all__ = [
     "check_probability",
     "check_rope",
     "check_nonnegative",
-    "resolve_seed",
 ]
-
-RNGLike = int | np.random.Generator | None
 
 
 def _is_real(value: Any) -> bool:
@@ -108,24 +105,3 @@ def check_columns(columns: Iterable[str], available: Sequence[str], what: str = 
             f"{what}{plural} {names} not found. Available columns: {avail}; "
             "name the right ones with the column arguments."
         )
-
-
-def resolve_seed(rng: Any) -> int:
-    """Turn `rng` into the integer seed that reproduces the computation.
-
-    An int is used as it is; a :class:`numpy.random.Generator` gives one draw from
-    itself; None draws fresh entropy. Either way the returned seed is recorded in
-    the result, so every result can be reproduced, including unseeded ones.
-    """
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2**63 - 1))
-    if rng is None:
-        return int(np.random.SeedSequence().entropy % (2**63 - 1))  # type: ignore[operator]
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise InputError(f"`rng` must be a non-negative integer seed, got {rng!r}.")
-        return int(rng)
-    raise InputTypeError(
-        "`rng` must be None, a non-negative int seed or a numpy.random.Generator, got "
-        f"{type(rng).__name__}."
-    )

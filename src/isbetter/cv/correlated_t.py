@@ -25,13 +25,14 @@ from scipy import special
 
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_positive_int, check_probability, check_rope, resolve_seed
+from isbetter.core.validate import check_positive_int, check_probability, check_rope
 from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.identity import cv_identity
 from isbetter.cv.scores import PairedScores
 from isbetter.inference.decisions import hdi_rope_decision
 from isbetter.inference.posterior import StudentTPosterior
 from isbetter.inference.records import Estimate, Interval, TestResult
+from isbetter.inference.seeds import resolve_seed
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = [

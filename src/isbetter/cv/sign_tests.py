@@ -31,16 +31,11 @@ from typing import Literal
 import numpy as np
 
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import (
-    check_choice,
-    check_nonnegative,
-    check_positive_int,
-    check_rope,
-    resolve_seed,
-)
+from isbetter.core.validate import check_choice, check_nonnegative, check_positive_int, check_rope
 from isbetter.cv.identity import cv_identity
 from isbetter.cv.scores import PairedScores
 from isbetter.inference.posterior import DirichletProcessPosterior
+from isbetter.inference.seeds import resolve_seed
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["sign_test", "signed_rank_test"]

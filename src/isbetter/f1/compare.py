@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import RNGLike, check_positive_int
+from isbetter.core.validate import check_positive_int
 from isbetter.core.vocabulary import F1_MODELS
 from isbetter.f1.averages import (
     AVERAGE_MAX_DRAWS,
@@ -43,9 +43,10 @@ from isbetter.f1.draws import (
 )
 from isbetter.f1.measures import Measure
 from isbetter.f1.paired import F1Prior
-from isbetter.f1.plan import Plan, child, plan_comparison
+from isbetter.f1.plan import Plan, plan_comparison
 from isbetter.f1.rows import RowContext, across_class_tests, average_rows, class_rows
 from isbetter.inference.records import TestResult
+from isbetter.inference.seeds import RNGLike, child
 from isbetter.results.f1 import F1Result
 
 __all__ = ["AVERAGE_MAX_DRAWS", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]

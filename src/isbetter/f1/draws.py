@@ -15,9 +15,10 @@ import numpy as np
 
 from isbetter.f1.averages import AveragedDraws, AveragedModel
 from isbetter.f1.paired import sample_delta
-from isbetter.f1.plan import Plan, child
+from isbetter.f1.plan import Plan
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.records import MCMCDiagnostics
+from isbetter.inference.seeds import child
 
 __all__ = [
     "Cells",

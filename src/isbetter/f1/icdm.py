@@ -65,13 +65,8 @@ import numpy as np
 from isbetter.core.errors import InputError
 from isbetter.f1.measures import Measure
 from isbetter.inference.records import MCMCDiagnostics
-from isbetter.inference.sampling import (
-    diagnose,
-    resolve_backend,
-    sample,
-    sampler_seed,
-    warn_if_poor,
-)
+from isbetter.inference.sampling import diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.seeds import sampler_seed
 
 __all__ = [
     "DIAGNOSED",

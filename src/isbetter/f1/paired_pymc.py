@@ -29,13 +29,8 @@ from isbetter.f1.measures import Measure
 from isbetter.f1.paired import F1Prior
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.records import MCMCDiagnostics
-from isbetter.inference.sampling import (
-    diagnose,
-    resolve_backend,
-    sample,
-    sampler_seed,
-    warn_if_poor,
-)
+from isbetter.inference.sampling import diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.seeds import sampler_seed
 
 __all__ = ["PyMCF1Fit", "build_paired_model", "sample_paired_pymc"]
 

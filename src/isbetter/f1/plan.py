@@ -9,24 +9,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from isbetter.core.errors import InputError
-from isbetter.core.validate import (
-    check_choice,
-    check_positive_int,
-    check_probability,
-    check_rope,
-    resolve_seed,
-)
+from isbetter.core.validate import check_choice, check_positive_int, check_probability, check_rope
 from isbetter.core.vocabulary import F1_MODELS
 from isbetter.f1.measures import Measure, get_measure
 from isbetter.f1.paired import F1Prior
 from isbetter.f1.predictions import PredictionTable, read_predictions
+from isbetter.inference.seeds import resolve_seed
 
 __all__ = [
     "Plan",
-    "child",
     "plan_comparison",
 ]
 
@@ -119,11 +111,4 @@ def plan_comparison(
         # macro / micro rows: multi-class, every class reported
         averages=bool(opt["averages"]) and not table.is_binary and opt["classes"] is None,
         seed=resolve_seed(opt["rng"]),
-    )
-
-
-def child(parent: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
-    """Return the i-th child of `parent` as ``parent.spawn`` makes it, whatever came before."""
-    return np.random.SeedSequence(
-        parent.entropy, spawn_key=(*parent.spawn_key, i), pool_size=parent.pool_size
     )

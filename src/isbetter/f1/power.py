@@ -36,18 +36,13 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.progress import progress_bar
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import (
-    RNGLike,
-    check_positive_int,
-    check_probability,
-    check_rope,
-    resolve_seed,
-)
+from isbetter.core.validate import check_positive_int, check_probability, check_rope
 from isbetter.core.vocabulary import POWER_GOALS
 from isbetter.f1.measures import Measure, get_measure
 from isbetter.f1.paired import F1Prior, sample_delta
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.decisions import relation_key
+from isbetter.inference.seeds import RNGLike, resolve_seed
 from isbetter.inference.summaries import hdi
 from isbetter.results.power import PowerResult
 

@@ -30,10 +30,11 @@ from isbetter.f1.baselines import (
 )
 from isbetter.f1.draws import Cells, ClassDraws
 from isbetter.f1.measures import Measure
-from isbetter.f1.plan import Plan, child
+from isbetter.f1.plan import Plan
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed, TestResult
+from isbetter.inference.seeds import child
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.results.comparison import ComparisonResult
 

@@ -10,7 +10,8 @@ divergences (Vehtari et al. 2021) — into an
 :class:`~isbetter.ConvergenceWarning`.
 
 Seeds: the sampler's seed is an integer; where it is derived from another seed
-it is generated from a :class:`numpy.random.SeedSequence` (:func:`sampler_seed`),
+it is generated from a :class:`numpy.random.SeedSequence`
+(:func:`~isbetter.inference.seeds.sampler_seed`),
 never drawn from a shared generator.
 """
 
@@ -32,7 +33,6 @@ __all__ = [
     "diagnose",
     "resolve_backend",
     "sample",
-    "sampler_seed",
     "warn_if_poor",
 ]
 
@@ -58,11 +58,6 @@ def resolve_backend(backend: str) -> str:
             ) from exc
         return "pymc"
     return "nutpie"
-
-
-def sampler_seed(seed_seq: np.random.SeedSequence) -> int:
-    """Return an integer seed for a sampler, generated from `seed_seq`."""
-    return int(seed_seq.generate_state(1, np.uint32)[0])
 
 
 def sample(

@@ -20,16 +20,11 @@ from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import (
-    RNGLike,
-    check_choice,
-    check_probability,
-    check_rope,
-    resolve_seed,
-)
+from isbetter.core.validate import check_choice, check_probability, check_rope
 from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
-from isbetter.ranking.tasks import PairTask, pair_seed
+from isbetter.ranking.tasks import PairTask
 from isbetter.results.comparison import ComparisonSummary
 
 __all__ = ["RankingResult", "rank"]

@@ -21,23 +21,7 @@ import numpy as np
 
 from isbetter.core.provenance import versions
 
-__all__ = ["PairTask", "pair_seed", "run_task"]
-
-
-def pair_seed(seed: int, *identity: str) -> int:
-    """Return the seed of one task: from the ranking's `seed` and the task's identity strings.
-
-    Examples
-    --------
-    >>> pair_seed(1, "accuracy", "nbc", "aode") == pair_seed(1, "accuracy", "nbc", "aode")
-    True
-    >>> pair_seed(1, "accuracy", "nbc", "aode") != pair_seed(1, "accuracy", "nbc", "hnb")
-    True
-    """
-    digest = hashlib.sha256("\x00".join(identity).encode()).digest()
-    words = [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
-    ss = np.random.SeedSequence(seed, spawn_key=tuple(words))
-    return int(ss.generate_state(1, np.uint64)[0] >> 1)
+__all__ = ["PairTask", "run_task"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +43,7 @@ class PairTask:
         Method of :func:`isbetter.compare` (``"cv"``) or model of
         :func:`isbetter.compare_f1` (``"f1"``).
     seed : int
-        This task's seed (:func:`pair_seed`).
+        This task's seed (:func:`~isbetter.inference.seeds.pair_seed`).
     data : object
         ``PairedScores`` (``"cv"``) or a ``PredictionTable`` of gold and the two
         systems (``"f1"``).

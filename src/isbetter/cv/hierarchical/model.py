@@ -30,7 +30,7 @@ import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_choice, check_positive_int, check_rope, resolve_seed
+from isbetter.core.validate import check_choice, check_positive_int, check_rope
 from isbetter.cv.hierarchical.compiled_backend import (
     DENSITY_PARAMETERIZATIONS,
     compiled_model,
@@ -46,6 +46,7 @@ from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed
 from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.seeds import resolve_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.results.comparison import HierarchicalResult
 
