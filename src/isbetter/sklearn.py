@@ -18,6 +18,7 @@ Needs the optional extra: ``pip install isbetter[sklearn]``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.validate import check_positive_int
 from isbetter.cv.scores import ScoreTable, read_scores
-from isbetter.inference.seeds import RNGLike, resolve_seed
+from isbetter.inference.seeds import RNGLike, resolve_seed, sampler_seed
 
 __all__ = ["cross_val_scores"]
 
@@ -238,7 +239,6 @@ def cross_val_scores(
     """
     sklearn = _sklearn()
     from sklearn.base import is_classifier
-    from sklearn.model_selection import cross_validate
 
     systems = _named(estimators, "estimators", "estimator")
     if len(systems) < 2:
@@ -260,29 +260,12 @@ def cross_val_scores(
     classifiers = all(is_classifier(e) for e in systems.values())
     # one child seed per data set (its splits) and per (data set, system) (random_state)
     children = np.random.SeedSequence(seed).spawn(len(data))
-
-    frames = []
-    for (name, (X, y)), child in zip(data.items(), children, strict=True):
-        split_ss, *est_ss = child.spawn(1 + len(systems))
-        split_seed = int(split_ss.generate_state(1, np.uint32)[0])
-        # the splits are drawn once and handed to every estimator: the same folds for all
-        splits = list(_splitter(y, folds, runs, split_seed, stratify, classifiers).split(X, y))
-        for (system, estimator), ss in zip(systems.items(), est_ss, strict=True):
-            est = _seeded(estimator, int(ss.generate_state(1, np.uint32)[0]))
-            out = cross_validate(
-                est, X, y, cv=splits, scoring=scorers, n_jobs=n_jobs, error_score="raise"
-            )
-            frame = pd.DataFrame(
-                {
-                    "dataset": name,
-                    "system": system,
-                    "run": np.repeat(np.arange(1, runs + 1), folds),
-                    "fold": np.tile(np.arange(1, folds + 1), runs),
-                }
-            )
-            for metric in scorers:
-                frame[metric] = out[f"test_{metric}"]
-            frames.append(frame)
+    design = _Design(systems, scorers, folds, runs, stratify, classifiers, n_jobs)
+    frames = [
+        frame
+        for (name, (X, y)), child in zip(data.items(), children, strict=True)
+        for frame in _cross_validate(design, name, X, y, child)
+    ]
     table = read_scores(
         pd.concat(frames, ignore_index=True), score=list(scorers), higher_is_better=True
     )
@@ -295,3 +278,53 @@ def cross_val_scores(
         "sklearn": sklearn.__version__,
     }
     return table
+
+
+@dataclass(frozen=True)
+class _Design:
+    """What every data set's cross-validation shares: systems, scorers and splits."""
+
+    systems: dict[str, Any]
+    scorers: Any
+    folds: int
+    runs: int
+    stratify: bool | None
+    classifiers: bool
+    n_jobs: int | None
+
+
+def _cross_validate(
+    design: _Design, name: str, X: Any, y: Any, seeds: np.random.SeedSequence
+) -> list[pd.DataFrame]:
+    """Score every system on the same splits of one data set; one frame per system."""
+    from sklearn.model_selection import cross_validate
+
+    split_ss, *est_ss = seeds.spawn(1 + len(design.systems))
+    splitter = _splitter(
+        y, design.folds, design.runs, sampler_seed(split_ss), design.stratify, design.classifiers
+    )
+    # the splits are drawn once and handed to every estimator: the same folds for all
+    splits = list(splitter.split(X, y))
+    frames = []
+    for (system, estimator), ss in zip(design.systems.items(), est_ss, strict=True):
+        out = cross_validate(
+            _seeded(estimator, sampler_seed(ss)),
+            X,
+            y,
+            cv=splits,
+            scoring=design.scorers,
+            n_jobs=design.n_jobs,
+            error_score="raise",
+        )
+        frame = pd.DataFrame(
+            {
+                "dataset": name,
+                "system": system,
+                "run": np.repeat(np.arange(1, design.runs + 1), design.folds),
+                "fold": np.tile(np.arange(1, design.folds + 1), design.runs),
+            }
+        )
+        for metric in design.scorers:
+            frame[metric] = out[f"test_{metric}"]
+        frames.append(frame)
+    return frames
