@@ -195,7 +195,10 @@ def test_wide_table_messages(capsys, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text(text, encoding="utf-8")
     err = _error(capsys, ["rank", str(path), "--wide", "--metric", "auc"])
-    assert "The scores must hold numbers (line 7, column 'C4.5': '0.93x'); fix that value." in err
+    assert (
+        "The scores must hold numbers (line 7, column 'C4.5': '0.93x'); fix that value, or "
+        "choose the system columns with --systems." in err
+    )
     path.write_text(text.replace("0.93x", "0.936"), encoding="utf-8")
     err = _error(capsys, ["rank", str(path), "--wide", "--metric", "auc"])
     assert "1 score is missing (NaN) or infinite (line 5, column 'C4.5')" in err

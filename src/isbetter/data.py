@@ -350,7 +350,8 @@ def _from_long(
         + (" and `run=None`" if run is not None else ""),
         "system": "for a wide table (one column per system), pass `wide=True`",
     }
-    check_columns(needed, columns, hints={c: hints[k] for k, c in _given(system, run, fold)})
+    named = {"system": system, "run": run, "fold": fold}
+    check_columns(needed, columns, hints={c: hints[k] for k, c in named.items() if c is not None})
     out = pd.DataFrame(
         {
             "dataset": _dataset_names(df, datasets) if datasets else "data",
@@ -366,13 +367,8 @@ def _from_long(
             )
     for m in metrics:
         out[m] = df[m]
-    given = {"dataset": bool(datasets), "system": True, "run": run is not None}
-    keys = tuple(k for k in _KEY if given.get(k, fold is not None))
-    return out, keys
-
-
-def _given(system: str, run: str | None, fold: str | None) -> list[tuple[str, str]]:
-    return [(k, c) for k, c in (("system", system), ("run", run), ("fold", fold)) if c is not None]
+    present = {"dataset": bool(datasets), "system": True, "run": run is not None}
+    return out, tuple(k for k in _KEY if present.get(k, fold is not None))
 
 
 def _grid_columns(
@@ -485,10 +481,14 @@ def _numbers(
     ]
     n = int(bad.sum())
     what = "The scores" if wide else f"Metric column {metric!r}"
+    fix = (
+        "choose the system columns with `systems`"
+        if wide
+        else "name the metric column with `score`"
+    )
     raise InputTypeError(
         f"{what} must hold numbers ({where(rows.index, lines, details=shown)}); fix "
-        + ("that value" if n == 1 else "those values")
-        + ("." if wide else ", or name the metric column with `score`.")
+        f"{'that value' if n == 1 else 'those values'}, or {fix}."
     )
 
 

@@ -27,6 +27,9 @@ __all__ = [
 class _Once(argparse._StoreAction):
     """Store an option's value, refusing a second one (argparse would keep the last)."""
 
+    #: the option's later names are old ones: using one prints a note naming the first
+    renamed = False
+
     def __call__(
         self,
         parser: argparse.ArgumentParser,
@@ -42,6 +45,13 @@ class _Once(argparse._StoreAction):
             )
         given.add(self.dest)
         super().__call__(parser, namespace, values, option_string)
+        current = self.option_strings[0] if self.option_strings else None
+        if self.renamed and option_string not in (None, current):
+            print(
+                f"{parser.prog}: note: {option_string} is an alias of {current}, the current "
+                f"name; write {current}.",
+                file=sys.stderr,
+            )
 
 
 class Renamed(_Once):
@@ -50,22 +60,7 @@ class Renamed(_Once):
     Declare the current name first: ``add_argument("--metric", "--measure", action=Renamed)``.
     """
 
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        """Store the value as :class:`_Once` does; then, if the old name was used, the note."""
-        super().__call__(parser, namespace, values, option_string)
-        current = self.option_strings[0]
-        if option_string is not None and option_string != current:
-            print(
-                f"{parser.prog}: note: {option_string} is an alias of {current}, the current "
-                f"name; write {current}.",
-                file=sys.stderr,
-            )
+    renamed = True
 
 
 def _shown(value: Any) -> str:
