@@ -350,10 +350,10 @@ def test_compare_f1_iv(rng):
 
 def test_accuracy_measure_and_seeds(rng):
     df = make_predictions(rng, n=500)
-    r1 = compare_f1(df, measure="accuracy", rng=9, draws=2000, resamples=300)
-    r2 = compare_f1(df, measure=accuracy, rng=9, draws=2000, resamples=300)
+    r1 = compare_f1(df, metric="accuracy", rng=9, draws=2000, resamples=300)
+    r2 = compare_f1(df, metric=accuracy, rng=9, draws=2000, resamples=300)
     pd.testing.assert_frame_equal(r1.table, r2.table)
-    r3 = compare_f1(df, measure="accuracy", rng=10, draws=2000, resamples=300)
+    r3 = compare_f1(df, metric="accuracy", rng=10, draws=2000, resamples=300)
     assert r3.row()["mean"] != r1.row()["mean"]
     assert r1.measure == "accuracy"
 
@@ -453,7 +453,7 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
 
 def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
-    res = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    res = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
     row = res.row()
     assert 0 <= row["dcf_ptest_p_value"] <= 1
     assert res.measure == "dcf(1,3,0.5)" and not res.higher_is_better
@@ -464,15 +464,15 @@ def test_dcf_comparison_has_kellers_proportion_test(rng):
 def test_dcf_measure_object_gets_the_proportion_test_too(rng):
     """A DCF made by measures.dcf(...) is recognised as a DCF, like the name "dcf"."""
     df = make_predictions(rng, n=1500)
-    by_name = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
-    by_object = compare_f1(df, measure=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
+    by_name = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    by_object = compare_f1(df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
     test = by_object.comparison().summary().test("dcf_ptest")
     assert test is not None and 0 <= test.p_value <= 1
     assert test.p_value == by_name.row()["dcf_ptest_p_value"]
     assert test.estimate == pytest.approx(by_object.row()["observed"])
     pd.testing.assert_frame_equal(by_name.table, by_object.table)
     # the costs of the object are used, not compare_f1's cost arguments
-    other = compare_f1(df, measure=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
+    other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
     expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
     assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
     # not for other measures

@@ -127,7 +127,7 @@ def test_f1_binary_text_and_markdown(tmp_path, capsys):
                 "--draws",
                 "3000",
                 "--no-baselines",
-                "--measure",
+                "--metric",
                 "dcf",
                 "--cost-fp",
                 "2",

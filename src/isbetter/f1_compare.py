@@ -33,7 +33,7 @@ from isbetter._f1_draws import (
 from isbetter._f1_plan import Plan, child, plan_comparison
 from isbetter._f1_rows import RowContext, across_class_tests, average_rows, class_rows
 from isbetter._provenance import make_settings
-from isbetter._validate import RNGLike, check_positive_int
+from isbetter._validate import RNGLike, check_positive_int, renamed
 from isbetter.measures import Measure
 from isbetter.models.f1 import F1Prior
 from isbetter.models.f1_averages import (
@@ -95,7 +95,7 @@ def compare_f1(
     system_a: str | None = None,
     system_b: str | None = None,
     gold: str = "gold",
-    measure: str | Measure | Any = "f1",
+    metric: str | Measure | Any = None,
     beta: float = 1.0,
     cost_fn: float = 1.0,
     cost_fp: float = 1.0,
@@ -113,6 +113,7 @@ def compare_f1(
     resamples: int = 10_000,
     averages: bool = True,
     rng: RNGLike = None,
+    measure: str | Measure | Any = None,
 ) -> F1Result:
     """Compare two classifiers' F1 (or another measure) on the same test set.
 
@@ -130,8 +131,9 @@ def compare_f1(
         table has exactly two besides `gold`.
     gold : str, default: "gold"
         Gold-label column (when `data` is a table).
-    measure : str, Measure or callable, default: "f1"
-        See :func:`isbetter.measures.get_measure`; ``beta``, ``cost_fn``,
+    metric : str, Measure or callable, default: "f1"
+        The measure of the contingency table to compare, as in :func:`~isbetter.rank`'s
+        `metrics`: see :func:`isbetter.measures.get_measure`; ``beta``, ``cost_fn``,
         ``cost_fp``, ``p_positive`` parametrise F-beta and DCF (given by name).
         A DCF, by name or made by :func:`isbetter.measures.dcf`, also gets Keller et
         al.'s adapted proportion test (``dcf_ptest``).
@@ -177,6 +179,9 @@ def compare_f1(
         correctness and a bootstrap of the documents.
     rng : int, numpy.random.Generator or None
         Seed; recorded in ``settings["seed"]``.
+    measure : str, Measure or callable, optional
+        The old name of `metric`: still accepted, with a
+        :class:`~isbetter.RenamedArgumentWarning`.
 
     Returns
     -------
@@ -236,7 +241,7 @@ def compare_f1(
         gold,
         system_a,
         system_b,
-        measure=measure,
+        measure=renamed("metric", metric, "measure", measure, "f1"),
         measure_args={
             "beta": beta,
             "cost_fn": cost_fn,

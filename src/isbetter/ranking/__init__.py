@@ -20,11 +20,20 @@ from typing import Any
 
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter._provenance import make_settings
-from isbetter._validate import RNGLike, check_choice, check_probability, check_rope, resolve_seed
+from isbetter._validate import (
+    RNGLike,
+    check_choice,
+    check_probability,
+    check_rope,
+    plural,
+    resolve_seed,
+)
+from isbetter._validate import check_options as check_method_options
+from isbetter.cv_compare import check_options, choose_method
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
-from isbetter.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.vocabulary import F1_MODELS, RANKING_RULES
 
 __all__ = ["RankingResult", "rank"]
 
@@ -62,8 +71,9 @@ def rank(
         ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
     method : str, default: "auto"
         Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
-        several data sets, the correlated t-test for one). Predictions: a model of
-        :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
+        per-fold scores on several data sets, the correlated t-test for one data set,
+        the signed-rank test for one score per data set and system). Predictions: a
+        model of :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
     rule : {"likelihood", "threshold"}, default: "likelihood"
         ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
         the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
@@ -84,8 +94,11 @@ def rank(
     rng : int, numpy.random.Generator or None
         The one seed; each pair's seed is derived from it and the pair's names.
     **options
-        Options of the comparisons (e.g. ``draws``, ``chains``, ``tune``, ``cores`` of
-        the hierarchical model; ``draws``, ``measure`` parameters of the F1 model).
+        Options of every comparison (e.g. ``rho``, the correlation of a data set's
+        scores, of the correlated t-test and the hierarchical model — needed for
+        repeated random splits, where it is n_test / (n_test + n_train), not 1/folds;
+        ``draws``, ``chains``, ``tune``, ``cores`` of the hierarchical model; ``draws``
+        and the metric parameters such as ``beta`` of the F1 model).
 
     Returns
     -------
@@ -125,7 +138,7 @@ def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[st
         missing = [m for m in metrics if m not in rope]
         if missing:
             raise InputError(
-                "`rope` gives no ROPE for metric(s) "
+                f"`rope` gives no ROPE for {plural(len(missing), 'metric')} "
                 + ", ".join(map(repr, missing))
                 + "; give one per metric, or one number for all."
             )
@@ -142,7 +155,7 @@ def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[s
         unknown = [s for s in names if s not in available]
         if unknown:
             raise InputError(
-                "`systems`: unknown system(s) "
+                f"`systems`: unknown {plural(len(unknown), 'system')} "
                 + ", ".join(map(repr, unknown))
                 + ". Available systems: "
                 + ", ".join(map(repr, available))
@@ -177,9 +190,8 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(request.rope, metrics)
-    method = check_choice(request.method, "method", CV_METHODS)
-    if method == "auto":
-        method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
+    method = choose_method(request.method, len(table.datasets), table.per_dataset)
+    check_options(method, request.options)  # before any pair runs
     # each fit's chains may use every core (`cores`, default: all): while all workers are
     # busy the threads share the cores, and the last fits of a ranking use the cores that
     # finished workers left idle (the five UCI classifiers: 60 s with cores=1, 51 s without)
@@ -201,6 +213,7 @@ def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
     ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
     method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
+    _check_f1_options(method, request.options)
 
     def pair(m: str, a: str, b: str) -> Any:
         predictions = {a: table.predictions[a], b: table.predictions[b]}
@@ -208,6 +221,17 @@ def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
     tasks = _pair_tasks("f1", names, measures, ropes, method, request.seed, request.options, pair)
     return tasks, ropes, method
+
+
+def _check_f1_options(model: str, options: Mapping[str, Any]) -> None:
+    """Raise when an option is not one of :func:`~isbetter.compare_f1` that a ranking passes on."""
+    import inspect
+
+    from isbetter.f1_compare import compare_f1
+
+    set_here = {"data", "system_a", "system_b", "metric", "measure", "rope", "model", "rng"}
+    takes = [n for n in inspect.signature(compare_f1).parameters if n not in set_here]
+    check_method_options(options, takes, model)
 
 
 def _pair_tasks(
