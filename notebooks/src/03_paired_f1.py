@@ -54,8 +54,8 @@ print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__v
 # Bayesian columns: posterior mean and sd of δ, the Savage–Dickey factor BF01 (`*` below
 # 1/3: substantial evidence of a difference; `#` above 3: substantial evidence of none),
 # "LG pct" (share of δ below 0 < share above 0), the share inside the ROPE, the 95% HDI and
-# the HDI + ROPE decision (≫ / ≪: HDI beyond the ROPE; ≈: HDI inside it; > / <: neither,
-# by the side of the mean).
+# the HDI + ROPE decision (≫ / ≪: HDI beyond the ROPE; ≈: HDI inside it; > / <: HDI across
+# one ROPE bound only; ?: across both).
 
 # %%
 res = isbetter.compare_f1(
@@ -74,7 +74,10 @@ def bf_mark(bf):
     return f"{mark} {bf:.3f}" if np.isfinite(bf) else f"{mark} inf"
 
 
-SYMBOL = {"a_better": "≫", "a_leaning": ">", "equivalent": "≈", "b_leaning": "<", "b_better": "≪"}
+SYMBOL = {
+    "a_better": "≫", "a_leaning": ">", "equivalent": "≈", "b_leaning": "<", "b_better": "≪",
+    "undecided": "?",
+}
 classes = [c for c in res.classes if c not in ("macro", "micro")]
 paper_table = pd.DataFrame(
     {

@@ -269,5 +269,5 @@ def estimate_from_draws(
         bf01_bound=bf01_bound,
         bf_rope=bf_rope,
         bf_rope_bound=bf_rope_bound,
-        decision=hdi_rope_decision(lo, hi, mean, rope),
+        decision=hdi_rope_decision(lo, hi, rope),
     )

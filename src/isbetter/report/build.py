@@ -13,7 +13,7 @@ from typing import Any
 from isbetter._errors import InputTypeError
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
-from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
+from isbetter.results.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.results.records import TestResult
 from isbetter.vocabulary import METHOD_NAMES, rope_text
 
@@ -202,7 +202,7 @@ def _f1_table(s: F1Summary) -> ReportTable:
     )
     notes.append(
         "decision (HDI + ROPE): "
-        + ", ".join(f"{symbol(k)} {RELATIONS[k][2]}" for k in HDI_ROPE_RELATIONS)
+        + ", ".join(f"{symbol(k)} {where}" for k, where in HDI_ROPE_RULE.items())
     )
     if s.diagnostics is not None:
         notes.append(s.diagnostics.line())
