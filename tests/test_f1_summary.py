@@ -4,7 +4,14 @@ import pytest
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.draws import estimate_from_draws, hdi, mcse_mean, savage_dickey_bf01
+from isbetter.draws import (
+    bandwidth,
+    estimate_from_draws,
+    hdi,
+    mcse_mean,
+    rope_bayes_factor,
+    savage_dickey_bf01,
+)
 from isbetter.results.decisions import hdi_rope_decision, mirror
 
 
@@ -48,13 +55,15 @@ def test_savage_dickey_against_closed_form(rng):
     post = rng.normal(0.1, 0.05, 200_000)
     exact = stats.norm.pdf(0, 0.1, 0.05) / stats.norm.pdf(0)
     # KDE bias (the stated bandwidth) plus noise: a few percent at this sample size
-    value, bound = savage_dickey_bf01(post, prior)
+    value, bound, mcse = savage_dickey_bf01(post, prior)
     assert value == pytest.approx(exact, rel=0.06) and bound == ""
-    assert savage_dickey_bf01(np.zeros(10), prior) == (np.inf, "")
+    assert 0 < mcse < 0.05 * value
+    point = savage_dickey_bf01(np.zeros(10), prior)
+    assert (point.value, point.bound) == (np.inf, "") and np.isnan(point.mcse)
     # no posterior draw near 0: an upper bound, never a noise value such as 2.5e-319
-    value, bound = savage_dickey_bf01(np.ones(10) + rng.normal(0, 1e-3, 10), prior)
-    assert bound == "<" and 0 < value < np.inf
-    assert np.isnan(savage_dickey_bf01(post, np.ones(10))[0])
+    value, bound, mcse = savage_dickey_bf01(np.ones(10) + rng.normal(0, 1e-3, 10), prior)
+    assert bound == "<" and 0 < value < np.inf and np.isnan(mcse)
+    assert np.isnan(savage_dickey_bf01(post, np.ones(10)).value)
 
 
 @pytest.mark.parametrize(
@@ -106,6 +115,10 @@ def test_estimate_from_draws_puts_the_summary_together(rng):
     assert e.mean == pytest.approx(d.mean()) and e.sd == pytest.approx(d.std(ddof=1))
     assert e.mcse == pytest.approx(mcse_mean(d, 5000))
     assert e.p_above_0 == pytest.approx(np.mean(d > 0)) and e.p_below_0 == np.mean(d < 0)
-    assert (e.bf01, e.bf01_bound) == pytest.approx(savage_dickey_bf01(d, prior))
+    bf01 = savage_dickey_bf01(d, prior, ess=5000)
+    assert (e.bf01, e.bf01_bound, e.bf01_mcse) == (bf01.value, bf01.bound, bf01.mcse)
+    bf_rope = rope_bayes_factor(d, prior, rope=0.05, ess=5000)
+    assert (e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse) == tuple(bf_rope)
+    assert (e.bf01_bandwidth, e.bf01_prior_bandwidth) == (bandwidth(d), bandwidth(prior))
     assert e.decision == "a_better"
     assert np.isnan(estimate_from_draws(d, rope=0.05).bf01)
