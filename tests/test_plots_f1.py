@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
@@ -117,4 +119,26 @@ def test_power_plot_names_measure_scenario_and_true_difference():
     assert "scenario: SIGIR 2016 scenario (a)" in title
     assert "true difference δ = +0.100" in title
     assert _inside_figure(ax.figure, ax.title)
+    plt.close(ax.figure)
+
+
+def test_savage_dickey_plot_shows_the_ratio_it_names():
+    """Regression: the plotted densities used scipy's bandwidth, not BF01's, so their ratio
+    at 0 was not the BF01 in the title; the title names the prior bandwidth h0."""
+    example = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+    res = compare_f1(
+        example,
+        system_a="svm",
+        system_b="logreg",
+        classes=["politics"],
+        draws=4000,
+        rng=1,
+        baselines=False,
+    )
+    row = res.row()
+    assert row["bf01_bound"] == "" and row["bf01"] > 3
+    ax = plot_savage_dickey(res)
+    prior_at_0, post_at_0 = ax.get_lines()[2].get_ydata()
+    assert post_at_0 / prior_at_0 == pytest.approx(row["bf01"], rel=1e-9)
+    assert f"h0 = {row['bf01_prior_bandwidth']:.3g}" in ax.get_title().replace("\n", " ")
     plt.close(ax.figure)

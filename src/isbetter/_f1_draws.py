@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from isbetter._f1_plan import Plan, child
+from isbetter.draws import symmetrised
 from isbetter.models.f1 import sample_delta
 from isbetter.models.f1_averages import AveragedDraws, AveragedModel
 from isbetter.predictions import JointCounts
@@ -39,6 +40,9 @@ class ClassDraws:
         Posterior and (symmetrised where the prior is symmetric) prior draws.
     ess : dict of str to float or None
         Effective sample sizes (None: independent draws).
+    prior_ess : int
+        Independent draws in each prior sample (a symmetrised sample holds half as
+        many as its length), for the Monte Carlo errors of the Bayes factors.
     diagnostics : MCMCDiagnostics or None
         Of the MCMC fit the draws come from.
     """
@@ -46,6 +50,7 @@ class ClassDraws:
     draws: dict[str, np.ndarray]
     priors: dict[str, np.ndarray]
     ess: dict[str, float | None]
+    prior_ess: int
     diagnostics: MCMCDiagnostics | None = None
 
 
@@ -68,9 +73,7 @@ def exact_class_draws(
         rng=np.random.default_rng(child(root, len(plan.labels))),
     )
     if plan.model == "unpaired" or prior.symmetric:
-        # the prior of delta is then symmetric about 0: symmetrising halves the KDE
-        # noise and keeps BF01 identical when A and B are exchanged
-        prior_delta = np.concatenate([prior_delta, -prior_delta])
+        prior_delta = symmetrised(prior_delta)  # the prior of delta is symmetric about 0
     draws = {}
     for i, (key, c) in enumerate(counts.items()):
         # always the model's posterior, also where A and B never disagree: with few documents
@@ -83,7 +86,9 @@ def exact_class_draws(
             draws=plan.draws,
             rng=np.random.default_rng(child(child(root, i), 0)),
         )
-    return ClassDraws(draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts))
+    return ClassDraws(
+        draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts), prior_ess=plan.draws
+    )
 
 
 def fitted_class_draws(
@@ -99,7 +104,7 @@ def fitted_class_draws(
         draws[key] = averaged.per_class[:, j]
         priors[key] = averaged.prior_per_class[:, j]
         ess[key] = None if averaged.ess is None else averaged.ess[str(j)]
-    return ClassDraws(draws, priors, ess, averaged.diagnostics)
+    return ClassDraws(draws, priors, ess, averaged.prior_ess, averaged.diagnostics)
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,9 @@ def joint_cells_of(plan: Plan) -> Cells:
 def averaged_draws(
     plan: Plan, averaged: AveragedModel, cells: Cells, seed_seq: np.random.SeedSequence
 ) -> AveragedDraws:
-    """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`."""
-    draws = min(plan.draws, averaged.max_draws)
+    """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`.
+
+    The exact models draw ``plan.draws``; an MCMC model at most its ``max_draws``.
+    """
+    draws = plan.draws if averaged.max_draws is None else min(plan.draws, averaged.max_draws)
     return averaged.sample(cells.cells, plan.measure, draws=draws, seed_seq=seed_seq)

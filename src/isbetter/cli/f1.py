@@ -19,7 +19,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         description=(
             "Paired Bayesian comparison of F1 (or another contingency-table measure) of two "
             "classifiers on the same test set (Zhang et al., SIGIR 2016): exact posterior, "
-            "HDI + ROPE decision, Savage-Dickey BF01 and frequentist baselines, one row per "
+            "HDI + ROPE decision, Bayes factors (ROPE; Savage-Dickey BF01 with its kernel "
+            "bandwidth) and frequentist baselines, one row per "
             "class (one class against the rest; one row for a binary task)."
         ),
         formatter_class=formatter,

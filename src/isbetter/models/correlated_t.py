@@ -206,7 +206,7 @@ def _estimate(post: StudentTPosterior, rope: float, prob: float = 0.95) -> Estim
         interval=Interval(lo, hi, prob, "hdi"),
         p_below_0=below,
         p_above_0=above,
-        decision=hdi_rope_decision(lo, hi, post.loc, rope),
+        decision=hdi_rope_decision(lo, hi, rope),
     )
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from scipy import stats
 
+from isbetter.draws import REFERENCE_DRAWS
 from isbetter.results.decisions import symbol
 
 __all__ = [
@@ -57,9 +58,10 @@ def _wrap(ax: Axes, *lines: str) -> str:
 
 
 def _kde_curve(draws: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Return the kernel density estimate BF01 is read from (:func:`isbetter.draws.bandwidth`)."""
     if np.ptp(draws) == 0:
         return np.zeros_like(grid)
-    return stats.gaussian_kde(draws)(grid)
+    return stats.gaussian_kde(draws, bw_method=REFERENCE_DRAWS ** (-0.2))(grid)
 
 
 def plot_f1_posterior(
@@ -156,6 +158,9 @@ def plot_savage_dickey(
     ax.plot([0.0, 0.0], at0, "o", color="k", ms=4)
     bf = row["bf01"]
     bf_text = "= ∞" if bf is None or np.isinf(bf) else f"{row.get('bf01_bound') or '='} {bf:.3g}"
+    h0 = row.get("bf01_prior_bandwidth")
+    if h0 is not None and h0 == h0:
+        bf_text += f" (prior bandwidth h0 = {h0:.3g})"
     ax.set_title(_wrap(ax, f"{_row_name(key)}: Savage–Dickey BF01 {bf_text}"), fontsize="medium")
     ax.set_xlabel("δ")
     ax.set_ylabel("density")

@@ -13,7 +13,7 @@ from typing import Any
 from isbetter._errors import InputTypeError
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
-from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
+from isbetter.results.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.results.records import TestResult
 from isbetter.vocabulary import METHOD_NAMES, rope_text
 
@@ -117,10 +117,11 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     if s.estimate is not None:
         e, i = s.estimate, s.estimate.interval
         what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
+        bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
         notes.append(
             f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "
             f"[{i.low:+.4f}, {i.high:+.4f}]; HDI + ROPE decision: {symbol(e.decision)} "
-            f"({RELATIONS[e.decision][2]})"
+            f"({RELATIONS[e.decision][2]})" + ("" if bf == "–" else f"; BF(ROPE) {bf}")
         )
     if "rho" in s.settings and s.method == "correlated_t":
         notes.append(f"correlation of the fold differences rho = {s.settings['rho']:g}")
@@ -155,8 +156,8 @@ _F1_COLUMNS = (
     Column("mean", "mean", "signed"),
     Column("sd", "sd", "number"),
     Column("mcse", "MC err", "number", 4),
-    Column("bf01_text", "BF01", "text"),
     Column("bf_rope_text", "BF(ROPE)", "text"),
+    Column("bf01_text", "BF01", "text"),
     Column("p_below_0", "P(<0)", "percent"),
     Column("p_above_0", "P(>0)", "percent"),
     Column("p_rope", "ROPE", "percent"),
@@ -165,13 +166,54 @@ _F1_COLUMNS = (
 )
 
 
-def _bayes_factor(value: Any, bound: str) -> str:
-    """Format a Bayes factor for a table: ``13.7``, ``< 0.0012``, ``inf`` or ``–``."""
+def _bayes_factor(value: Any, bound: str, mcse: Any = None) -> str:
+    """Format a Bayes factor: ``13.7 ± 0.2``, ``< 0.0012``, ``inf`` or ``–``."""
     if value is None or value != value:  # None or NaN
         return "–"
     if value == float("inf"):
         return "inf"
-    return f"{bound + ' ' if bound else ''}{value:.3g}"
+    error = f" ± {mcse:.2g}" if mcse is not None and mcse == mcse and not bound else ""
+    return f"{bound + ' ' if bound else ''}{value:.3g}{error}"
+
+
+def _bandwidths(records: tuple[dict[str, Any], ...]) -> str:
+    """Return BF01's prior bandwidths over the rows, e.g. ``0.0284 (4 rows), 0.0221 (macro)``."""
+    groups: dict[str, list[str]] = {}
+    for r in records:
+        h0 = r.get("bf01_prior_bandwidth")
+        if h0 is not None and h0 == h0:
+            groups.setdefault(f"{h0:.3g}", []).append(str(r.get("label")))
+    if len(groups) == 1:
+        return next(iter(groups))
+    if len(groups) > 3:
+        shown = sorted(groups, key=float)
+        return f"{shown[0]} to {shown[-1]} by row"
+    return ", ".join(
+        f"{h0} ({', '.join(rows) if len(rows) <= 2 else f'{len(rows)} rows'})"
+        for h0, rows in groups.items()
+    )
+
+
+def _bayes_factor_notes(records: tuple[dict[str, Any], ...], rope: float) -> list[str]:
+    """Return the notes on the Bayes-factor columns: BF(ROPE) first, BF01's bandwidths named."""
+    from isbetter.draws import REFERENCE_DRAWS
+
+    h0 = _bandwidths(records)
+    if not h0:
+        return []
+    return [
+        f"BF(ROPE), the headline Bayes factor: posterior over prior odds of |delta| <= "
+        f"{rope:g} (> 1 favours practical equivalence, < 1 a practical difference), "
+        "counted from the draws",
+        "BF01: Savage–Dickey ratio of posterior to prior density at delta = 0 (> 1 favours "
+        f"delta = 0), Gaussian kernels of bandwidth h0 = {h0} on the prior "
+        f"draws and {REFERENCE_DRAWS**-0.2:.3f} x sd on the posterior's (each row's in "
+        "the JSON and CSV: bf01_prior_bandwidth, bf01_bandwidth); the prior density of "
+        "delta diverges at 0, so BF01 falls as h0 shrinks: it weighs delta within about h0 "
+        "of 0, not delta = 0 exactly",
+        "Bayes factors: ± one Monte Carlo standard error (delta method); '<' / '>' an "
+        "upper / lower bound where too few draws fall near 0, or inside / outside the ROPE",
+    ]
 
 
 def _f1_table(s: F1Summary) -> ReportTable:
@@ -183,8 +225,10 @@ def _f1_table(s: F1Summary) -> ReportTable:
         {
             **r,
             "hdi": (r.get("interval_low"), r.get("interval_high")),
-            "bf01_text": _bayes_factor(r.get("bf01"), r.get("bf01_bound", "")),
-            "bf_rope_text": _bayes_factor(r.get("bf_rope"), r.get("bf_rope_bound", "")),
+            "bf_rope_text": _bayes_factor(
+                r.get("bf_rope"), r.get("bf_rope_bound", ""), r.get("bf_rope_mcse")
+            ),
+            "bf01_text": _bayes_factor(r.get("bf01"), r.get("bf01_bound", ""), r.get("bf01_mcse")),
         }
         for r in records
     )
@@ -195,14 +239,10 @@ def _f1_table(s: F1Summary) -> ReportTable:
         f"{s.hdi_prob:.0%} HDI"
     )
     notes = [_test_line(t) for t in s.across_classes]
-    notes.append(
-        "BF01: Savage–Dickey Bayes factor of delta = 0 (kernel densities, bandwidth "
-        "sd x 50000^-1/5; '<' an upper bound where 0 is far in the tail); BF(ROPE): posterior "
-        f"over prior odds of |delta| <= {s.rope:g}; both > 1 favour no practical difference"
-    )
+    notes += _bayes_factor_notes(records, s.rope)
     notes.append(
         "decision (HDI + ROPE): "
-        + ", ".join(f"{symbol(k)} {RELATIONS[k][2]}" for k in HDI_ROPE_RELATIONS)
+        + ", ".join(f"{symbol(k)} {where}" for k, where in HDI_ROPE_RULE.items())
     )
     if s.diagnostics is not None:
         notes.append(s.diagnostics.line())
