@@ -132,7 +132,8 @@ def _add_execution_args(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="local worker processes (default: one per CPU; 1: in this process)",
+        help="local worker processes (default: one per CPU for two or more hierarchical "
+        "fits, else 1: in this process)",
     )
     p.add_argument(
         "--scheduler",
