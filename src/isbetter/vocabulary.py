@@ -39,5 +39,5 @@ RANKING_RULES: tuple[str, ...] = ("likelihood", "threshold")
 
 
 def rope_text(rope: float) -> str:
-    """How reports name a ROPE half-width: ``ROPE +-0.01``, or ``no ROPE`` (never ``+-0``)."""
-    return f"ROPE +-{rope:g}" if rope else "no ROPE"
+    """How reports name a ROPE half-width: ``ROPE ±0.01``, or ``no ROPE`` (never ``±0``)."""
+    return f"ROPE ±{rope:g}" if rope else "no ROPE"

@@ -147,28 +147,28 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
 #: display columns of the F1 tables, in the order of Zhang et al.'s Tables 4-6
 _F1_COLUMNS = (
     Column("label", "class"),
-    Column("score_a", "A", "number"),
-    Column("score_b", "B", "number"),
-    Column("sign_p_value", "sign p", "number"),
-    Column("mcnemar_p_value", "McNemar p", "number"),
-    Column("bootstrap_p_value", "boot p", "number"),
-    Column("mean", "mean", "signed"),
-    Column("sd", "sd", "number"),
-    Column("mcse", "MC err", "number", 4),
-    Column("bf01_text", "BF01", "text"),
-    Column("bf_rope_text", "BF(ROPE)", "text"),
-    Column("p_below_0", "P(<0)", "percent"),
-    Column("p_above_0", "P(>0)", "percent"),
-    Column("p_rope", "ROPE", "percent"),
+    Column("score_a", "A", "number", group="measure"),
+    Column("score_b", "B", "number", group="measure"),
+    Column("sign_p_value", "sign p", "number", group="p-value", short="sign"),
+    Column("mcnemar_p_value", "McNemar p", "number", group="p-value", short="McNemar"),
+    Column("bootstrap_p_value", "boot p", "number", group="p-value", short="boot"),
+    Column("mean", "mean", "signed", group="posterior of δ"),
+    Column("sd", "sd", "number", group="posterior of δ"),
+    Column("mcse", "MC err", "number", 4, group="posterior of δ"),
+    Column("bf01_text", "BF01", "formatted", group="Bayes factor"),
+    Column("bf_rope_text", "BF(ROPE)", "formatted", group="Bayes factor"),
+    Column("p_below_0", "P(<0)", "percent", group="probability", short="δ < 0"),
+    Column("p_above_0", "P(>0)", "percent", group="probability", short="δ > 0"),
+    Column("p_rope", "ROPE", "percent", group="probability"),
     Column("hdi", "HDI", "interval"),
     Column("decision", "decision", "relation"),
 )
 
 
-def _bayes_factor(value: Any, bound: str) -> str:
-    """Format a Bayes factor for a table: ``13.7``, ``< 0.0012``, ``inf`` or ``–``."""
-    if value is None or value != value:  # None or NaN
-        return "–"
+def _bayes_factor(value: Any, bound: str) -> str | None:
+    """Format a Bayes factor for a table: ``13.7``, ``< 0.0012``, ``inf``; None when missing."""
+    if value is None or value != value:  # None or NaN: the cell formatter's missing token
+        return None
     if value == float("inf"):
         return "inf"
     return f"{bound + ' ' if bound else ''}{value:.3g}"
@@ -222,7 +222,10 @@ def _power_table(s: PowerSummary) -> ReportTable:
     columns = [Column("size", "N")]
     by_size: dict[int, dict[str, Any]] = {n: {"size": n} for n in s.sizes}
     for m in s.models:
-        columns += [Column(f"{m}", f"power {m}", "number"), Column(f"{m}_se", "+- se", "number")]
+        columns += [
+            Column(f"{m}", f"power {m}", "number", group=m, short="power"),
+            Column(f"{m}_se", "± se", "number", group=m),
+        ]
     for r in s.rows:
         by_size[int(r["size"])][r["model"]] = r["power"]
         by_size[int(r["size"])][f"{r['model']}_se"] = r["se"]
@@ -251,10 +254,10 @@ def _ranking_table(r: Any) -> ReportTable:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for m in r.metrics:
         columns += [
-            Column(f"{m}|a", f"{m} >", "probability"),
-            Column(f"{m}|rope", f"{m} ≈", "probability"),
-            Column(f"{m}|b", f"{m} <", "probability"),
-            Column(f"{m}|rel", "", "relation"),
+            Column(f"{m}|a", f"{m} >", "probability", group=m, short=">"),
+            Column(f"{m}|rope", f"{m} ≈", "probability", group=m, short="≈"),
+            Column(f"{m}|b", f"{m} <", "probability", group=m, short="<"),
+            Column(f"{m}|rel", "", "relation", group=m),
         ]
     for p in r.pairs:
         m = p.settings.get("ranking_metric", p.metric)
