@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from dataclasses import fields, is_dataclass
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from isbetter import (
 )
 from isbetter.power import SIGIR_SCENARIO_A
 from isbetter.report import FORMATS, render, to_table
+from isbetter.report.table import MISSING, CellKind, Column, format_cell
 from isbetter.results import (
     ComparisonResult,
     ComparisonSummary,
@@ -356,3 +358,20 @@ def test_markdown_cells_never_break_the_table(comparisons):
     rows = [line for line in out.splitlines() if line.startswith("|")]
     widths = {len(re.split(r"(?<!\\)\|", r)) for r in rows}
     assert len(widths) == 1 and len(rows) == 5  # header, separator, three regions
+
+
+def test_missing_values_are_one_token_in_every_format(comparisons, ranking_result):
+    """'–' in every kind of cell (text, Markdown, HTML), '--' in LaTeX, an empty CSV field:
+    never 'nan', never an empty cell beside '–' cells."""
+    missing = (None, float("nan"), np.float64("nan"))
+    for kind in get_args(CellKind):
+        column = Column("x", "x", kind)
+        values = missing + (((None, None), (float("nan"), 0.1)) if kind == "interval" else ())
+        for value in values:
+            assert format_cell(column, value) == MISSING, (kind, value)
+            assert format_cell(column, value, "latex") == "--", (kind, value)
+    for name, res in [*comparisons.items(), ("ranking", ranking_result)]:
+        rows = list(csv.DictReader(io.StringIO(render(res, "csv"))))
+        assert not [k for r in rows for k, v in r.items() if v.lower() == "nan"], name
+        for fmt in ("text", "markdown"):
+            assert not re.search(r"\bnan\b", render(res, fmt), re.IGNORECASE), (name, fmt)

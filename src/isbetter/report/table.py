@@ -119,7 +119,7 @@ def format_cell(column: Column, value: Any, target: Target = "text") -> str:
     A missing value (None, NaN, an interval with a missing bound) is :data:`MISSING`
     in every kind of column, ``--`` in LaTeX.
     """
-    if column.kind == "interval" and value is not None:
+    if column.kind == "interval" and isinstance(value, tuple | list):
         value = None if any(is_missing(v) for v in value) else value
     if is_missing(value):
         return "--" if target == "latex" else MISSING
