@@ -263,7 +263,9 @@ def long_name_results():
         "long ranking": rank(table, rope=0.005, method="sign", jobs=1, rng=2, draws=1000),
         "uci ranking": rank(uci, rope=0.01, method="sign", jobs=1, rng=1, draws=2000),
         "uci sign": sign_test(uci.paired("nbc", "aode"), rope=0.01, rng=1, draws=2000),
-        "f1_example": compare_f1(shipped, system_a="svm", system_b="nb", draws=2000, resamples=200, rng=1),
+        "f1_example": compare_f1(
+            shipped, system_a="svm", system_b="nb", draws=2000, resamples=200, rng=1
+        ),
         "f1_example logreg": compare_f1(
             shipped, system_a="svm", system_b="logreg", draws=2000, resamples=200, rng=1
         ),
@@ -321,7 +323,9 @@ def test_latex_tables_compile_in_a_plain_article_and_fit_the_column(
     assert (tmp_path / "t.pdf").stat().st_size > 1000
 
 
-def test_latex_typesets_what_plain_text_writes(comparisons, f1_result, power_result, ranking_result):
+def test_latex_typesets_what_plain_text_writes(
+    comparisons, f1_result, power_result, ranking_result
+):
     """<=, +-, | and the signature print as written in any font encoding (OT1 turns
     a text | into an em dash, < and > into inverted marks)."""
     for name, res in _all_results(comparisons, f1_result, power_result, ranking_result):

@@ -13,7 +13,7 @@ difference means system A is better, whatever the direction of the metric.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ import pandas as pd
 
 from isbetter._errors import InputError, InputTypeError
 from isbetter._io import first_line, read_table, where
+from isbetter._provenance import input_record
 from isbetter._table_rows import keep_systems
 from isbetter._validate import check_columns, check_positive_int
 
@@ -49,6 +50,8 @@ class PairedScores:
         Runs and folds per data set (integers).
     means_a, means_b : numpy.ndarray
         Mean raw score of each system on each data set.
+    source : dict or None
+        What the scores were read from (:attr:`ScoreTable.source`).
     """
 
     system_a: str
@@ -61,6 +64,7 @@ class PairedScores:
     n_folds: np.ndarray = field(repr=False)
     means_a: np.ndarray = field(repr=False)
     means_b: np.ndarray = field(repr=False)
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_datasets(self) -> int:
@@ -84,6 +88,7 @@ class PairedScores:
             n_folds=self.n_folds,
             means_a=self.means_b,
             means_b=self.means_a,
+            source=self.source,
         )
 
 
@@ -105,12 +110,17 @@ class ScoreTable:
     dropped : pandas.DataFrame
         Rows removed because the user asked for ``drop_incomplete=True`` (empty
         otherwise), with a ``reason`` column.
+    source : dict or None
+        What the table was read from: file name (or ``"DataFrame"``, ``"arrays"``),
+        rows and SHA-256 checksum (:func:`isbetter._provenance.input_record`); every
+        result computed from the table records it in ``settings["input"]``.
     """
 
     data: pd.DataFrame = field(repr=False)
     metrics: tuple[str, ...]
     higher_is_better: dict[str, bool]
     dropped: pd.DataFrame = field(repr=False)
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -182,6 +192,7 @@ class ScoreTable:
             n_folds=folds.astype(int),
             means_a=mean_a,
             means_b=mean_b,
+            source=self.source,
         )
 
     def _metric(self, metric: str | None) -> str:
@@ -280,7 +291,8 @@ def read_scores(
                 f"Column {name!r} ({col}) has missing values; every score needs a {col}."
             )
     out = keep_systems(out, systems)
-    return _validate(out, metrics, directions, drop_incomplete, first_line(source))
+    table = _validate(out, metrics, directions, drop_incomplete, first_line(source))
+    return replace(table, source=input_record(df, source))
 
 
 def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:
@@ -493,8 +505,9 @@ def from_arrays(
             metric: np.concatenate([xa.ravel(), ya.ravel()]),
         }
     )
-    return read_scores(
+    table = read_scores(
         frame,
         score=metric,
         higher_is_better=higher_is_better,
     )
+    return replace(table, source=input_record(frame, what="arrays"))

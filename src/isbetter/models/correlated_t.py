@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from isbetter._errors import InputError
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import check_positive_int, check_probability, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.models.identity import cv_identity
@@ -177,6 +177,7 @@ def correlated_ttest(
         n=int(d.size),
         dataset=name,
         metric=scores.metric,
+        **input_settings(scores),
     )
     return ComparisonResult.from_posterior(
         posterior,

@@ -135,13 +135,12 @@ def _align(column: Column) -> str:
 
 
 def _header_lines(label: str, cells_width: float) -> list[str]:
-    """The header on one line, or on two (split at the most even space) when much wider
-    than its cells."""
+    """Set a header on one line, or on two (at the most even space) if much wider than its cells."""
     words = label.split(" ")
     if len(words) < 2 or text_width(label) <= cells_width + _HEADER_SLACK_PT:
         return [label]
-    splits = [(" ".join(words[:i]), " ".join(words[i:])) for i in range(1, len(words))]
-    return list(min(splits, key=lambda s: max(text_width(s[0]), text_width(s[1]))))
+    splits = [[" ".join(words[:i]), " ".join(words[i:])] for i in range(1, len(words))]
+    return min(splits, key=lambda lines: max(text_width(line) for line in lines))
 
 
 class _Layout:
@@ -228,7 +227,9 @@ def _header_cell(lines: list[str], align: str) -> str:
     return rf"\begin{{tabular}}[b]{{@{{}}{align}@{{}}}}{inner}\end{{tabular}}"
 
 
-def _tabular(table: ReportTable, layout: _Layout, columns: list[int], body: list[list[str]]) -> list[str]:
+def _tabular(
+    table: ReportTable, layout: _Layout, columns: list[int], body: list[list[str]]
+) -> list[str]:
     cols = table.columns
     spec = "".join(_align(cols[i]) for i in columns)
     out = [rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}", r"\toprule"]
@@ -248,7 +249,9 @@ def _tabular(table: ReportTable, layout: _Layout, columns: list[int], body: list
         cells += [""] * (len(columns) - pos)
         out.append(" & ".join(cells) + r" \\")
         out.append(" ".join(rf"\cmidrule(lr){{{f + 1}-{la + 1}}}" for _, f, la in groups))
-    out.append(" & ".join(_header_cell(layout.headers[i], _align(cols[i])) for i in columns) + r" \\")
+    out.append(
+        " & ".join(_header_cell(layout.headers[i], _align(cols[i])) for i in columns) + r" \\"
+    )
     out.append(r"\midrule")
     for cells in body:
         row = []
@@ -263,7 +266,7 @@ def _tabular(table: ReportTable, layout: _Layout, columns: list[int], body: list
 
 
 def _signature(signature: str) -> str:
-    """The signature in typewriter type, breakable after each ``|``."""
+    """Set the signature in typewriter type, breakable after each ``|``."""
     return r"\texttt{" + "|\\allowbreak ".join(latex_escape(p) for p in signature.split("|")) + "}"
 
 

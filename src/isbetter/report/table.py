@@ -104,12 +104,12 @@ class ReportTable:
 
 
 def is_missing(value: Any) -> bool:
-    """True for a missing value: None or NaN (a float, NumPy's included)."""
+    """Tell a missing value: None or NaN (a float, NumPy's included)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def record_value(value: Any) -> Any:
-    """A value of a machine-readable record as CSV writes it: missing is an empty field."""
+    """Return a record's value as CSV writes it: a missing value is an empty field."""
     return "" if is_missing(value) else value
 
 
