@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _figures import legend_hides_nothing
 from isbetter import InputError
 from isbetter.f1_compare import compare_f1
 from isbetter.plots.f1 import plot_f1_posterior, plot_f1_trace, plot_savage_dickey, save_f1_plot
@@ -118,3 +119,11 @@ def test_power_plot_names_measure_scenario_and_true_difference():
     assert "true difference δ = +0.100" in title
     assert _inside_figure(ax.figure, ax.title)
     plt.close(ax.figure)
+
+
+def test_f1_and_power_legends_sit_beside_the_data(result):
+    """The legend sat on the ROPE's shading (posterior) or on the curves ("best")."""
+    res = power_analysis(SIGIR_SCENARIO_A, sizes=[200, 400], replicates=10, draws=300, rng=0)
+    for ax in (plot_f1_posterior(result), plot_savage_dickey(result), plot_power(res)):
+        assert legend_hides_nothing(ax), ax.get_title()
+        plt.close(ax.figure)

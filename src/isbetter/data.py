@@ -52,6 +52,9 @@ class PairedScores:
         Mean raw score of each system on each data set.
     source : dict or None
         What the scores were read from (:attr:`ScoreTable.source`).
+    dataset_names : tuple of str
+        Display names of the data sets, in the order of :attr:`datasets` (empty
+        when the table has none: the data sets are named by their keys).
     """
 
     system_a: str
@@ -65,6 +68,7 @@ class PairedScores:
     means_a: np.ndarray = field(repr=False)
     means_b: np.ndarray = field(repr=False)
     source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def n_datasets(self) -> int:
@@ -89,6 +93,7 @@ class PairedScores:
             means_a=self.means_b,
             means_b=self.means_a,
             source=self.source,
+            dataset_names=self.dataset_names,
         )
 
 
@@ -114,6 +119,9 @@ class ScoreTable:
         What the table was read from: file name (or ``"DataFrame"``, ``"arrays"``),
         rows and SHA-256 checksum (:func:`isbetter._provenance.input_record`); every
         result computed from the table records it in ``settings["input"]``.
+    dataset_names : dict
+        Display name of each data set key (``read_scores(dataset_name=...)``), for
+        reports and plots; empty when the keys are the names.
     """
 
     data: pd.DataFrame = field(repr=False)
@@ -121,6 +129,7 @@ class ScoreTable:
     higher_is_better: dict[str, bool]
     dropped: pd.DataFrame = field(repr=False)
     source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -193,6 +202,9 @@ class ScoreTable:
             means_a=mean_a,
             means_b=mean_b,
             source=self.source,
+            dataset_names=(
+                tuple(self.dataset_names.get(d, d) for d in datasets) if self.dataset_names else ()
+            ),
         )
 
     def _metric(self, metric: str | None) -> str:
@@ -218,6 +230,7 @@ def read_scores(
     higher_is_better: bool | Mapping[str, bool] = True,
     drop_incomplete: bool = False,
     systems: Sequence[str] | None = None,
+    dataset_name: str | None = None,
 ) -> ScoreTable:
     """Read per-fold scores in long form and validate them.
 
@@ -240,6 +253,10 @@ def read_scores(
     systems : sequence of str, optional
         Keep only these systems (default: all): a system left out can neither block
         nor change the comparison of the others through its own missing folds.
+    dataset_name : str, optional
+        A column naming each data set for reports and plots when the data set
+        column is an id (``dataset="dataset_id", dataset_name="dataset_name"``:
+        "data set anneal (1)"); the ids stay the keys, so names may repeat.
 
     Returns
     -------
@@ -265,7 +282,8 @@ def read_scores(
     metrics = (score,) if isinstance(score, str) else tuple(score)
     if not metrics:
         raise InputError("`score` must name at least one metric column, got none.")
-    needed = [c for c in (dataset, system, run, fold) if c is not None] + list(metrics)
+    needed = [c for c in (dataset, system, run, fold, dataset_name) if c is not None]
+    needed += list(metrics)
     check_columns(needed, [str(c) for c in df.columns])
     if len(df) == 0:
         raise InputError("The score table is empty; it needs at least one row per score.")
@@ -292,7 +310,23 @@ def read_scores(
             )
     out = keep_systems(out, systems)
     table = _validate(out, metrics, directions, drop_incomplete, first_line(source))
-    return replace(table, source=input_record(df, source))
+    names = _dataset_names(df, dataset, dataset_name) if dataset_name is not None else {}
+    return replace(table, source=input_record(df, source), dataset_names=names)
+
+
+def _dataset_names(df: pd.DataFrame, dataset: str | None, column: str) -> dict[str, str]:
+    """Each data set key's display name from `column`; one name per data set."""
+    keys = df[dataset].astype(str) if dataset is not None else pd.Series("data", index=df.index)
+    pairs = pd.DataFrame({"key": keys, "name": df[column].astype(str)}).drop_duplicates()
+    twice = pairs[pairs["key"].duplicated(keep=False)]
+    if len(twice):
+        key = twice["key"].iloc[0]
+        shown = ", ".join(repr(n) for n in twice.loc[twice["key"] == key, "name"])
+        raise InputError(
+            f"`dataset_name`: column {column!r} gives data set {key!r} several names ({shown}); "
+            "give each data set one name."
+        )
+    return dict(zip(pairs["key"], pairs["name"], strict=True))
 
 
 def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:

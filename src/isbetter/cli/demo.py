@@ -90,7 +90,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--plot-dir {str(args.plot_dir)!r}: no such folder.")
     uci, preds, seed = _shown(data / UCI), _shown(data / PREDICTIONS), args.seed
     scores = isbetter.read_scores(
-        pd.read_csv(uci), dataset="dataset_id", system="classifier", score="accuracy"
+        pd.read_csv(uci),
+        dataset="dataset_id",
+        system="classifier",
+        score="accuracy",
+        dataset_name="dataset_name",
     )
     plots = _savers() if args.plot_dir is not None else {}
 
@@ -100,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     _step(1, "One data set (anneal): Bayesian correlated t-test",
           "10 runs of 10-fold CV are correlated (rho = 1/10); is naive Bayes (nbc) better than "
           "AODE on anneal by more than 1 point, practically equivalent, or worse?",
-          f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --dataset 1 --seed {seed}",
+          f"isbetter cv {uci} {UCI_FLAGS} --dataset-name-col dataset_name --a nbc --b aode "
+          f"--rope 0.01 --dataset 1 --seed {seed}",
           render(one, "text"))  # fmt: skip
     _plot(args.plot_dir, "1_correlated_t.png", plots.get("cv"), one)
 

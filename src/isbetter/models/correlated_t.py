@@ -178,6 +178,8 @@ def correlated_ttest(
         dataset=name,
         metric=scores.metric,
         **input_settings(scores),
+        # the data set's display name, when its key is an id (read_scores(dataset_name=...))
+        **({"dataset_name": scores.dataset_names[i]} if scores.dataset_names else {}),
     )
     return ComparisonResult.from_posterior(
         posterior,

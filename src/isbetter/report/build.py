@@ -15,7 +15,7 @@ from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
 from isbetter.results.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
 from isbetter.results.records import TestResult
-from isbetter.vocabulary import METHOD_NAMES, rope_text
+from isbetter.vocabulary import METHOD_NAMES, dataset_text, rope_text
 
 __all__ = ["as_summary", "to_table"]
 
@@ -96,7 +96,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on data set {s.dataset}" if s.dataset else ""
+    where = f" on {dataset_text(s.dataset, s.settings.get('dataset_name'))}" if s.dataset else ""
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
