@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _figures import legend_hides_nothing
 from isbetter import InputError
 from isbetter.f1_compare import compare_f1
 from isbetter.plots.f1 import plot_f1_posterior, plot_f1_trace, plot_savage_dickey, save_f1_plot
@@ -142,3 +143,11 @@ def test_savage_dickey_plot_shows_the_ratio_it_names():
     assert post_at_0 / prior_at_0 == pytest.approx(row["bf01"], rel=1e-9)
     assert f"h0 = {row['bf01_prior_bandwidth']:.3g}" in ax.get_title().replace("\n", " ")
     plt.close(ax.figure)
+
+
+def test_f1_and_power_legends_sit_beside_the_data(result):
+    """The legend sat on the ROPE's shading (posterior) or on the curves ("best")."""
+    res = power_analysis(SIGIR_SCENARIO_A, sizes=[200, 400], replicates=10, draws=300, rng=0)
+    for ax in (plot_f1_posterior(result), plot_savage_dickey(result), plot_power(res)):
+        assert legend_hides_nothing(ax), ax.get_title()
+        plt.close(ax.figure)

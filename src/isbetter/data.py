@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ import pandas as pd
 
 from isbetter._errors import InputError, InputTypeError
 from isbetter._io import first_line, read_table, where
+from isbetter._provenance import input_record
 from isbetter._table_rows import keep_systems
 from isbetter._validate import check_columns, check_positive_int, counted, plural
 
@@ -52,6 +53,11 @@ class PairedScores:
         Runs and folds per data set (integers).
     means_a, means_b : numpy.ndarray
         Mean raw score of each system on each data set.
+    source : dict or None
+        What the scores were read from (:attr:`ScoreTable.source`).
+    dataset_names : tuple of str
+        Display names of the data sets, in the order of :attr:`datasets` (empty
+        when the table has none: the data sets are named by their keys).
     """
 
     system_a: str
@@ -64,6 +70,8 @@ class PairedScores:
     n_folds: np.ndarray = field(repr=False)
     means_a: np.ndarray = field(repr=False)
     means_b: np.ndarray = field(repr=False)
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def n_datasets(self) -> int:
@@ -92,6 +100,8 @@ class PairedScores:
             n_folds=self.n_folds,
             means_a=self.means_b,
             means_b=self.means_a,
+            source=self.source,
+            dataset_names=self.dataset_names,
         )
 
 
@@ -116,6 +126,13 @@ class ScoreTable:
     keys : tuple of str
         The key columns the input had, of ``dataset, system, run, fold`` (the
         others hold one value in :attr:`data`): messages name only these.
+    source : dict or None
+        What the table was read from: file name (or ``"DataFrame"``, ``"arrays"``),
+        rows and SHA-256 checksum (:func:`isbetter._provenance.input_record`); every
+        result computed from the table records it in ``settings["input"]``.
+    dataset_names : dict
+        Display name of each data set key (``read_scores(dataset_name=...)``), for
+        reports and plots; empty when the keys are the names.
     """
 
     data: pd.DataFrame = field(repr=False)
@@ -123,6 +140,8 @@ class ScoreTable:
     higher_is_better: dict[str, bool]
     dropped: pd.DataFrame = field(repr=False)
     keys: tuple[str, ...] = _KEY
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -203,6 +222,10 @@ class ScoreTable:
             n_folds=folds.astype(int),
             means_a=mean_a,
             means_b=mean_b,
+            source=self.source,
+            dataset_names=(
+                tuple(self.dataset_names.get(d, d) for d in datasets) if self.dataset_names else ()
+            ),
         )
 
     def _metric(self, metric: str | None) -> str:
@@ -229,6 +252,7 @@ def read_scores(
     drop_incomplete: bool = False,
     systems: Sequence[str] | None = None,
     wide: bool = False,
+    dataset_name: str | None = None,
 ) -> ScoreTable:
     """Read scores in long or wide form and validate them.
 
@@ -276,6 +300,10 @@ def read_scores(
         comparison of the others through its own missing folds.
     wide : bool, default: False
         The table is wide: one row per data set, one column per system.
+    dataset_name : str, optional
+        A column naming each data set for reports and plots when the data set
+        column is an id (``dataset="dataset_id", dataset_name="dataset_name"``:
+        "data set anneal (1)"); the ids stay the keys, so names may repeat.
 
     Returns
     -------
@@ -310,8 +338,10 @@ def read_scores(
     if not metrics:
         raise InputError("`score` must name at least one metric column, got none.")
     datasets = [dataset] if isinstance(dataset, str) else list(dataset or [])
+    if dataset_name is not None:
+        check_columns([dataset_name], [str(c) for c in df.columns])
     if wide:
-        out, keys = _from_wide(df, source, datasets, metrics, system, run, fold)
+        out, keys = _from_wide(df, source, datasets, metrics, system, run, fold, dataset_name)
     else:
         out, keys = _from_long(df, datasets, system, run, fold, metrics)
     if len(out) == 0:
@@ -322,7 +352,9 @@ def read_scores(
     lines = first_line(source)
     for m in metrics:
         out[m] = _numbers(out, m, lines, wide)
-    return _validate(out, metrics, directions, drop_incomplete, lines, keys, wide)
+    table = _validate(out, metrics, directions, drop_incomplete, lines, keys, wide)
+    names = _display_names(df, datasets, dataset_name) if dataset_name is not None else {}
+    return replace(table, source=input_record(df, source), dataset_names=names)
 
 
 def _dataset_names(df: pd.DataFrame, datasets: list[str]) -> Any:
@@ -402,6 +434,7 @@ def _from_wide(
     system: str,
     run: str | None,
     fold: str | None,
+    dataset_name: str | None = None,
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Return a wide table (a row per data set, a column per system) in long form, and its keys."""
     if len(metrics) != 1:
@@ -432,7 +465,7 @@ def _from_wide(
             index=df.index,
         )
         for c in df.columns
-        if str(c) not in datasets
+        if str(c) not in datasets and str(c) != dataset_name
     ]
     if not parts:
         raise InputError(
@@ -490,6 +523,21 @@ def _numbers(
         f"{what} must hold numbers ({where(rows.index, lines, details=shown)}); fix "
         f"{'that value' if n == 1 else 'those values'}, or {fix}."
     )
+
+
+def _display_names(df: pd.DataFrame, datasets: list[str], column: str) -> dict[str, str]:
+    """Each data set key's display name from `column`; one name per data set."""
+    keys = _dataset_names(df, datasets) if datasets else pd.Series("data", index=df.index)
+    pairs = pd.DataFrame({"key": keys, "name": df[column].astype(str)}).drop_duplicates()
+    twice = pairs[pairs["key"].duplicated(keep=False)]
+    if len(twice):
+        key = twice["key"].iloc[0]
+        shown = ", ".join(repr(n) for n in twice.loc[twice["key"] == key, "name"])
+        raise InputError(
+            f"`dataset_name`: column {column!r} gives data set {key!r} several names ({shown}); "
+            "give each data set one name."
+        )
+    return dict(zip(pairs["key"], pairs["name"], strict=True))
 
 
 def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:
@@ -729,8 +777,9 @@ def from_arrays(
             metric: np.concatenate([xa.ravel(), ya.ravel()]),
         }
     )
-    return read_scores(
+    table = read_scores(
         frame,
         score=metric,
         higher_is_better=higher_is_better,
     )
+    return replace(table, source=input_record(frame, what="arrays"))

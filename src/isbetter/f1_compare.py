@@ -35,7 +35,7 @@ from isbetter._f1_draws import (
 )
 from isbetter._f1_plan import Plan, child, plan_comparison
 from isbetter._f1_rows import RowContext, across_class_tests, average_rows, class_rows
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import RNGLike, check_positive_int, renamed
 from isbetter.measures import Measure
 from isbetter.models.f1 import F1Prior
@@ -86,7 +86,9 @@ def _settings(plan: Plan, averaged: AveragedModel | None) -> dict:
         "positive": None if plan.multiclass else str(plan.labels[0]),
         "resamples": plan.resamples if plan.baselines else None,
     }
-    return make_settings(f"f1_{plan.model}", plan.seed, **{**params, **extra})
+    return make_settings(
+        f"f1_{plan.model}", plan.seed, **{**params, **extra, **input_settings(plan.table)}
+    )
 
 
 def compare_f1(

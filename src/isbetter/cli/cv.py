@@ -78,6 +78,13 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="drop missing scores and folds not present for every system",
     )
+    cols.add_argument(
+        "--dataset-name-col",
+        default=None,
+        metavar="COL",
+        help="column of data set names shown in the report and plot (--dataset-col stays "
+        "the key, so names may repeat)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         higher_is_better=not args.lower_is_better,
         drop_incomplete=args.drop_incomplete,
         systems=[args.a, args.b],  # another system's missing folds do not concern this pair
+        dataset_name=args.dataset_name_col,
     )
     options = {
         name: getattr(args, name)

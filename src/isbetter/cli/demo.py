@@ -89,7 +89,11 @@ def run(args: argparse.Namespace) -> int:
     uci_path, preds_path = example_data.path("uci"), example_data.path("f1_example")
     uci, preds, seed = _shown(uci_path), _shown(preds_path), args.seed
     scores = isbetter.read_scores(
-        pd.read_csv(uci_path), dataset="dataset_id", system="classifier", score="accuracy"
+        pd.read_csv(uci_path),
+        dataset="dataset_id",
+        system="classifier",
+        score="accuracy",
+        dataset_name="dataset_name",
     )
     plots = _savers() if plot_dir is not None else {}
 
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     _step(1, "One data set (anneal): Bayesian correlated t-test",
           "10 runs of 10-fold CV are correlated (rho = 1/10); is naive Bayes (nbc) better than "
           "AODE on anneal by more than 1 point, practically equivalent, or worse?",
-          f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --dataset 1 --seed {seed}",
+          f"isbetter cv {uci} {UCI_FLAGS} --dataset-name-col dataset_name --a nbc --b aode "
+          f"--rope 0.01 --dataset 1 --seed {seed}",
           render(one, "text"))  # fmt: skip
     _plot(plot_dir, "1_correlated_t.png", plots.get("cv"), one)
 

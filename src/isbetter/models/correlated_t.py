@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from isbetter._errors import InputError
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import check_positive_int, check_probability, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.models.identity import cv_identity
@@ -177,6 +177,9 @@ def correlated_ttest(
         n=int(d.size),
         dataset=name,
         metric=scores.metric,
+        **input_settings(scores),
+        # the data set's display name, when its key is an id (read_scores(dataset_name=...))
+        **({"dataset_name": scores.dataset_names[i]} if scores.dataset_names else {}),
     )
     return ComparisonResult.from_posterior(
         posterior,

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter._errors import InputError, InputTypeError
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import check_choice, check_positive_int, check_rope, resolve_seed
 from isbetter.data import PairedScores
 from isbetter.draws import estimate_from_draws
@@ -307,6 +307,7 @@ class HierarchicalModel:
             zero_variance_sd=prepared.zero_variance_sd,
             metric=scores.metric,
             n_datasets=scores.n_datasets,
+            **input_settings(scores),
         )
         masses = posterior.region_masses(rope)
         return HierarchicalResult.from_posterior(  # type: ignore[return-value]

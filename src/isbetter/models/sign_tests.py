@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import (
     check_choice,
     check_nonnegative,
@@ -90,6 +90,7 @@ def _run(
         n_datasets=int(z.size),
         metric=scores.metric,
         **extra,
+        **input_settings(scores),
     )
     return ComparisonResult.from_posterior(
         posterior,

@@ -13,6 +13,7 @@ ranking resumes.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from isbetter._errors import ConvergenceWarning, InputError, InputTypeError
-from isbetter._provenance import make_settings
+from isbetter._provenance import input_settings, make_settings
 from isbetter._validate import (
     RNGLike,
     check_choice,
@@ -141,9 +142,10 @@ def rank(
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
-    return _assemble(
+    result = _assemble(
         names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
     )
+    return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
 
 
 def _default_jobs(tasks: Sequence[PairTask]) -> int | None:
@@ -223,8 +225,8 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
     # finished workers left idle (the five UCI classifiers: 60 s with cores=1, 51 s without)
     opts = dict(request.options)
 
-    def pair(m: str, a: str, b: str) -> Any:
-        return table.paired(a, b, metric=m)
+    def pair(m: str, a: str, b: str) -> Any:  # the ranking records the input, not each pair
+        return dataclasses.replace(table.paired(a, b, metric=m), source=None)
 
     tasks = _pair_tasks("cv", names, metrics, ropes, method, request.seed, opts, pair)
     return tasks, ropes, method

@@ -15,7 +15,7 @@ from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
 from isbetter.results.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.results.records import TestResult
-from isbetter.vocabulary import METHOD_NAMES, rope_text
+from isbetter.vocabulary import METHOD_NAMES, dataset_text, rope_text
 
 __all__ = ["as_summary", "to_table"]
 
@@ -96,7 +96,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on data set {s.dataset}" if s.dataset else ""
+    where = f" on {dataset_text(s.dataset, s.settings.get('dataset_name'))}" if s.dataset else ""
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
@@ -121,7 +121,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         notes.append(
             f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "
             f"[{i.low:+.4f}, {i.high:+.4f}]; HDI + ROPE decision: {symbol(e.decision)} "
-            f"({RELATIONS[e.decision][2]})" + ("" if bf == "–" else f"; BF(ROPE) {bf}")
+            f"({RELATIONS[e.decision][2]})" + ("" if bf is None else f"; BF(ROPE) {bf}")
         )
     if "rho" in s.settings and s.method == "correlated_t":
         notes.append(f"correlation of the fold differences rho = {s.settings['rho']:g}")
@@ -148,28 +148,28 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
 #: display columns of the F1 tables, in the order of Zhang et al.'s Tables 4-6
 _F1_COLUMNS = (
     Column("label", "class"),
-    Column("score_a", "A", "number"),
-    Column("score_b", "B", "number"),
-    Column("sign_p_value", "sign p", "number"),
-    Column("mcnemar_p_value", "McNemar p", "number"),
-    Column("bootstrap_p_value", "boot p", "number"),
-    Column("mean", "mean", "signed"),
-    Column("sd", "sd", "number"),
-    Column("mcse", "MC err", "number", 4),
-    Column("bf_rope_text", "BF(ROPE)", "text"),
-    Column("bf01_text", "BF01", "text"),
-    Column("p_below_0", "P(<0)", "percent"),
-    Column("p_above_0", "P(>0)", "percent"),
-    Column("p_rope", "ROPE", "percent"),
+    Column("score_a", "A", "number", group="measure"),
+    Column("score_b", "B", "number", group="measure"),
+    Column("sign_p_value", "sign p", "number", group="p-value", short="sign"),
+    Column("mcnemar_p_value", "McNemar p", "number", group="p-value", short="McNemar"),
+    Column("bootstrap_p_value", "boot p", "number", group="p-value", short="boot"),
+    Column("mean", "mean", "signed", group="posterior of δ"),
+    Column("sd", "sd", "number", group="posterior of δ"),
+    Column("mcse", "MC err", "number", 4, group="posterior of δ"),
+    Column("bf_rope_text", "BF(ROPE)", "formatted", group="Bayes factor"),
+    Column("bf01_text", "BF01", "formatted", group="Bayes factor"),
+    Column("p_below_0", "P(<0)", "percent", group="probability", short="δ < 0"),
+    Column("p_above_0", "P(>0)", "percent", group="probability", short="δ > 0"),
+    Column("p_rope", "ROPE", "percent", group="probability"),
     Column("hdi", "HDI", "interval"),
     Column("decision", "decision", "relation"),
 )
 
 
-def _bayes_factor(value: Any, bound: str, mcse: Any = None) -> str:
-    """Format a Bayes factor: ``13.7 ± 0.2``, ``< 0.0012``, ``inf`` or ``–``."""
-    if value is None or value != value:  # None or NaN
-        return "–"
+def _bayes_factor(value: Any, bound: str, mcse: Any = None) -> str | None:
+    """Format a Bayes factor: ``13.7 ± 0.2``, ``< 0.0012``, ``inf``; None when missing."""
+    if value is None or value != value:  # None or NaN: the cell formatter's missing token
+        return None
     if value == float("inf"):
         return "inf"
     error = f" ± {mcse:.2g}" if mcse is not None and mcse == mcse and not bound else ""
@@ -262,7 +262,10 @@ def _power_table(s: PowerSummary) -> ReportTable:
     columns = [Column("size", "N")]
     by_size: dict[int, dict[str, Any]] = {n: {"size": n} for n in s.sizes}
     for m in s.models:
-        columns += [Column(f"{m}", f"power {m}", "number"), Column(f"{m}_se", "+- se", "number")]
+        columns += [
+            Column(f"{m}", f"power {m}", "number", group=m, short="power"),
+            Column(f"{m}_se", "± se", "number", group=m),
+        ]
     for r in s.rows:
         by_size[int(r["size"])][r["model"]] = r["power"]
         by_size[int(r["size"])][f"{r['model']}_se"] = r["se"]
@@ -291,10 +294,10 @@ def _ranking_table(r: Any) -> ReportTable:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for m in r.metrics:
         columns += [
-            Column(f"{m}|a", f"{m} >", "probability"),
-            Column(f"{m}|rope", f"{m} ≈", "probability"),
-            Column(f"{m}|b", f"{m} <", "probability"),
-            Column(f"{m}|rel", "", "relation"),
+            Column(f"{m}|a", f"{m} >", "probability", group=m, short=">"),
+            Column(f"{m}|rope", f"{m} ≈", "probability", group=m, short="≈"),
+            Column(f"{m}|b", f"{m} <", "probability", group=m, short="<"),
+            Column(f"{m}|rel", "", "relation", group=m),
         ]
     for p in r.pairs:
         m = p.settings.get("ranking_metric", p.metric)
