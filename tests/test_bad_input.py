@@ -49,6 +49,10 @@ def good(tmp_path):
     return path
 
 
+def _text(df):
+    return df["score"].where(df.index != 3, "0.95x")
+
+
 # (callable, exception type, message pattern)
 API_CASES = {
     "wrong type of source": (
@@ -64,7 +68,8 @@ API_CASES = {
     "NaN score": (
         lambda: read_scores(_scores(score=(2, np.nan)), run=None),
         InputError,
-        "1 scores are missing",
+        r"^1 score is missing \(NaN\) or infinite \(index label 2\); .* Fix it, or pass "
+        r"`drop_incomplete=True` to drop that row\.$",
     ),
     "infinite score": (
         lambda: read_scores(_scores(score=(2, np.inf)), run=None),
@@ -74,12 +79,48 @@ API_CASES = {
     "duplicated keys": (
         lambda: read_scores(_scores(fold=(1, 1)), run=None),
         InputError,
-        "Duplicated \\(system, dataset, run, fold\\) keys",
+        "Duplicated \\(system, dataset, fold\\) keys",  # run=None: no run to name
     ),
     "string scores": (
         lambda: read_scores(_scores().astype({"score": str}), run=None),
         InputTypeError,
         "must hold numbers",
+    ),
+    "text in the score column": (
+        lambda: read_scores(_scores().astype({"score": object}).assign(score=_text), run=None),
+        InputTypeError,
+        r"^Metric column 'score' must hold numbers \(index label 3: '0\.95x'\); fix that value",
+    ),
+    "no run column": (
+        lambda: read_scores(_scores()),
+        InputError,
+        r"Column 'run' not found\. .*; for a single run of cross-validation, pass `run=None`\.$",
+    ),
+    "an option of another method": (
+        lambda: compare(read_scores(_scores(), run=None), "a", "b", method="sign", rho=0.1),
+        InputError,
+        r"^Option 'rho' does not apply to method 'sign'; it takes: prior, prior_place, draws\.$",
+    ),
+    "a wide table of two metrics": (
+        lambda: read_scores(_scores(), wide=True, score=["auc", "acc"]),
+        InputError,
+        "`score` names the one metric of a wide table, got 2",
+    ),
+    "per-fold options of a ranking of predictions": (
+        lambda: rank(
+            predictions_from_arrays([0, 1, 1, 0], a=[0, 1, 0, 0], b=[1, 1, 1, 0]), rho=0.1
+        ),
+        InputError,
+        "^Option 'rho' does not apply to method 'paired'; it takes: gold, beta, ",
+    ),
+    "a metric by its old and its new name": (
+        lambda: isbetter.compare_f1(
+            predictions_from_arrays([0, 1, 1, 0], a=[0, 1, 0, 0], b=[1, 1, 1, 0]),
+            metric="f1",
+            measure="precision",
+        ),
+        InputError,
+        "`measure` is the old name of `metric`; give `metric` only",
     ),
     "direction missing for a metric": (
         lambda: read_scores(_scores(), run=None, higher_is_better={"other": True}),
@@ -275,3 +316,18 @@ def test_cli_bad_input_is_one_line_exit_2_before_any_work(
     assert pattern in err
     if case.startswith(("output", "plot")):
         assert calls == []  # checked before any work started
+
+
+def test_old_keyword_measure_still_works_and_says_the_current_name():
+    """`metric` is the word of compare, rank, compare_f1 and power_analysis; `measure` its alias."""
+    table = predictions_from_arrays([0, 1, 1, 0, 1, 0] * 10, a=[0, 1, 0, 0, 1, 1] * 10,
+                                    b=[1, 1, 1, 0, 0, 0] * 10)  # fmt: skip
+    current = isbetter.compare_f1(table, metric="precision", draws=500, resamples=50, rng=1)
+    with pytest.warns(isbetter.RenamedArgumentWarning, match="`measure` is an alias of `metric`"):
+        old = isbetter.compare_f1(table, measure="precision", draws=500, resamples=50, rng=1)
+    assert old.table.equals(current.table) and current.measure == "precision"
+    args = {"sizes": [100], "replicates": 3, "draws": 200, "rng": 1}
+    new = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, metric="accuracy", **args)
+    with pytest.warns(FutureWarning, match="write metric='accuracy'"):
+        again = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, measure="accuracy", **args)
+    assert again.table.equals(new.table) and new.measure == "accuracy"

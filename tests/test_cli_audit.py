@@ -264,7 +264,7 @@ def test_drop_incomplete_says_what_was_dropped(capsys, cmiss):
     assert "(9 scores)" in text
     assert (
         "dropped as incomplete: 1 row, key not present for every system (1): "
-        "system 'a', data set 'data', run 1, fold 5"
+        "system 'a', run 1, fold 5"  # --dataset-col '': no data set column to name
     ) in text
     argv = ["rank", cmiss, "--dataset-col", "", "--method", "sign", "--draws", "2000"]
     assert main([*argv, "--jobs", "1", "--quiet", "--drop-incomplete", "--format", "json"]) == 0

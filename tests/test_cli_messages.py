@@ -64,7 +64,7 @@ def _error(capsys, argv: list[str]) -> str:
 def test_default_columns_name_their_flags(capsys, uci_long_path):
     err = _error(capsys, ["cv", str(uci_long_path), "--a", "nbc", "--b", "aode"])
     assert "'dataset' (--dataset-col), 'system' (--system-col), 'score' (--metric)" in err
-    assert "name the right ones with --dataset-col, --system-col, --metric." in err
+    assert "name the right ones with --dataset-col, --system-col, --metric;" in err
 
 
 def test_unknown_system_names_the_flag(capsys, one):
@@ -83,7 +83,7 @@ def test_missing_scores_name_the_file_lines_and_the_flag(capsys, tmp_path):
     path = tmp_path / "nan.csv"
     df.to_csv(path, index=False)
     err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b"])
-    assert "(lines 6)" in err
+    assert "1 score is missing (NaN) or infinite (line 6)" in err
     assert "pass --drop-incomplete to drop" in err and "drop_incomplete" not in err
 
 
@@ -128,13 +128,13 @@ def test_f1_unknown_prediction_column_names_the_flag(capsys, multiclass):
 
 
 def test_f1_measure_parameter_names_the_flag(capsys, multiclass):
-    argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--measure", "dcf", "--p-positive", "2"]
+    argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--metric", "dcf", "--p-positive", "2"]
     assert "--p-positive must be a probability in [0, 1], got 2.0." in _error(capsys, argv)
 
 
 def test_power_unknown_measure(capsys):
-    err = _error(capsys, ["power", "--scenario", "sigir-a", "--measure", "f2"])
-    assert "--measure: unknown measure 'f2'" in err and "f(tp, fp, fn, tn)" not in err
+    err = _error(capsys, ["power", "--scenario", "sigir-a", "--metric", "f2"])
+    assert "--metric: unknown measure 'f2'" in err and "f(tp, fp, fn, tn)" not in err
 
 
 def test_power_theta_names_the_flag(capsys):
@@ -182,7 +182,7 @@ BAD = [
     ["cv", "{three}", "--a", "a", "--b", "b", "--chains", "0", "--method", "hierarchical"],
     ["f1", "{multiclass}", "--a", "svm", "--b", "nb", "--rope", "-0.1"],
     ["f1", "{multiclass}", "--a", "svm", "--b", "nb", "--draws", "1"],
-    ["f1", "{multiclass}", "--a", "svm", "--b", "nb", "--measure", "fbeta", "--beta", "-1"],
+    ["f1", "{multiclass}", "--a", "svm", "--b", "nb", "--metric", "fbeta", "--beta", "-1"],
     ["f1", "{multiclass}", "--a", "svm", "--b", "nb", "--resamples", "0"],
     ["power", "--scenario", "sigir-a", "--sizes", "0"],
     ["power", "--scenario", "sigir-a", "--replicates", "0"],
@@ -191,6 +191,9 @@ BAD = [
     ["rank", "{three}", "--threshold", "2", "--jobs", "1"],
     ["rank", "{three}", "--margin", "2", "--jobs", "1"],
     ["rank", "{three}", "--jobs", "0"],
+    ["rank", "{three}", "--rho", "0.3", "--method", "sign", "--jobs", "1"],
+    ["rank", "{multiclass}", "--gold", "gold", "--systems", "svm", "nb", "--rho", "0.3"],
+    ["cv", "{one}", "--a", "a", "--b", "b", "--fold-col", ""],
 ]
 
 
@@ -201,3 +204,98 @@ def test_no_python_words_in_cli_errors(capsys, argv, one, three, multiclass):
     assert not re.search(r"`\w+`|\w+=True|np\.\w+\(", err), err
     flags = re.findall(r"--[a-z][a-z-]*", err)
     assert flags, f"the message names no flag: {err}"
+
+
+# ------------------------------------------------------------------ issue 20, item 9
+def test_counts_and_lines_take_the_right_number(capsys, tmp_path):
+    # before: "1 scores are missing (NaN) or infinite (lines 6)"
+    df = _scores()
+    df.loc[[4, 7], "score"] = np.nan
+    path = tmp_path / "two.csv"
+    df.to_csv(path, index=False)
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b"])
+    assert "2 scores are missing (NaN) or infinite (lines 6, 9); scores must be finite. Fix " in err
+    assert "them, or pass --drop-incomplete to drop those rows." in err
+
+
+def test_missing_fold_names_only_the_keys_the_table_has(capsys, tmp_path):
+    # before: "e.g. run 1 fold 5 has no score of b" of a table without a run column
+    df = _scores().drop(columns="run")
+    df = df.drop(index=df.index[(df.system == "b") & (df.fold == 5)])
+    path = tmp_path / "gap.csv"
+    df.to_csv(path, index=False)
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b", "--run-col", ""])
+    assert "a (5), b (4); e.g. fold 5 has no score of b." in err and "run" not in err
+
+
+def test_text_in_the_score_column_names_the_line_and_the_value(capsys, tmp_path):
+    # before: "Metric column 'score' must hold numbers, found dtype str."
+    df = _scores().astype({"score": object})
+    df.loc[10, "score"] = "0.95x"
+    path = tmp_path / "text.csv"
+    df.to_csv(path, index=False)
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "c"])
+    assert (
+        "Metric column 'score' must hold numbers (line 12: '0.95x'); fix that value, or name "
+        "the metric column with --metric." in err
+    )
+    # another system's text does not concern the pair, as its missing folds do not
+    assert main(["cv", str(path), "--a", "a", "--b", "b", "--seed", "1"]) == 0
+
+
+def test_missing_run_column_says_how_to_say_there_is_none(capsys, tmp_path):
+    path = tmp_path / "norun.csv"
+    _scores().drop(columns="run").to_csv(path, index=False)
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b"])
+    assert "Column 'run' (--run-col) not found." in err
+    assert err.rstrip().endswith(
+        "name the right ones with --run-col; for a single run of cross-validation, pass "
+        "--run-col ''."
+    )
+    assert main(["cv", str(path), "--a", "a", "--b", "b", "--run-col", "", "--seed", "1"]) == 0
+
+
+@pytest.mark.filterwarnings("ignore::isbetter.ConvergenceWarning")  # 2 chains x 200 draws
+def test_rank_rho_reaches_every_pair(capsys, one, three):
+    # before: "unrecognized arguments: --rho"
+    argv = ["rank", one, "--jobs", "1", "--seed", "1", "--format", "json"]
+    for extra, rho in (([], 0.2), (["--rho", "0.25"], 0.25)):  # 5 folds: 1/5 by default
+        assert main([*argv, *extra]) == 0
+        pairs = json.loads(capsys.readouterr().out)["metrics"]["score"]["pairs"]
+        assert len(pairs) == 3
+        assert {p["comparison"]["settings"]["rho"] for p in pairs} == {rho}
+    hier = ["rank", three, "--rho", "0.25", "--method", "hierarchical", "--systems", "a", "b"]
+    small = ["--draws", "200", "--tune", "200", "--chains", "2", "--jobs", "1", "--quiet"]
+    assert main([*hier, *small, "--seed", "1", "--format", "json"]) == 0
+    pair = json.loads(capsys.readouterr().out)["metrics"]["score"]["pairs"][0]
+    assert pair["comparison"]["method"] == "hierarchical"
+    assert pair["comparison"]["settings"]["rho"] == 0.25
+
+
+def test_rank_rho_with_predictions_is_refused_before_any_work(capsys, multiclass):
+    argv = ["rank", multiclass, "--gold", "gold", "--systems", "svm", "nb", "--rho", "0.3"]
+    err = _error(capsys, argv)
+    assert "--rho does not apply to --method paired; it takes " in err
+
+
+@pytest.mark.parametrize("command", ["f1", "power"])
+def test_measure_is_an_alias_of_metric(capsys, multiclass, command):
+    # before: `f1 --measure f1` but `rank --gold ... --metric f1`: one thing, two words
+    if command == "f1":
+        argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--draws", "2000", "--no-baselines"]
+    else:
+        argv = ["power", "--scenario", "sigir-a", "--sizes", "200", "--replicates", "5"]
+    argv += ["--draws", "500"] if command == "power" else []
+    argv += ["--seed", "1", "--format", "json"]
+    assert main([*argv, "--metric", "precision"]) == 0
+    current, err = capsys.readouterr()
+    assert err == "" and '"precision"' in current
+    assert main([*argv, "--measure", "precision"]) == 0
+    old, err = capsys.readouterr()
+    assert old == current
+    assert err == (
+        f"isbetter {command}: note: --measure is an alias of --metric, the current name; "
+        "write --metric.\n"
+    )
+    err = _error(capsys, [*argv, "--metric", "f1", "--measure", "precision"])
+    assert "argument --metric/--measure: given twice (f1, then precision)" in err

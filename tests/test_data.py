@@ -149,7 +149,7 @@ def test_from_arrays_iv():
         from_arrays(np.zeros(10), np.zeros(10), runs=3)
     with pytest.raises(InputError, match="two different system names"):
         from_arrays(np.zeros(10), np.zeros(10), names=("a", "a"), runs=1)
-    with pytest.raises(InputError, match="scores are missing"):
+    with pytest.raises(InputError, match=r"^1 score is missing \(NaN\) or infinite \(index label"):
         from_arrays(np.array([0.1, np.nan]), np.zeros(2), runs=1)
 
 

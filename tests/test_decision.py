@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from isbetter import ComparisonResult, InputError, Probabilities
+from isbetter.inference.decisions import likelihood_decision, mirror, threshold_decision
 from isbetter.inference.posterior import DrawsPosterior, StudentTPosterior
 from isbetter.results import probabilities_from_masses
 
@@ -83,3 +84,45 @@ def test_student_t_posterior_helpers(rng):
     point = StudentTPosterior(df=9.0, loc=0.01, scale=0.0)
     assert point.interval() == (0.01, 0.01)
     assert np.all(point.sample(3, rng) == 0.01)
+
+
+def test_threshold_rule_shares_ties():
+    """Regression (statistical review): the threshold rule broke ties toward A (np.argmax).
+
+    Identical systems at rope 0 give P = (0.5, 0, 0.5): at a threshold of 0.5 both sides
+    reach it and neither is preferred. A tie of one side with the ROPE is their union.
+    """
+    tie = Probabilities(0.5, 0.0, 0.5)
+    assert threshold_decision(tie, 0.5) == "undecided"
+    assert threshold_decision(Probabilities(0.5, 0.5, 0.0), 0.5) == "a_at_least"
+    assert threshold_decision(Probabilities(0.0, 0.5, 0.5), 0.5) == "b_at_least"
+    assert threshold_decision(Probabilities(1 / 3, 1 / 3, 1 / 3), 0.3) == "undecided"
+    assert threshold_decision(Probabilities(0.4, 0.2, 0.4), 0.3) == "undecided"
+    assert threshold_decision(Probabilities(0.45, 0.1, 0.35), 0.3) == "a_better"
+    # through ComparisonResult.decision: draws symmetric about 0
+    pair = _result([0.3, -0.3], rope=0.0)
+    assert pair.decision(threshold=0.5) == "undecided"
+    three = _result([0.0, 0.3, -0.3, 0.2, -0.2, 0.0], rope=0.0)
+    assert three.probabilities().as_tuple() == (1 / 3, 1 / 3, 1 / 3)
+    assert three.decision(threshold=0.3) == "undecided"
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 0.2))
+def test_decision_rules_are_antisymmetric(a, r, b, threshold, margin):
+    total = a + r + b
+    if total == 0:
+        return
+    p = Probabilities(a / total, r / total, b / total)
+    swapped = Probabilities(b / total, r / total, a / total)
+    assert threshold_decision(swapped, threshold) == mirror(threshold_decision(p, threshold))
+    assert likelihood_decision(swapped, margin) == mirror(likelihood_decision(p, margin))
+
+
+def test_likelihood_rule_shares_ties():
+    """A tie is too close to call at margin 0 as well; three regions within the margin
+    decide nothing (the runner-up used to be the first listed of two tied)."""
+    assert likelihood_decision(Probabilities(0.5, 0.0, 0.5), 0.0) == "undecided"
+    assert likelihood_decision(Probabilities(0.0, 0.5, 0.5), 0.0) == "b_at_least"
+    assert likelihood_decision(Probabilities(0.34, 0.33, 0.33), 0.05) == "undecided"
+    assert likelihood_decision(Probabilities(0.33, 0.33, 0.34), 0.05) == "undecided"
+    assert likelihood_decision(Probabilities(0.6, 0.1, 0.3), 0.0) == "a_better"

@@ -244,13 +244,20 @@ def test_identical_predictions_are_sampled_not_declared_equivalent(rng):
 
     The model's posterior is sampled instead: agreement on 20 documents is weak evidence
     (a wide HDI, no "≈"), agreement on 20 000 documents strong evidence ("≈").
+    Regression (statistical review): the wide HDI of the 20 documents, across both ROPE
+    bounds, was labelled "b_leaning" by the sign of the Monte Carlo mean; it is undecided.
     """
     small = make_predictions(rng, n=20, n_classes=2)
     small["b"] = small["a"]
     res = compare_f1(small, rng=1, draws=20_000, resamples=500)
     row = res.row()
     assert row["interval_high"] - row["interval_low"] > 0.2  # the model's own uncertainty
-    assert row["decision"] != "equivalent" and np.isfinite(row["bf01"])
+    assert row["interval_low"] < -0.05 and row["interval_high"] > 0.05
+    assert row["decision"] == "undecided" and np.isfinite(row["bf01"])
+    for seed in (2, 3, 4):  # whichever side the draws' mean falls
+        assert compare_f1(small, rng=seed, draws=20_000, baselines=False).row()["decision"] == (
+            "undecided"
+        )
     assert abs(row["mean"]) < 0.01  # symmetric in A and B
     assert row["sign_p_value"] == 1.0 and row["bootstrap_p_value"] == 1.0
     big = make_predictions(rng, n=20_000, n_classes=2)
@@ -350,10 +357,10 @@ def test_compare_f1_iv(rng):
 
 def test_accuracy_measure_and_seeds(rng):
     df = make_predictions(rng, n=500)
-    r1 = compare_f1(df, measure="accuracy", rng=9, draws=2000, resamples=300)
-    r2 = compare_f1(df, measure=accuracy, rng=9, draws=2000, resamples=300)
+    r1 = compare_f1(df, metric="accuracy", rng=9, draws=2000, resamples=300)
+    r2 = compare_f1(df, metric=accuracy, rng=9, draws=2000, resamples=300)
     pd.testing.assert_frame_equal(r1.table, r2.table)
-    r3 = compare_f1(df, measure="accuracy", rng=10, draws=2000, resamples=300)
+    r3 = compare_f1(df, metric="accuracy", rng=10, draws=2000, resamples=300)
     assert r3.row()["mean"] != r1.row()["mean"]
     assert r1.measure == "accuracy"
 
@@ -453,7 +460,7 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
 
 def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
-    res = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    res = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
     row = res.row()
     assert 0 <= row["dcf_ptest_p_value"] <= 1
     assert res.measure == "dcf(1,3,0.5)" and not res.higher_is_better
@@ -464,15 +471,15 @@ def test_dcf_comparison_has_kellers_proportion_test(rng):
 def test_dcf_measure_object_gets_the_proportion_test_too(rng):
     """A DCF made by measures.dcf(...) is recognised as a DCF, like the name "dcf"."""
     df = make_predictions(rng, n=1500)
-    by_name = compare_f1(df, measure="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
-    by_object = compare_f1(df, measure=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
+    by_name = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    by_object = compare_f1(df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
     test = by_object.comparison().summary().test("dcf_ptest")
     assert test is not None and 0 <= test.p_value <= 1
     assert test.p_value == by_name.row()["dcf_ptest_p_value"]
     assert test.estimate == pytest.approx(by_object.row()["observed"])
     pd.testing.assert_frame_equal(by_name.table, by_object.table)
     # the costs of the object are used, not compare_f1's cost arguments
-    other = compare_f1(df, measure=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
+    other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
     expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
     assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
     # not for other measures

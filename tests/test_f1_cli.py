@@ -1,5 +1,6 @@
 """The `isbetter f1` and `isbetter power` subcommands, in-process."""
 
+import io
 import json
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def test_f1_binary_text_and_markdown(tmp_path, capsys):
                 "--draws",
                 "3000",
                 "--no-baselines",
-                "--measure",
+                "--metric",
                 "dcf",
                 "--cost-fp",
                 "2",
@@ -359,3 +360,37 @@ def test_f1_class_errors(tmp_path, monkeypatch, capsys, extra, message):
     assert main(_f1_args(*extra)) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html", "json", "csv"])
+def test_f1_reports_lead_with_bf_rope_and_name_the_bf01_bandwidth(fmt):
+    """Regression (statistical review): BF01 is a ratio of kernel density estimates whose
+    value depends on the bandwidth (the prior density of delta diverges at 0), yet no
+    report named it, and it came first. Every format puts BF(ROPE) first, shows Monte
+    Carlo errors and names BF01's bandwidths (a note; per row in JSON and CSV)."""
+    from isbetter import compare_f1
+    from isbetter.report import render
+
+    res = compare_f1(EXAMPLE, system_a="svm", system_b="logreg", draws=5000, rng=1)
+    e = res.comparison("politics").estimate
+    h0 = f"{e.bf01_prior_bandwidth:.3g}"
+    out = render(res, fmt)
+    if fmt == "json":
+        data = json.loads(out)
+        est = data["rows"][0]["estimate"]
+        assert list(est).index("bf_rope") < list(est).index("bf01")
+        assert est["bf01_prior_bandwidth"] == e.bf01_prior_bandwidth
+        assert est["bf01_bandwidth"] == e.bf01_bandwidth
+        assert est["bf01_mcse"] == e.bf01_mcse and e.bf01_mcse > 0
+        assert any(f"h0 = {h0}" in n for n in data["notes"])
+    elif fmt == "csv":
+        frame = pd.read_csv(io.StringIO(out))
+        cols = list(frame.columns)
+        assert cols.index("bf_rope") < cols.index("bf01")
+        assert {"bf_rope_mcse", "bf01_mcse", "bf01_bandwidth", "bf01_prior_bandwidth"} <= set(cols)
+        assert frame.loc[0, "bf01_prior_bandwidth"] == pytest.approx(e.bf01_prior_bandwidth)
+    else:
+        assert out.index("BF(ROPE)") < out.index("BF01")
+        assert f"h0 = {h0}" in out
+        assert f"{e.bf01:.3g}" in out and f"{e.bf01_mcse:.2g}" in out
+        assert ("$\\pm$" if fmt == "latex" else "±") in out

@@ -4,8 +4,15 @@ import pytest
 from scipy import stats
 
 from isbetter import InputError
-from isbetter.inference.decisions import hdi_rope_decision
-from isbetter.inference.summaries import estimate_from_draws, hdi, mcse_mean, savage_dickey_bf01
+from isbetter.inference.decisions import hdi_rope_decision, mirror
+from isbetter.inference.summaries import (
+    bandwidth,
+    estimate_from_draws,
+    hdi,
+    mcse_mean,
+    rope_bayes_factor,
+    savage_dickey_bf01,
+)
 
 
 def test_hdi_matches_arviz(rng):
@@ -48,37 +55,55 @@ def test_savage_dickey_against_closed_form(rng):
     post = rng.normal(0.1, 0.05, 200_000)
     exact = stats.norm.pdf(0, 0.1, 0.05) / stats.norm.pdf(0)
     # KDE bias (the stated bandwidth) plus noise: a few percent at this sample size
-    value, bound = savage_dickey_bf01(post, prior)
+    value, bound, mcse = savage_dickey_bf01(post, prior)
     assert value == pytest.approx(exact, rel=0.06) and bound == ""
-    assert savage_dickey_bf01(np.zeros(10), prior) == (np.inf, "")
+    assert 0 < mcse < 0.05 * value
+    point = savage_dickey_bf01(np.zeros(10), prior)
+    assert (point.value, point.bound) == (np.inf, "") and np.isnan(point.mcse)
     # no posterior draw near 0: an upper bound, never a noise value such as 2.5e-319
-    value, bound = savage_dickey_bf01(np.ones(10) + rng.normal(0, 1e-3, 10), prior)
-    assert bound == "<" and 0 < value < np.inf
-    assert np.isnan(savage_dickey_bf01(post, np.ones(10))[0])
+    value, bound, mcse = savage_dickey_bf01(np.ones(10) + rng.normal(0, 1e-3, 10), prior)
+    assert bound == "<" and 0 < value < np.inf and np.isnan(mcse)
+    assert np.isnan(savage_dickey_bf01(post, np.ones(10)).value)
 
 
 @pytest.mark.parametrize(
-    ("lo", "hi", "mean", "expected"),
+    ("lo", "hi", "expected"),
     [
-        (0.06, 0.2, 0.1, "a_better"),
-        (-0.2, -0.06, -0.1, "b_better"),
-        (-0.05, 0.05, 0.0, "equivalent"),
-        (-0.01, 0.06, 0.02, "a_leaning"),
-        (-0.06, 0.01, -0.02, "b_leaning"),
-        (0.04, 0.1, 0.07, "a_leaning"),  # straddles the upper ROPE bound
-        (-0.1, 0.1, 0.0, "equivalent"),  # mean exactly 0: the symmetric choice
+        (-0.03, 0.04, "equivalent"),  # HDI inside the ROPE
+        (-0.05, 0.05, "equivalent"),  # ... its bounds included
+        (0.06, 0.2, "a_better"),  # entirely above
+        (-0.2, -0.06, "b_better"),  # entirely below
+        (0.04, 0.1, "a_leaning"),  # across the upper bound only, above 0
+        (-0.01, 0.06, "a_leaning"),  # across the upper bound only, around 0
+        (0.05, 0.1, "a_leaning"),  # from the upper bound up
+        (-0.06, 0.01, "b_leaning"),  # across the lower bound only
+        (-0.1, -0.04, "b_leaning"),
+        (-0.1, 0.1, "undecided"),  # across both bounds
+        (-0.06, 0.3, "undecided"),  # across both, mostly above: still no side
     ],
 )
-def test_decide(lo, hi, mean, expected):
-    assert hdi_rope_decision(lo, hi, mean, 0.05) == expected
-    mirror = {
-        "a_better": "b_better",
-        "a_leaning": "b_leaning",
-        "equivalent": "equivalent",
-        "b_leaning": "a_leaning",
-        "b_better": "a_better",
-    }
-    assert hdi_rope_decision(-hi, -lo, -mean, 0.05) == mirror[expected]
+def test_hdi_rope_rule_every_case(lo, hi, expected):
+    assert hdi_rope_decision(lo, hi, 0.05) == expected
+    assert hdi_rope_decision(-hi, -lo, 0.05) == mirror(expected)
+
+
+def test_hdi_across_both_rope_bounds_is_undecided_whatever_the_mean(rng):
+    """Regression (statistical review): an HDI reaching past both ROPE bounds was labelled
+    "leaning" by the sign of the Monte Carlo mean, and "equivalent" at a mean of exactly 0.
+
+    Kruschke's rule decides nothing there; the label is "undecided" whichever side the
+    draws happen to lean, and a mean of exactly 0 is not evidence of equivalence.
+    """
+    d = rng.normal(0.0, 0.1, 20_000)
+    for draws in (d - d.mean() + 1e-4, d - d.mean() - 1e-4, np.r_[d, -d]):
+        e = estimate_from_draws(draws, rope=0.05)
+        assert e.interval.low < -0.05 and e.interval.high > 0.05
+        assert e.decision == "undecided"
+    assert estimate_from_draws(np.r_[d, -d], rope=0.05).mean == 0.0
+    # rope 0: the HDI straddling 0 decides nothing, one touching it from above leans
+    assert hdi_rope_decision(-0.01, 0.02, 0.0) == "undecided"
+    assert hdi_rope_decision(0.0, 0.02, 0.0) == "a_leaning"
+    assert hdi_rope_decision(0.0, 0.0, 0.0) == "equivalent"
 
 
 def test_estimate_from_draws_puts_the_summary_together(rng):
@@ -90,6 +115,10 @@ def test_estimate_from_draws_puts_the_summary_together(rng):
     assert e.mean == pytest.approx(d.mean()) and e.sd == pytest.approx(d.std(ddof=1))
     assert e.mcse == pytest.approx(mcse_mean(d, 5000))
     assert e.p_above_0 == pytest.approx(np.mean(d > 0)) and e.p_below_0 == np.mean(d < 0)
-    assert (e.bf01, e.bf01_bound) == pytest.approx(savage_dickey_bf01(d, prior))
+    bf01 = savage_dickey_bf01(d, prior, ess=5000)
+    assert (e.bf01, e.bf01_bound, e.bf01_mcse) == (bf01.value, bf01.bound, bf01.mcse)
+    bf_rope = rope_bayes_factor(d, prior, rope=0.05, ess=5000)
+    assert (e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse) == tuple(bf_rope)
+    assert (e.bf01_bandwidth, e.bf01_prior_bandwidth) == (bandwidth(d), bandwidth(prior))
     assert e.decision == "a_better"
     assert np.isnan(estimate_from_draws(d, rope=0.05).bf01)

@@ -12,6 +12,7 @@ on the shipped example, a power analysis with few simulations.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 import shutil
@@ -114,9 +115,9 @@ def test_html_report_shows_mcmc_diagnostics(ttest_result):
     from isbetter import MCMCDiagnostics
 
     diag = MCMCDiagnostics(
-        r_hat_max=1.0312,
-        ess_bulk_min=88.0,
-        ess_tail_min=95.0,
+        r_hat_max=1.0126885604919773,
+        ess_bulk_min=87.690803868421,
+        ess_tail_min=95.2,
         divergences=3,
         chains=2,
         draws=500,
@@ -127,8 +128,12 @@ def test_html_report_shows_mcmc_diagnostics(ttest_result):
     page = html_report(dataclasses.replace(ttest_result, diagnostics=diag), plots=None)
     table = page[page.index('<table class="isbetter-diagnostics">') :]
     table = table[: table.index("</table>")]
-    for text in ("delta0, std0", "r_hat_max", "1.0312", "divergences", ">3<", "nutpie"):
+    for text in ("delta0, std0", "R-hat max", "ESS bulk min", "divergences", ">3<", "nutpie"):
         assert text in table, text
+    # R-hat to 3 decimals, effective sample sizes as whole draws: no raw floats
+    cells = re.findall(r'<td class="num">([^<]*)</td>', table)
+    assert cells[:4] == ["1.013", "88", "95", "3"], cells
+    assert not re.search(r"\d\.\d{4,}", table)
     assert "POOR CONVERGENCE" in page and "No MCMC" not in page
 
 
@@ -238,6 +243,35 @@ def test_cli_report_pages(cli_reports):
         images = _images(page)
         assert len(images) == 1 and images[0].startswith(PNG), name
         assert "Figure 1. " in page  # the CLI's plot, with its caption
+
+
+def test_cli_report_pages_name_their_input(cli_reports, anneal_csv):
+    """A page meant to be kept says what it was computed from: file, rows, SHA-256."""
+    digest = hashlib.sha256(anneal_csv.read_bytes()).hexdigest()
+    rows = len(pd.read_csv(anneal_csv))
+    for name in ("cv", "rank"):
+        page = cli_reports[name].read_text(encoding="utf-8")
+        facts = page[page.index('<dl class="facts">') : page.index("</dl>")]
+        assert f"<dt>input</dt><dd>anneal.csv, {rows} rows, SHA-256 <code>{digest}</code>" in facts
+        assert f"input.sha256</th><td>{digest}<" in page  # and in the settings
+    f1 = cli_reports["f1"].read_text(encoding="utf-8")
+    assert "predictions.csv, 2000 rows" in f1
+    assert hashlib.sha256(F1_EXAMPLE.read_bytes()).hexdigest() in f1
+    assert "<dt>input</dt>" not in cli_reports["power"].read_text(encoding="utf-8")
+
+
+def test_page_names_the_rope_one_way_and_keeps_bounds_with_their_numbers(cli_reports):
+    """The title says 'ROPE ±0.05' as the page does; a Bayes factor cell ('< 0.0605')
+    is a number cell, which never wraps."""
+    for name, path in cli_reports.items():
+        page = path.read_text(encoding="utf-8")
+        assert "+-" not in page, name
+    f1 = cli_reports["f1"].read_text(encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", f1).group(1)
+    assert "ROPE ±0.05" in title
+    bounds = re.findall(r"<td([^>]*)>&[lg]t; [0-9.e+-]+</td>", f1)
+    assert bounds and all(b == ' class="num"' for b in bounds), bounds
+    assert re.search(r"td\.num[^{]*\{[^}]*white-space: nowrap", f1)
 
 
 def test_cli_says_where_the_report_went(anneal_csv, tmp_path, capsys):

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,9 +93,13 @@ def _f1(path, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _strip(report: dict) -> dict:
-    """The report without what names the input file."""
-    return {k: v for k, v in report.items() if k not in ("source", "input", "file")}
+def _strip(report: Any) -> Any:
+    """The report without what names the input file (``settings["input"]``, at any depth)."""
+    if isinstance(report, dict):
+        return {k: _strip(v) for k, v in report.items() if k != "input"}
+    if isinstance(report, list):
+        return [_strip(v) for v in report]
+    return report
 
 
 @pytest.mark.parametrize("name", ["t.tsv", "t.tab.csv", "t.parquet", "t.jsonl"])

@@ -1,9 +1,12 @@
+from pathlib import Path
+
 import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
 
+from _figures import legend_hides_nothing
 from isbetter import InputError
 from isbetter.f1.compare import compare_f1
 from isbetter.f1.power import SIGIR_SCENARIO_A, power_analysis
@@ -118,3 +121,33 @@ def test_power_plot_names_measure_scenario_and_true_difference():
     assert "true difference δ = +0.100" in title
     assert _inside_figure(ax.figure, ax.title)
     plt.close(ax.figure)
+
+
+def test_savage_dickey_plot_shows_the_ratio_it_names():
+    """Regression: the plotted densities used scipy's bandwidth, not BF01's, so their ratio
+    at 0 was not the BF01 in the title; the title names the prior bandwidth h0."""
+    example = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+    res = compare_f1(
+        example,
+        system_a="svm",
+        system_b="logreg",
+        classes=["politics"],
+        draws=4000,
+        rng=1,
+        baselines=False,
+    )
+    row = res.row()
+    assert row["bf01_bound"] == "" and row["bf01"] > 3
+    ax = plot_savage_dickey(res)
+    prior_at_0, post_at_0 = ax.get_lines()[2].get_ydata()
+    assert post_at_0 / prior_at_0 == pytest.approx(row["bf01"], rel=1e-9)
+    assert f"h0 = {row['bf01_prior_bandwidth']:.3g}" in ax.get_title().replace("\n", " ")
+    plt.close(ax.figure)
+
+
+def test_f1_and_power_legends_sit_beside_the_data(result):
+    """The legend sat on the ROPE's shading (posterior) or on the curves ("best")."""
+    res = power_analysis(SIGIR_SCENARIO_A, sizes=[200, 400], replicates=10, draws=300, rng=0)
+    for ax in (plot_f1_posterior(result), plot_savage_dickey(result), plot_power(res)):
+        assert legend_hides_nothing(ax), ax.get_title()
+        plt.close(ax.figure)

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from _figures import legend_hides_nothing  # noqa: E402
 from isbetter.inference.posterior import DrawsPosterior, HierarchicalPosterior, StudentTPosterior  # noqa: E402
 from isbetter.plots import (  # noqa: E402
     plot_difference_posterior,
@@ -175,3 +176,18 @@ def test_save_comparison_plot_writes_png(result, tmp_path, kind):
     save_comparison_plot(result, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(plt.get_fignums()) == n_figs  # no pyplot figure left open
+
+
+def test_legends_sit_beside_the_data(result):
+    """The legends sat on the ROPE's shading ("upper right" over a ROPE to the right)."""
+    t = ComparisonResult.from_posterior(
+        StudentTPosterior(df=9, loc=-0.019, scale=0.0056),
+        system_a="nbc",
+        system_b="aode",
+        rope=0.01,
+        method="correlated_t",
+        settings={},
+    )
+    for ax in (plot_next_posterior(result), plot_shrinkage(result), plot_difference_posterior(t)):
+        assert legend_hides_nothing(ax), ax.get_title()
+        plt.close(ax.figure)

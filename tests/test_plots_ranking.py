@@ -1,6 +1,8 @@
 """Plots of a ranking, on a RankingResult built by hand (no model is fitted)."""
 
+import dataclasses
 import itertools
+from dataclasses import replace
 
 import matplotlib
 import matplotlib.pyplot as plt
@@ -10,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
 from isbetter.core.errors import InputError
+from isbetter.plots.hasse import hasse_size
 from isbetter.plots.ranking import (
     plot_hasse,
     plot_pairwise_heatmap,
@@ -208,10 +211,71 @@ def test_pairwise_heatmap_values(result):
 
 
 def test_pairwise_heatmap_by_rank(result):
+    """Rows and columns in rank order, not the ranking's (alphabetical) order: the top
+    layer (NLP4J ≲ Flair: Flair first), then Collins ≈ LAPOS, the more often better first."""
     ax = plot_pairwise_heatmap(result)
     rows = [t.get_text() for t in ax.get_yticklabels()]
-    assert rows[-1] == "TnT" and set(rows[:2]) == {"NLP4J", "Flair"}
+    assert rows == ["Flair", "NLP4J", "LAPOS", "Collins", "TnT"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == rows
+    p = result.pair("LAPOS", "Collins")
+    assert p.p_a_better > p.p_b_better  # what puts LAPOS first in its group
     plt.close(ax.figure)
+
+
+def _wcag_contrast(a, b):
+    def lum(rgb):
+        c = np.asarray(matplotlib.colors.to_rgb(rgb))
+        c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        return float(c @ [0.2126, 0.7152, 0.0722])
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_pairwise_heatmap_numbers_are_legible():
+    """Both numbers of a cell are at least 9 pt and contrast 4.5:1 (WCAG AA) with the cell,
+    the mid blues (0.6-0.75) included, where white text had 3.2:1."""
+    res = make_result()
+    probs = np.linspace(0.55, 0.8, len(res.pairs))
+    pairs = tuple(
+        dataclasses.replace(p, p_a_better=float(q), p_rope=0.9 - q, p_b_better=0.1)
+        for p, q in zip(res.pairs, probs, strict=True)
+    )
+    res = dataclasses.replace(res, pairs=pairs)
+    ax = plot_pairwise_heatmap(res, "accuracy")
+    texts = ax.texts
+    assert len(texts) == 2 * 5 * 4
+    blues = matplotlib.colormaps["Blues"]
+    for value, rope in zip(texts[::2], texts[1::2], strict=True):
+        cell = blues(float(value.get_text()))
+        for t in (value, rope):
+            assert t.get_fontsize() >= 9, t.get_text()
+            assert _wcag_contrast(t.get_color(), cell) >= 4.5, (value.get_text(), t.get_color())
+    plt.close(ax.figure)
+
+
+def test_hasse_lists_every_inconsistency_in_full():
+    """Long messages are wrapped, never cut with '…', and the figure grows to hold them."""
+    res = make_result()
+    order = res.orders["accuracy"]
+    long = tuple(
+        f"≈ is not transitive: system-{i} ≈ system-{i + 1}, but system-{i} ≈ a-long-group and "
+        f"system-{i + 1} cannot form one group (a strict relation between their members)"
+        for i in range(6)
+    )
+    wordy = dataclasses.replace(
+        res, orders={**res.orders, "accuracy": replace(order, inconsistencies=long)}
+    )
+    fig = Figure(figsize=hasse_size(wordy, "accuracy"), layout="constrained")
+    ax = plot_hasse(wordy, "accuracy", ax=fig.add_subplot())
+    text = ax.get_xlabel()
+    assert "…" not in text and "more" not in text
+    flat = " ".join(text.split())
+    for message in long:
+        assert " ".join(message.split()) in flat
+    width_in = ax.get_position().width * fig.get_figwidth()
+    assert max(len(line) for line in text.splitlines()) * 0.55 * 8.33 / 72 <= width_in
+    assert hasse_size(wordy, "accuracy")[1] > hasse_size(res, "accuracy")[1] + 6 * 0.16
 
 
 def test_save_ranking_plot(result, tmp_path):

@@ -1,28 +1,245 @@
-"""The README's tour runs as written (from the repository root)."""
+"""The README runs as written, and prints the numbers it states.
+
+* every Python block as a script of its own (``python block.py`` in a fresh process, from a
+  folder outside the repository: the example data comes from the package), and all of them
+  in one notebook kernel;
+* every ``isbetter`` command of its bash blocks, from the root of a checkout (a folder
+  with ``data/``, as the README says);
+* the numbers stated beside them — read from the README's text, not copied here — are
+  the numbers printed.
+"""
+
+from __future__ import annotations
 
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PROSE = " ".join(README.split())  # statements wrapped over lines read as one line
+
+# ----------------------------------------------------------------------------- the blocks
+
+#: each Python block, named by a line only it has
+PYTHON_BLOCKS = {
+    "cv": 'isbetter.compare(table, "nbc", "aode"',
+    "f1": "isbetter.compare_f1(",
+    "ranking": "isbetter.rank(table",
+    "sklearn": "cross_val_scores(",
+}
+
+
+def _python_blocks() -> dict[str, str]:
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    named = {name: [b for b in blocks if key in b] for name, key in PYTHON_BLOCKS.items()}
+    assert all(len(found) == 1 for found in named.values()), named
+    assert len(blocks) == len(named), "a new README block: name it in PYTHON_BLOCKS"
+    return {name: found[0] for name, found in named.items()}
+
+
+def _bash_blocks() -> list[tuple[str, str]]:
+    """(marker, body) of each bash block; the marker is the HTML comment above it, if any."""
+    found = re.findall(r"(?:<!-- ([\w-]+) -->\n)?```bash\n(.*?)```", README, flags=re.S)
+    return [(marker, body) for marker, body in found]
+
+
+def _commands() -> list[str]:
+    """Every ``isbetter`` command of the bash blocks that are meant to run as written.
+
+    Not run: the synopsis (placeholders such as FILE and [--flag]; checked against the
+    parser below) and the test command (it runs this suite). Of the main command, the
+    part after the install runs here; test_demo.py installs a wheel as it does.
+    """
+    commands = []
+    for marker, body in _bash_blocks():
+        if marker in ("synopsis", "test-command"):
+            continue
+        for line in body.replace("\\\n", " ").splitlines():
+            command = line.split("&&")[-1].strip()
+            if command:
+                assert command.startswith("isbetter "), command
+                commands.append(command)
+    return commands
+
+
+def _slow(command: str) -> list:
+    # the commands on the UCI scores fit the hierarchical model (several seconds to a minute)
+    return [pytest.mark.slow] if "uci_cv_accuracy_long" in command else []
+
+
+# ----------------------------------------------------------------------------- what it states
+
+
+def _decimals(stated: str) -> float:
+    """Half a unit of the last digit of `stated`: how far a number printed so may be off."""
+    places = len(stated.split(".")[1]) if "." in stated else 0
+    return 0.5 * 10.0**-places + 1e-12
+
+
+def _agree(printed: float, stated: str) -> bool:
+    return abs(printed - float(stated)) <= _decimals(stated)
+
+
+def _stated(pattern: str) -> tuple[str, ...]:
+    match = re.search(pattern, PROSE)
+    assert match, f"the README no longer states {pattern!r}"
+    return match.groups()
+
+
+def _main_probabilities() -> tuple[str, ...]:
+    """P(nbc better), P(equivalent), P(aode better) of the main command, seed 1."""
+    return _stated(r"— (\d\.\d+) / (\d\.\d+) / (\d\.\d+) with seed 1")
+
+
+def _rope_table() -> dict[str, tuple[str, ...]]:
+    """ROPE -> the three probabilities, from the table in "How to choose a ROPE"."""
+    rows = re.findall(r"^\| (0\.\d+) +\| (\d\.\d+) \| (\d\.\d+) \| (\d\.\d+) \|$", README, re.M)
+    assert len(rows) == 3, rows
+    return {rope: tuple(ps) for rope, *ps in rows}
+
+
+def _uci_order() -> str:
+    return _stated(r"On the five UCI classifiers: `([^`]+)`")[0]
+
+
+def _probabilities(text: str) -> tuple[float, float, float]:
+    match = re.fullmatch(
+        r"Probabilities\(p_a_better=([^,]+), p_rope=([^,]+), p_b_better=([^)]+)\)", text
+    )
+    assert match, text
+    a, r, b = map(float, match.groups())
+    return a, r, b
+
+
+def check_cv(out: str) -> None:
+    lines = out.splitlines()
+    argmax = [float(x) for x in lines[0].split()]
+    assert all(map(_agree, argmax, _main_probabilities())), lines[0]
+    table = _rope_table()
+    assert all(map(_agree, argmax, table["0.01"])), (lines[0], table)
+    (predictive,) = _stated(r"P\(rope\) [\d.]+ by argmax counting, ([\d.]+) predictive")
+    assert _agree(_probabilities(lines[1])[1], predictive), lines[1]
+    other = [line.split(" ", 1) for line in lines if re.match(r"0\.\d+ Probabilities", line)]
+    assert [rope for rope, _ in other] == ["0.005", "0.02"]
+    for rope, text in other:
+        assert all(map(_agree, _probabilities(text), table[rope])), (rope, text, table[rope])
+    mean, low, high = _stated(
+        r"posterior mean difference (-?[\d.]+), 95% HDI \[(-?[\d.]+), (-?[\d.]+)\]; seed 1"
+    )
+    printed = re.search(
+        r"posterior mean difference delta0: (-?[\d.]+) .*?95% HDI \[(-?[\d.]+), (-?[\d.]+)\]",
+        out,
+    )
+    assert printed, out
+    assert all(map(_agree, map(float, printed.groups()), (mean, low, high))), printed.group(0)
+
+
+def check_f1(out: str) -> None:
+    block = _python_blocks()["f1"]
+    (shown,) = re.search(r'comparisons\["sport"\]\.p_rope\).*\((0\.\d+)\)', block).groups()
+    (caption,) = _stated(r'class "sport" .*?P\(ROPE\) (\d+)%')
+    printed = [float(line) for line in out.splitlines() if re.fullmatch(r"0\.\d+", line)]
+    assert len(printed) == 1, out
+    assert _agree(printed[0], shown) and _agree(100 * printed[0], caption), (printed, shown)
+
+
+def check_ranking(out: str) -> None:
+    assert out.splitlines()[0] == _uci_order()
+
+
+def check_sklearn(out: str) -> None:
+    block = _python_blocks()["sklearn"]
+    (stated,) = re.search(r'\.order\("accuracy"\)\)\n# (.+)\n', block).groups()
+    assert out.strip() == stated
+
+
+CHECKS = {"cv": check_cv, "f1": check_f1, "ranking": check_ranking, "sklearn": check_sklearn}
+
+# ----------------------------------------------------------------------------- the tests
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    run = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("cv", marks=pytest.mark.slow),
+        "f1",
+        pytest.param("ranking", marks=pytest.mark.slow),
+        "sklearn",
+    ],
+)
+def test_python_block_runs_as_a_script(name, tmp_path):
+    """`python example.py` of one block, pasted as it is, in a folder outside the repository."""
+    (tmp_path / "example.py").write_text(_python_blocks()[name], encoding="utf-8")
+    run = _run([sys.executable, "example.py"], cwd=tmp_path)
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    CHECKS[name](run.stdout)
 
 
 @pytest.mark.slow
-# the README's ranking flags its two near-identical pairs (P(rope) = 1.0) by the ESS rule:
-# the warning is part of the output a reader sees, not a failure of the tour
-@pytest.mark.filterwarnings("ignore::isbetter.ConvergenceWarning")
-def test_readme_python_blocks_run(monkeypatch, tmp_path):
-    import matplotlib.pyplot as plt
+def test_python_blocks_run_in_a_notebook(tmp_path):
+    """All blocks one after the other in one Jupyter kernel, as a reader pastes them."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    blocks = _python_blocks()
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(code) for code in blocks.values()]
+    )
+    client = nbclient.NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    for name, cell in zip(blocks, nb.cells, strict=True):
+        out = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+        CHECKS[name](out)
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["hasse.png", "triangle.png"]
 
-    # run where a reader would, with the shipped data beside; the pictures the tour
-    # saves land in the temporary directory, not in the repository
+
+@pytest.mark.parametrize(
+    "command", [pytest.param(c, marks=_slow(c), id=c.split()[1]) for c in _commands()]
+)
+def test_command_runs_from_the_checkout(command, tmp_path):
+    """Each ``isbetter`` command from a checkout's root (``data/`` there; outputs land here)."""
     (tmp_path / "data").symlink_to(ROOT / "data")
-    monkeypatch.chdir(tmp_path)
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) >= 2
-    namespace: dict = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102
-    plt.close("all")
+    argv = shlex.split(command)
+    run = _run([sys.executable, "-m", "isbetter", *argv[1:]], cwd=tmp_path)
+    if argv[1] == "cv":  # the main command
+        row = re.findall(r"^\S.*?\s(\d\.\d{4})\s+\d\.\d{4}$", run.stdout, re.M)
+        assert tuple(row) == _main_probabilities(), run.stdout
+    if argv[1] == "rank" and "--plot" in argv:
+        assert f"accuracy (ROPE ±0.01): {_uci_order()}" in run.stdout
+    if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
+        assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
+    for flag in ("--plot", "--report"):
+        if flag in argv:
+            assert (tmp_path / argv[argv.index(flag) + 1]).stat().st_size > 1000
+
+
+def test_every_runnable_command_is_tested():
+    """The README's runnable commands: the main one, the rankings and the two reports."""
+    assert [c.split()[1] for c in _commands()] == ["cv", "rank", "rank", "f1", "rank"]
+
+
+def test_synopsis_names_real_subcommands_and_flags():
+    """The command-line synopsis (placeholders, not run) names only flags that exist."""
+    from isbetter.cli import _build_parser
+
+    (synopsis,) = [body for marker, body in _bash_blocks() if marker == "synopsis"]
+    parser = _build_parser()
+    sub = next(a for a in parser._actions if hasattr(a, "choices") and a.choices)
+    for line in synopsis.replace("\\\n", " ").splitlines():
+        words = line.split()
+        assert words[0] == "isbetter" and words[1] in sub.choices, line
+        known = set(sub.choices[words[1]]._option_string_actions)
+        flags = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line))
+        assert flags <= known, (line, flags - known)

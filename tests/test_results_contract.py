@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 from dataclasses import fields, is_dataclass
+from pathlib import Path
+from typing import get_args
 
 import numpy as np
 import pandas as pd
@@ -19,12 +21,14 @@ from isbetter import (
     from_arrays,
     power_analysis,
     rank,
+    read_predictions,
     read_scores,
     sign_test,
     signed_rank_test,
 )
 from isbetter.f1.power import SIGIR_SCENARIO_A
 from isbetter.report import FORMATS, render, summary_from_dict, to_table
+from isbetter.report.table import MISSING, CellKind, Column, format_cell
 from isbetter.results import (
     ComparisonResult,
     ComparisonSummary,
@@ -33,6 +37,7 @@ from isbetter.results import (
 )
 
 NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _cv_scores(q, seed=5):
@@ -198,9 +203,11 @@ def test_every_result_renders_in_every_format(
 
 
 def _check_latex(out):
-    for env in ("table", "tabular"):
-        assert out.count(rf"\begin{{{env}}}") == out.count(rf"\end{{{env}}}") == 1
-    assert "\\toprule" in out and "\\bottomrule" in out
+    assert out.startswith("% requires: ")
+    out = out.split("\n", 1)[1]
+    assert out.count(r"\begin{table}") == out.count(r"\end{table}") == 1
+    assert out.count(r"\begin{tabular}") == out.count(r"\end{tabular}") >= 1  # panels, headers
+    assert out.count("\\toprule") == out.count("\\bottomrule") >= 1
     body = re.sub(r"\\[&%_$#{}]", "", out)  # escaped specials are fine
     assert "%" not in body and "_" not in body.replace("\\_", "")
     assert "#" not in body
@@ -218,17 +225,84 @@ def test_latex_escapes_system_names_and_typesets_decisions(f1_result):
     assert any(sym in out for sym in (r"$\gg$", r"$\ll$", r"$\approx$", "$>$", "$<$"))
 
 
+# system names as long as a paper's (model cards), and the shipped examples' names
+LONG = ("roberta-large-finetuned-conll03-english", "bert-base-multilingual-cased-ner-hrl")
+
+
+@pytest.fixture(scope="module")
+def long_name_results():
+    """Every kind of table with long system names, and the shipped examples as they come."""
+    g = np.random.default_rng(4)
+    x = g.uniform(0.7, 0.9, size=(12, 1)) + g.normal(0, 0.02, size=(12, 10))
+    y = x - 0.01 + g.normal(0, 0.01, size=(12, 10))
+    scores = from_arrays(x, y, names=LONG, runs=1).paired(*LONG)
+    frame = _predictions().set_axis(["gold", *LONG], axis=1)
+    rows = [
+        (f"d{i}", name, f, x[i, f] + 0.003 * k)
+        for k, name in enumerate((*LONG, "a-third-system-with-a-long-name"))
+        for i in range(12)
+        for f in range(10)
+    ]
+    table = read_scores(
+        pd.DataFrame(rows, columns=["dataset", "system", "fold", "acc"]), run=None, score="acc"
+    )
+    uci = read_scores(
+        DATA / "uci_benavoli2017" / "uci_cv_accuracy_long.csv",
+        dataset="dataset_id",
+        system="classifier",
+        score="accuracy",
+    )
+    shipped = read_predictions(DATA / "f1_example" / "predictions.csv", id="doc_id")
+    return {
+        "long correlated_t": correlated_ttest(
+            from_arrays(x[:1], y[:1], names=LONG, runs=1).paired(*LONG), rope=0.01
+        ),
+        "long signed_rank": signed_rank_test(scores, rope=0.005, rng=1, draws=1000),
+        "long f1": compare_f1(frame, draws=1000, resamples=100, rng=1),
+        "long ranking": rank(table, rope=0.005, method="sign", jobs=1, rng=2, draws=1000),
+        "uci ranking": rank(uci, rope=0.01, method="sign", jobs=1, rng=1, draws=2000),
+        "uci sign": sign_test(uci.paired("nbc", "aode"), rope=0.01, rng=1, draws=2000),
+        "f1_example": compare_f1(
+            shipped, system_a="svm", system_b="nb", draws=2000, resamples=200, rng=1
+        ),
+        "f1_example logreg": compare_f1(
+            shipped, system_a="svm", system_b="logreg", draws=2000, resamples=200, rng=1
+        ),
+    }
+
+
+def _latex_documents(results):
+    """One article per table, with exactly the packages each table's first line names."""
+    docs = {}
+    for name, res in results:
+        out = render(res, "latex")
+        first, _, rest = out.partition("\n")
+        needs = re.fullmatch(r"% requires: (\\usepackage\{[a-z,]+\})", first)
+        assert needs, f"{name}: the first line does not name the packages: {first!r}"
+        docs[name] = f"\\documentclass{{article}}\n{needs.group(1)}\n\\begin{{document}}\n{out}"
+    return docs
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX engine (Debian texlive)")
-def test_latex_table_compiles(tmp_path, f1_result, comparisons, ranking_result, power_result):
-    tables = "".join(
-        render(r, "latex")
-        for r in (f1_result, comparisons["hierarchical"], ranking_result, power_result)
-    )
-    doc = (
-        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
-        "\\usepackage{amssymb}\n\\begin{document}\n" + tables + "\\end{document}\n"
-    )
-    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
+def test_latex_tables_compile_in_a_plain_article_and_fit_the_column(
+    tmp_path, comparisons, f1_result, power_result, ranking_result, long_name_results
+):
+    """Every result's table, in a default article (OT1, one column) with only the packages
+    it names: it compiles, every control sequence is defined, no line is too wide."""
+    results = [
+        *_all_results(comparisons, f1_result, power_result, ranking_result),
+        *long_name_results.items(),
+    ]
+    docs = _latex_documents(results)
+    names = list(docs)
+    # one document, one page per table; each table's first line is remembered to name it
+    text, starts = "", []
+    for name in names:
+        preamble, _, body = docs[name].partition("\\begin{document}\n")
+        starts.append((text.count("\n") + 1, name))
+        text += body + "\\clearpage\n"
+    assert {d.partition("\\begin{document}")[0] for d in docs.values()} == {preamble}
+    (tmp_path / "t.tex").write_text(f"{preamble}\\begin{{document}}\n{text}\\end{{document}}\n")
     run = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
         cwd=tmp_path,
@@ -236,8 +310,50 @@ def test_latex_table_compiles(tmp_path, f1_result, comparisons, ranking_result, 
         text=True,
         timeout=120,
     )
+    log = (tmp_path / "t.log").read_text(encoding="latin-1")
     assert run.returncode == 0, run.stdout[-2000:]
+    assert "Undefined control sequence" not in log and "Missing character" not in log
+    head = len(preamble.splitlines()) + 1  # lines before the first table
+    too_wide = [
+        (next(n for line, n in reversed(starts) if line <= int(at) - head), width)
+        for width, at in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\).*?lines (\d+)", log)
+    ]
+    assert not too_wide, f"tables wider than the column: {too_wide}"
     assert (tmp_path / "t.pdf").stat().st_size > 1000
+
+
+def test_latex_typesets_what_plain_text_writes(
+    comparisons, f1_result, power_result, ranking_result
+):
+    """<=, +-, | and the signature print as written in any font encoding (OT1 turns
+    a text | into an em dash, < and > into inverted marks)."""
+    for name, res in _all_results(comparisons, f1_result, power_result, ranking_result):
+        out = render(res, "latex")
+        signature = to_table(res).signature
+        tt = r"\texttt{" + signature.replace("_", r"\_").replace("|", "|\\allowbreak ") + "}"
+        assert tt in out, name
+        body = out.replace(tt, "").replace("$|$", "")
+        assert "|" not in body, name
+        assert "<=" not in body and "+-" not in body and ">=" not in body, name
+        # the notes are left-aligned paragraphs, not centred lines
+        notes = out.split("\\par\\smallskip\n", 1)[1]
+        assert notes.startswith("{\\footnotesize\\raggedright\n") and "\\\\" not in notes, name
+    assert r"$\le$ d $\le$" in render(comparisons["correlated_t"], "latex")
+    assert r"ROPE $\pm$0.05" in render(f1_result, "latex")
+    assert r"$\pm$ se" in render(power_result, "latex")
+
+
+def test_latex_splits_a_wide_table_into_panels_that_repeat_the_labels(f1_result):
+    """The F1 table (16 columns) is set as panels, each starting with the class column
+    and keeping a group (the p-values, the Bayes factors) together."""
+    out = render(f1_result, "latex")
+    panels = [p.split("\\bottomrule")[0] for p in out.split("\\begin{tabular}{@{}l")[1:]]
+    assert len(panels) >= 2
+    for panel in panels:
+        assert "\nclass & " in panel and "\\multicolumn" in panel
+    assert sum(p.count("McNemar") for p in panels) == 1
+    together = [p for p in panels if "BF01" in p]
+    assert len(together) == 1 and "BF(ROPE)" in together[0]
 
 
 def test_markdown_cells_never_break_the_table(comparisons):
@@ -245,3 +361,20 @@ def test_markdown_cells_never_break_the_table(comparisons):
     rows = [line for line in out.splitlines() if line.startswith("|")]
     widths = {len(re.split(r"(?<!\\)\|", r)) for r in rows}
     assert len(widths) == 1 and len(rows) == 5  # header, separator, three regions
+
+
+def test_missing_values_are_one_token_in_every_format(comparisons, ranking_result):
+    """'–' in every kind of cell (text, Markdown, HTML), '--' in LaTeX, an empty CSV field:
+    never 'nan', never an empty cell beside '–' cells."""
+    missing = (None, float("nan"), np.float64("nan"))
+    for kind in get_args(CellKind):
+        column = Column("x", "x", kind)
+        values = missing + (((None, None), (float("nan"), 0.1)) if kind == "interval" else ())
+        for value in values:
+            assert format_cell(column, value) == MISSING, (kind, value)
+            assert format_cell(column, value, "latex") == "--", (kind, value)
+    for name, res in [*comparisons.items(), ("ranking", ranking_result)]:
+        rows = list(csv.DictReader(io.StringIO(render(res, "csv"))))
+        assert not [k for r in rows for k, v in r.items() if v.lower() == "nan"], name
+        for fmt in ("text", "markdown"):
+            assert not re.search(r"\bnan\b", render(res, fmt), re.IGNORECASE), (name, fmt)

@@ -131,10 +131,10 @@ def test_feeds_rank_end_to_end(table):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"estimators": {"nb": GaussianNB()}}, r"`estimators` has 1 estimator\(s\)"),
+        ({"estimators": {"nb": GaussianNB()}}, r"`estimators` has 1 estimator;"),
         ({"datasets": {}}, r"`datasets` is empty"),
         ({"folds": 1}, r"`folds` must be an integer >= 2"),
-        ({"scoring": "acuracy"}, r"`scoring`: unknown scorer\(s\) 'acuracy'"),
+        ({"scoring": "acuracy"}, r"`scoring`: unknown scorer 'acuracy'"),
         ({"datasets": {"bad": (np.zeros((5, 2)), np.zeros(4))}}, r"X has 5 rows and y has"),
         ({"estimators": [("a", GaussianNB()), ("a", GaussianNB())]}, r"duplicated names"),
     ],

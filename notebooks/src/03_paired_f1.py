@@ -54,8 +54,8 @@ print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__v
 # Bayesian columns: posterior mean and sd of δ, the Savage–Dickey factor BF01 (`*` below
 # 1/3: substantial evidence of a difference; `#` above 3: substantial evidence of none),
 # "LG pct" (share of δ below 0 < share above 0), the share inside the ROPE, the 95% HDI and
-# the HDI + ROPE decision (≫ / ≪: HDI beyond the ROPE; ≈: HDI inside it; > / <: neither,
-# by the side of the mean).
+# the HDI + ROPE decision (≫ / ≪: HDI beyond the ROPE; ≈: HDI inside it; > / <: HDI across
+# one ROPE bound only; ?: across both).
 
 # %%
 res = isbetter.compare_f1(
@@ -74,7 +74,10 @@ def bf_mark(bf):
     return f"{mark} {bf:.3f}" if np.isfinite(bf) else f"{mark} inf"
 
 
-SYMBOL = {"a_better": "≫", "a_leaning": ">", "equivalent": "≈", "b_leaning": "<", "b_better": "≪"}
+SYMBOL = {
+    "a_better": "≫", "a_leaning": ">", "equivalent": "≈", "b_leaning": "<", "b_better": "≪",
+    "undecided": "?",
+}
 classes = [c for c in res.classes if c not in ("macro", "micro")]
 paper_table = pd.DataFrame(
     {
@@ -118,7 +121,11 @@ print("decisions:", counts.to_dict())
 
 # %% [markdown]
 # The full report (every baseline: s-test, p-test, McNemar, Keller's bootstrap,
-# approximate randomisation) is one call:
+# approximate randomisation) is one call. Its headline Bayes factor is BF(ROPE), the
+# posterior over the prior odds of |δ| ≤ 0.05, counted from the draws; the paper's BF01
+# stands beside it with its kernel bandwidths named: the prior density of δ diverges at 0,
+# so BF01 depends on the bandwidth h0 (smaller h0, smaller BF01). Every Bayes factor
+# carries its Monte Carlo error.
 
 # %%
 print(render(res))

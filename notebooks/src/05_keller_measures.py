@@ -155,7 +155,7 @@ sd8 = np.sqrt(2 * (COSTS["cost_fn"] ** 2 * COSTS["p_positive"] ** 2 * fn_bar / n
                    + COSTS["cost_fp"] ** 2 * (1 - COSTS["p_positive"]) ** 2 * fp_bar / n_n**2 * (1 - fp_bar / n_n)))
 p8 = float(2 * stats.norm.sf(abs(dcf_b - dcf_a) / sd8))
 p9 = dcf_proportion_test(counts, **COSTS)  # eq. (9), paired
-bayes_dcf = isbetter.compare_f1(table, system_a=A, system_b=B, classes=[LABEL], measure="dcf",
+bayes_dcf = isbetter.compare_f1(table, system_a=A, system_b=B, classes=[LABEL], metric="dcf",
                                 rope=0.05, draws=DRAWS, resamples=RESAMPLES, rng=SEED, **COSTS)
 drow = bayes_dcf.row(LABEL)
 RESULTS["dcf"] = [dcf_a, dcf_b]

@@ -13,7 +13,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError, IsbetterError
+from isbetter.core.errors import (
+    ConvergenceWarning,
+    InputError,
+    InputTypeError,
+    IsbetterError,
+    RenamedArgumentWarning,
+)
 
 __version__ = "0.1.0"
 
@@ -60,6 +66,7 @@ __all__ = [
     "InputError",
     "InputTypeError",
     "IsbetterError",
+    "RenamedArgumentWarning",
     "__version__",
     "ComparisonResult",
     "ComparisonSummary",

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.validate import check_positive_int
+from isbetter.core.validate import check_positive_int, counted, plural
 from isbetter.cv.scores import ScoreTable, read_scores
 from isbetter.inference.seeds import RNGLike, resolve_seed, sampler_seed
 
@@ -123,7 +123,8 @@ def _check_scorers(scorers: dict[str, Any]) -> None:
     unknown = [v for v in scorers.values() if isinstance(v, str) and v not in valid]
     if unknown:
         raise InputError(
-            f"`scoring`: unknown scorer(s) {', '.join(map(repr, unknown))}; see "
+            f"`scoring`: unknown {plural(len(unknown), 'scorer')} {', '.join(map(repr, unknown))}; "
+            "see "
             "sklearn.metrics.get_scorer_names() for the names (e.g. 'accuracy', 'f1_macro', "
             "'neg_log_loss', 'r2')."
         )
@@ -243,7 +244,8 @@ def cross_val_scores(
     systems = _named(estimators, "estimators", "estimator")
     if len(systems) < 2:
         raise InputError(
-            f"`estimators` has {len(systems)} estimator(s); a comparison needs at least two."
+            f"`estimators` has {counted(len(systems), 'estimator')}; a comparison needs at "
+            "least two."
         )
     data = {
         name: _xy(name, value) for name, value in _named(datasets, "datasets", "(X, y)").items()

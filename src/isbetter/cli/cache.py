@@ -31,13 +31,15 @@ def add(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the cache's state, or clear it and say what was removed."""
     from isbetter.core import cache
+    from isbetter.core.validate import counted
 
     if args.action == "info":
         print(cache.info())
         return 0
     removed = cache.clear()
     print(
-        f"cleared {removed.path}: {removed.n_files} files, {removed.size_bytes / 1e6:.1f} MB"
+        f"cleared {removed.path}: {counted(removed.n_files, 'file')}, "
+        f"{removed.size_bytes / 1e6:.1f} MB"
         " (the next hierarchical fit compiles again)"
     )
     return 0

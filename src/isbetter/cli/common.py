@@ -13,17 +13,22 @@ from isbetter.core.vocabulary import FORMATS
 
 __all__ = [
     "Parser",
+    "Renamed",
     "add_column_args",
     "add_output_args",
     "check_destinations",
     "emit",
     "formatter",
     "lazy_plot",
+    "score_columns",
 ]
 
 
 class _Once(argparse._StoreAction):
     """Store an option's value, refusing a second one (argparse would keep the last)."""
+
+    #: the option's later names are old ones: using one prints a note naming the first
+    renamed = False
 
     def __call__(
         self,
@@ -40,6 +45,22 @@ class _Once(argparse._StoreAction):
             )
         given.add(self.dest)
         super().__call__(parser, namespace, values, option_string)
+        current = self.option_strings[0] if self.option_strings else None
+        if self.renamed and option_string not in (None, current):
+            print(
+                f"{parser.prog}: note: {option_string} is an alias of {current}, the current "
+                f"name; write {current}.",
+                file=sys.stderr,
+            )
+
+
+class Renamed(_Once):
+    """An option that also answers to its old name; given by that name, a note names the new.
+
+    Declare the current name first: ``add_argument("--metric", "--measure", action=Renamed)``.
+    """
+
+    renamed = True
 
 
 def _shown(value: Any) -> str:
@@ -183,10 +204,42 @@ def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path],
 
 
 def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """Add the column-name options of long-form score files (``cv`` and ``rank``)."""
-    cols = p.add_argument_group("column names")
-    cols.add_argument("--dataset-col", default="dataset", help="data set column ('' for one)")
+    """Add the column-name options of score files (``cv`` and ``rank``): long or wide."""
+    cols = p.add_argument_group(
+        "column names",
+        "Long tables: one row per score. Without run and fold columns (or with --fold-col ''): "
+        "one score per data set and system, for the sign and signed-rank tests. --wide: one "
+        "row per data set and one column per system.",
+    )
+    cols.add_argument(
+        "--dataset-col",
+        action="append",
+        default=None,
+        metavar="COL",
+        help="data set column (default: dataset; repeat for a key of several columns, e.g. "
+        "function and dimension; '' for one data set, or for unnamed rows of a --wide table)",
+    )
     cols.add_argument("--system-col", default="system", help="system column")
     cols.add_argument("--run-col", default="run", help="run column ('' for a single run)")
-    cols.add_argument("--fold-col", default="fold", help="fold column")
+    cols.add_argument(
+        "--fold-col", default="fold", help="fold column ('' for one score per data set and system)"
+    )
+    cols.add_argument(
+        "--wide",
+        action="store_true",
+        help="one row per data set, one column per system (as autorank takes it); --metric "
+        "names the metric of its numbers",
+    )
     return cols
+
+
+def score_columns(args: argparse.Namespace) -> dict[str, Any]:
+    """Return the column arguments of :func:`isbetter.read_scores` that the options give."""
+    datasets = [c for c in args.dataset_col or ["dataset"] if c]
+    return {
+        "dataset": (datasets[0] if len(datasets) == 1 else datasets) or None,
+        "system": args.system_col,
+        "run": args.run_col or None,
+        "fold": args.fold_col or None,
+        "wide": args.wide,
+    }

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
+from isbetter.cli.common import (
+    add_column_args,
+    add_output_args,
+    emit,
+    formatter,
+    lazy_plot,
+    score_columns,
+)
 from isbetter.core.vocabulary import CV_METHODS
 
 
@@ -15,13 +22,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         "cv",
         help="compare two systems from per-fold cross-validation scores",
         description=(
-            "Compare two systems from per-fold scores on one or more data sets. With one "
-            "data set, --method auto is the Bayesian correlated t-test; with several, the "
-            "hierarchical correlated-t model."
+            "Compare two systems from per-fold scores on one or more data sets, or from one "
+            "score per data set. --method auto is the Bayesian correlated t-test for the "
+            "folds of one data set, the hierarchical correlated-t model for several, and the "
+            "Bayesian signed-rank test for one score per data set and system."
         ),
         formatter_class=formatter,
     )
-    p.add_argument("file", type=Path, help="long-form scores (CSV, TSV, Parquet or JSON lines)")
+    p.add_argument(
+        "file", type=Path, help="scores, long or --wide (CSV, TSV, Parquet or JSON lines)"
+    )
     p.add_argument("--a", required=True, metavar="SYSTEM", help="system A")
     p.add_argument("--b", required=True, metavar="SYSTEM", help="system B")
     p.add_argument("--metric", default="score", metavar="COL", help="metric column")
@@ -68,27 +78,32 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="drop missing scores and folds not present for every system",
     )
+    cols.add_argument(
+        "--dataset-name-col",
+        default=None,
+        metavar="COL",
+        help="column of data set names shown in the report and plot (--dataset-col stays "
+        "the key, so names may repeat)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     from isbetter.core.errors import InputError
     from isbetter.core.progress import activity
-    from isbetter.cv.compare import compare
+    from isbetter.cv.compare import choose_method, compare
     from isbetter.cv.scores import read_scores
 
     if args.a == args.b:
         raise InputError(f"--a and --b are both {args.a!r}; compare two different systems.")
     table = read_scores(
         args.file,
-        dataset=args.dataset_col or None,
-        system=args.system_col,
-        run=args.run_col or None,
-        fold=args.fold_col,
+        **score_columns(args),
         score=args.metric,
         higher_is_better=not args.lower_is_better,
         drop_incomplete=args.drop_incomplete,
         systems=[args.a, args.b],  # another system's missing folds do not concern this pair
+        dataset_name=args.dataset_name_col,
     )
     options = {
         name: getattr(args, name)
@@ -97,9 +112,16 @@ def run(args: argparse.Namespace) -> int:
     }
     method = args.method.replace("-", "_")
     if args.dataset is not None:
+        if table.per_dataset:
+            raise InputError(
+                f"--dataset {args.dataset}: one data set is compared by the correlated t-test on "
+                "its per-fold scores, and these scores are one per data set and system; compare "
+                "across the data sets with --method signed-rank or sign (leave --dataset out)."
+            )
         options["dataset"] = args.dataset
         method = "correlated_t" if method == "auto" else method
-    hierarchical = method == "hierarchical" or (method == "auto" and len(table.datasets) > 1)
+    method = choose_method(method, len(table.datasets), table.per_dataset)
+    hierarchical = method == "hierarchical"
     what = f"hierarchical model of {len(table.datasets)} data sets: compiling and sampling"
     with activity(what, False if args.quiet or not hierarchical else None):
         result = compare(

@@ -10,14 +10,14 @@ Bayesian sign test (the cheap method; the hierarchical model takes minutes).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 from isbetter.cli.common import formatter
 
-UCI = Path("uci_benavoli2017") / "uci_cv_accuracy_long.csv"
-PREDICTIONS = Path("f1_example") / "predictions.csv"
 #: the UCI columns, as the command line names them
 UCI_FLAGS = "--dataset-col dataset_id --system-col classifier --metric accuracy"
 
@@ -32,36 +32,36 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--seed", type=int, default=2017, help="random seed of every step")
     p.add_argument(
-        "--plot-dir", type=Path, default=None, metavar="DIR", help="write the plots here"
-    )
-    p.add_argument(
-        "--data",
+        "--plot-dir",
         type=Path,
         default=None,
         metavar="DIR",
-        help="the data/ folder of an isbetter checkout (default: the one beside the package)",
+        help="write the plots here (the folder is created if needed)",
     )
 
 
-def _data_dir(given: Path | None) -> Path:
+def _plot_dir(folder: Path | None) -> Path | None:
+    """Create the --plot-dir folder (and its parents) unless it exists."""
     from isbetter.core.errors import InputError
 
-    folder = given if given is not None else Path(__file__).resolve().parents[3] / "data"
-    missing = [str(folder / f) for f in (UCI, PREDICTIONS) if not (folder / f).is_file()]
-    if missing:
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"--plot-dir {str(folder)!r} is a file; give a folder.") from None
+    except OSError as exc:
         raise InputError(
-            f"--data {str(folder)!r}: the shipped example data is not there ({missing[0]} is "
-            "missing); pass --data DIR, the data/ folder of an isbetter checkout."
-        )
+            f"--plot-dir {str(folder)!r}: cannot create the folder ({exc.strerror})."
+        ) from None
     return folder
 
 
-def _shown(path: Path) -> Path:
-    """`path` relative to the working directory when it lies below it (shorter commands)."""
-    try:
-        return path.relative_to(Path.cwd())
-    except ValueError:
-        return path
+def _shown(path: Path) -> str:
+    """`path` for a shell command: relative to the working directory when below it, quoted."""
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd())
+    return shlex.quote(str(path))
 
 
 def _step(n: int, title: str, shows: str, command: str, report: str) -> None:
@@ -82,17 +82,20 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     import isbetter
-    from isbetter.core.errors import InputError
+    from isbetter import example_data
     from isbetter.report import render
 
-    data = _data_dir(args.data)
-    if args.plot_dir is not None and not args.plot_dir.is_dir():
-        raise InputError(f"--plot-dir {str(args.plot_dir)!r}: no such folder.")
-    uci, preds, seed = _shown(data / UCI), _shown(data / PREDICTIONS), args.seed
+    plot_dir = _plot_dir(args.plot_dir)
+    uci_path, preds_path = example_data.path("uci"), example_data.path("f1_example")
+    uci, preds, seed = _shown(uci_path), _shown(preds_path), args.seed
     scores = isbetter.read_scores(
-        pd.read_csv(uci), dataset="dataset_id", system="classifier", score="accuracy"
+        pd.read_csv(uci_path),
+        dataset="dataset_id",
+        system="classifier",
+        score="accuracy",
+        dataset_name="dataset_name",
     )
-    plots = _savers() if args.plot_dir is not None else {}
+    plots = _savers() if plot_dir is not None else {}
 
     one = isbetter.compare(
         scores, "nbc", "aode", rope=0.01, method="correlated_t", dataset="1", rng=seed
@@ -100,9 +103,10 @@ def run(args: argparse.Namespace) -> int:
     _step(1, "One data set (anneal): Bayesian correlated t-test",
           "10 runs of 10-fold CV are correlated (rho = 1/10); is naive Bayes (nbc) better than "
           "AODE on anneal by more than 1 point, practically equivalent, or worse?",
-          f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --dataset 1 --seed {seed}",
+          f"isbetter cv {uci} {UCI_FLAGS} --dataset-name-col dataset_name --a nbc --b aode "
+          f"--rope 0.01 --dataset 1 --seed {seed}",
           render(one, "text"))  # fmt: skip
-    _plot(args.plot_dir, "1_correlated_t.png", plots.get("cv"), one)
+    _plot(plot_dir, "1_correlated_t.png", plots.get("cv"), one)
 
     many = isbetter.compare(
         scores, "nbc", "aode", rope=0.01, method="signed_rank", draws=20_000, rng=seed
@@ -113,9 +117,9 @@ def run(args: argparse.Namespace) -> int:
           f"isbetter cv {uci} {UCI_FLAGS} --a nbc --b aode --rope 0.01 --method signed-rank "
           f"--draws 20000 --seed {seed}",
           render(many, "text"))  # fmt: skip
-    _plot(args.plot_dir, "2_signed_rank.png", plots.get("cv"), many)
+    _plot(plot_dir, "2_signed_rank.png", plots.get("cv"), many)
 
-    table = isbetter.read_predictions(preds, systems=["svm", "nb"])
+    table = isbetter.read_predictions(preds_path, systems=["svm", "nb"])
     f1 = isbetter.compare_f1(
         table, system_a="svm", system_b="nb", draws=20_000, resamples=2000, rng=seed
     )
@@ -124,20 +128,20 @@ def run(args: argparse.Namespace) -> int:
           "topic, with the HDI + ROPE decision and the frequentist tests beside it.",
           f"isbetter f1 {preds} --a svm --b nb --draws 20000 --resamples 2000 --seed {seed}",
           render(f1, "text"))  # fmt: skip
-    _plot(args.plot_dir, "3_f1.png", plots.get("f1"), f1)
+    _plot(plot_dir, "3_f1.png", plots.get("f1"), f1)
 
     ranking = isbetter.rank(
         scores, systems=["nbc", "j48", "j48gr"], rope=0.01, method="sign", draws=20_000,
-        jobs=1, progress=False, rng=seed,
+        progress=False, rng=seed,
     )  # fmt: skip
     _step(4, "Ranking three classifiers: partial order from the Bayesian sign test",
           "Every pair compared on the 54 data sets (sign test: cheap; the hierarchical model "
           "is the default and takes minutes): naive Bayes below C4.5 and its grafted variant, "
           "which are practically equivalent (≈).",
           f"isbetter rank {uci} {UCI_FLAGS} --systems nbc j48 j48gr --rope 0.01 --method sign "
-          f"--draws 20000 --jobs 1 --seed {seed}",
+          f"--draws 20000 --seed {seed}",
           render(ranking, "text"))  # fmt: skip
-    _plot(args.plot_dir, "4_ranking.png", plots.get("rank"), ranking)
+    _plot(plot_dir, "4_ranking.png", plots.get("rank"), ranking)
     return 0
 
 

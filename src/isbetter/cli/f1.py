@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot
+from isbetter.cli.common import Renamed, add_output_args, emit, formatter, lazy_plot
 from isbetter.core.vocabulary import F1_MODELS
 
 
@@ -19,7 +19,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         description=(
             "Paired Bayesian comparison of F1 (or another contingency-table measure) of two "
             "classifiers on the same test set (Zhang et al., SIGIR 2016): exact posterior, "
-            "HDI + ROPE decision, Savage-Dickey BF01 and frequentist baselines, one row per "
+            "HDI + ROPE decision, Bayes factors (ROPE; Savage-Dickey BF01 with its kernel "
+            "bandwidth) and frequentist baselines, one row per "
             "class (one class against the rest; one row for a binary task)."
         ),
         formatter_class=formatter,
@@ -29,12 +30,15 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", default=None, metavar="COL", help="predictions of system A")
     p.add_argument("--b", default=None, metavar="COL", help="predictions of system B")
     p.add_argument(
+        "--metric",
         "--measure",
+        action=Renamed,
         default="f1",
         choices=MEASURE_NAMES,
-        help="measure to compare",
+        help="measure of the contingency table to compare, as rank --gold --metric (--measure: "
+        "its old name)",
     )
-    p.add_argument("--beta", type=float, default=1.0, help="beta of --measure fbeta")
+    p.add_argument("--beta", type=float, default=1.0, help="beta of --metric fbeta")
     p.add_argument("--cost-fn", type=float, default=1.0, help="DCF cost of a false negative")
     p.add_argument("--cost-fp", type=float, default=1.0, help="DCF cost of a false positive")
     p.add_argument("--p-positive", type=float, default=0.5, help="DCF prior of the positive class")
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         table,
         system_a=args.a,
         system_b=args.b,
-        measure=args.measure,
+        metric=args.metric,
         beta=args.beta,
         cost_fn=args.cost_fn,
         cost_fp=args.cost_fp,

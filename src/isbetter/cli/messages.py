@@ -29,7 +29,7 @@ _FLAGS = {
     "method": "--method",
     "model": "--model",
     "models": "--model",
-    "measure": "--measure",
+    "measure": "--metric",
     "beta": "--beta",
     "cost_fn": "--cost-fn",
     "cost_fp": "--cost-fp",
@@ -54,6 +54,10 @@ _FLAGS = {
     "higher_is_better": "--lower-is-better",
     "drop_incomplete": "--drop-incomplete",
     "dataset": "--dataset",
+    "system": "--system-col",
+    "run": "--run-col",
+    "fold": "--fold-col",
+    "wide": "--wide",
     "system_a": "--a",
     "system_b": "--b",
     "classes": "--class",
@@ -67,7 +71,7 @@ _ASSIGNED = re.compile(r"(?<![\w`.'\"-])([a-z_][a-z0-9_]*)=([^\s,;)`]+)")
 # NumPy >= 2 scalar reprs: np.int64(1), np.float64(0.5), np.str_('x'), np.True_
 _NUMPY = re.compile(r"np\.(?:[a-z]+\d*|str_|bytes_)\(([^()]*)\)")
 _NUMPY_BOOL = re.compile(r"np\.(True|False)_")
-_OPTIONS = re.compile(r"Option\(s\) (.+?) do not apply to method '(\w+)'; it takes: ([^.]*)\.")
+_OPTIONS = re.compile(r"Options? (.+?) do(?:es)? not apply to method '(\w+)'; it takes: ([^.]*)\.")
 _UNKNOWN = re.compile(r"^Unknown ([a-z_]+) ('[^']*')")
 _COLUMNS = re.compile(r"(Columns? )(.+?)( not found\.)")
 
@@ -79,6 +83,10 @@ def _assignment(name: str, value: str) -> str | None:
     value = value.strip("'\"")
     if value in ("True", ""):  # a switch, or "pass `dataset=` to pick one"
         return flag if value == "True" else f"{flag} NAME"
+    if value == "None":  # no such column: `run=None`
+        return f"{flag} ''"
+    if flag == "--method":  # the command line spells the methods with hyphens
+        value = value.replace("_", "-")
     return f"{flag} {value}"
 
 
@@ -105,7 +113,7 @@ def _unknown(match: re.Match[str]) -> str:
 
 
 def _options(match: re.Match[str]) -> str:
-    """'Option(s) 'rho' do not apply to method 'sign'; it takes: prior, draws.' in flags."""
+    """'Option 'rho' does not apply to method 'sign'; it takes: prior, draws.' in flags."""
     given = [_FLAGS.get(o.strip(" '"), o.strip(" '")) for o in match.group(1).split(",")]
     takes = [_FLAGS[o.strip()] for o in match.group(3).split(",") if o.strip() in _FLAGS]
     method = match.group(2).replace("_", "-")
@@ -120,8 +128,10 @@ def _options(match: re.Match[str]) -> str:
 def _column_flags(args: argparse.Namespace) -> dict[str, str]:
     """Column name -> the flag (or its default) that named it, for this subcommand."""
     named: dict[str, str] = {}
+    if hasattr(args, "dataset_col"):  # repeatable; its default is "dataset"
+        for c in args.dataset_col or ["dataset"]:
+            named.setdefault(c, "--dataset-col")
     for dest, flag in (
-        ("dataset_col", "--dataset-col"),
         ("system_col", "--system-col"),
         ("run_col", "--run-col"),
         ("fold_col", "--fold-col"),
@@ -180,7 +190,8 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
                 f"`systems`: unknown system {getattr(args, dest, None)!r}",
                 f"`system_{dest}`: unknown system {getattr(args, dest, None)!r}",
             )
-    if command in ("cv", "rank"):
+    if command in ("cv", "rank"):  # `dataset` of read_scores is --dataset-col, not --dataset
+        out = out.replace("`dataset=None`", "--dataset-col ''")
         out = out.replace(
             "(is a run or data set column missing?)",
             "(is a run or data set column missing? name it with --run-col or --dataset-col)",

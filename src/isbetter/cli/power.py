@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot
+from isbetter.cli.common import Renamed, add_output_args, emit, formatter, lazy_plot
 from isbetter.core.vocabulary import POWER_GOALS
 
 
@@ -59,7 +59,14 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replicates", type=int, default=1000, help="simulated test sets per size")
     p.add_argument("--draws", type=int, default=5000, help="posterior draws per test set")
     p.add_argument("--rope", type=float, default=0.05, help="ROPE half-width")
-    p.add_argument("--measure", default="f1", help="measure (a name, see `isbetter f1 --help`)")
+    p.add_argument(
+        "--metric",
+        "--measure",
+        action=Renamed,
+        default="f1",
+        help="measure of the contingency table (a name, see `isbetter f1 --help`; --measure: its "
+        "old name)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_args(p, "write the power curves here")
 
@@ -95,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         replicates=args.replicates,
         draws=args.draws,
         rope=args.rope,
-        measure=args.measure,
+        metric=args.metric,
         rng=args.seed,
         progress=False if args.quiet else None,
     )

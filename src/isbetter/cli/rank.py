@@ -6,7 +6,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
+from isbetter.cli.common import (
+    add_column_args,
+    add_output_args,
+    emit,
+    formatter,
+    lazy_plot,
+    score_columns,
+)
 from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
 
 
@@ -18,14 +25,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         description=(
             "Compare every pair of systems on every metric and write the partial order "
             "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram. "
-            "Per-fold scores (long form) by default; per-document predictions with --gold."
+            "Per-fold scores (long form) by default, one score per data set and system (long, "
+            "or --wide), or per-document predictions with --gold."
         ),
         formatter_class=formatter,
     )
     p.add_argument(
         "file",
         type=Path,
-        help="long-form scores, or predictions with --gold (CSV, TSV, Parquet or JSON lines)",
+        help="scores (long or --wide), or predictions with --gold (CSV, TSV, Parquet or JSON "
+        "lines)",
     )
     p.add_argument(
         "--systems",
@@ -61,7 +70,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         default="auto",
         help="scores: "
         + ", ".join(m.replace("_", "-") for m in CV_METHODS)
-        + "; predictions (--gold): "
+        + " (auto: hierarchical for per-fold scores on several data sets, correlated-t for "
+        "one, signed-rank for one score per data set); predictions (--gold): "
         + ", ".join(F1_MODELS),
     )
     _add_rule_args(p)
@@ -107,6 +117,13 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
     p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    p.add_argument(
+        "--rho",
+        type=float,
+        default=None,
+        help="correlation of a data set's scores, for every correlated-t and hierarchical pair "
+        "(default: 1/folds; repeated random splits: n_test / (n_test + n_train))",
+    )
 
 
 def _add_execution_args(p: argparse.ArgumentParser) -> None:
@@ -115,7 +132,8 @@ def _add_execution_args(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="local worker processes (default: one per CPU; 1: in this process)",
+        help="local worker processes (default: one per CPU for two or more hierarchical "
+        "fits, else 1: in this process)",
     )
     p.add_argument(
         "--scheduler",
@@ -176,7 +194,9 @@ def run(args: argparse.Namespace) -> int:
     from isbetter.ranking import rank
 
     options = {
-        k: getattr(args, k) for k in ("draws", "chains", "tune") if getattr(args, k) is not None
+        k: getattr(args, k)
+        for k in ("draws", "chains", "tune", "rho")
+        if getattr(args, k) is not None
     }
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
@@ -185,6 +205,10 @@ def run(args: argparse.Namespace) -> int:
     if args.gold is not None:
         from isbetter.f1.predictions import read_predictions
 
+        if args.wide:
+            raise InputError(
+                "--wide reads a table of scores, --gold a table of predictions; give one."
+            )
         data = read_predictions(args.file, gold=args.gold, systems=args.systems)
         metrics = args.metric or ["f1"]
     else:
@@ -194,10 +218,7 @@ def run(args: argparse.Namespace) -> int:
         lower = set(metrics if args.lower_is_better == [] else args.lower_is_better or [])
         data = read_scores(
             args.file,
-            dataset=args.dataset_col or None,
-            system=args.system_col,
-            run=args.run_col or None,
-            fold=args.fold_col,
+            **score_columns(args),
             score=metrics,
             higher_is_better={m: m not in lower for m in metrics},
             drop_incomplete=args.drop_incomplete,

@@ -256,6 +256,8 @@ class CacheInfo:
     size_bytes: int
 
     def __str__(self) -> str:
+        from isbetter.core.validate import counted
+
         lines = [f"isbetter cache: {self.path} (set {ENV_VAR} to move it)"]
         if not self.entries:
             lines.append("empty")
@@ -264,10 +266,10 @@ class CacheInfo:
             groups = ", ".join(e["groups"]) or "nothing compiled"
             state = "valid" if e["valid"] else "INVALID, rebuilt on next use"
             lines.append(
-                f"compiled-{e['key']}{current}: {groups}; {e['n_files']} files, "
+                f"compiled-{e['key']}{current}: {groups}; {counted(e['n_files'], 'file')}, "
                 f"{e['size_bytes'] / 1e6:.1f} MB, {state}"
             )
-        lines.append(f"total: {self.n_files} files, {self.size_bytes / 1e6:.1f} MB")
+        lines.append(f"total: {counted(self.n_files, 'file')}, {self.size_bytes / 1e6:.1f} MB")
         return "\n".join(lines)
 
 

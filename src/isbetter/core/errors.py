@@ -3,12 +3,19 @@
 Every error isbetter raises for bad input derives from :class:`InputError`
 (a :class:`ValueError`) or :class:`InputTypeError` (a :class:`TypeError`), so
 the command line can print it as one line. Numerical trouble is reported with
-:class:`ConvergenceWarning`.
+:class:`ConvergenceWarning`; an argument given by its old name with
+:class:`RenamedArgumentWarning`.
 """
 
 from __future__ import annotations
 
-__all__ = ["ConvergenceWarning", "InputError", "InputTypeError", "IsbetterError"]
+__all__ = [
+    "ConvergenceWarning",
+    "InputError",
+    "InputTypeError",
+    "IsbetterError",
+    "RenamedArgumentWarning",
+]
 
 
 class IsbetterError(Exception):
@@ -25,3 +32,11 @@ class InputTypeError(IsbetterError, TypeError):
 
 class ConvergenceWarning(RuntimeWarning):
     """MCMC diagnostics are poor (R-hat, effective sample size or divergences)."""
+
+
+class RenamedArgumentWarning(FutureWarning):
+    """An argument was given by its old name: it still works, and the message names the current one.
+
+    A :class:`FutureWarning`, so that it is shown to everyone who calls isbetter
+    (a :class:`DeprecationWarning` is hidden outside ``__main__``).
+    """

@@ -1,13 +1,16 @@
-"""What every result records so that it can be reproduced: settings and versions."""
+"""What every result records so that it can be reproduced: settings, versions, the input."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import platform
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
-__all__ = ["make_settings", "signature", "versions"]
+__all__ = ["input_record", "input_settings", "make_settings", "signature", "versions"]
 
 _PACKAGES = ("isbetter", "numpy", "scipy", "pandas", "pymc", "arviz")
 
@@ -54,3 +57,36 @@ def signature(settings: dict[str, Any]) -> str:
         if name in versions:
             parts.append(f"{name}:{versions[name]}")
     return "|".join(parts)
+
+
+def input_record(frame: Any, source: Any = None, what: str = "DataFrame") -> dict[str, Any]:
+    """Say what a table was read from: a name, its number of rows and a SHA-256 checksum.
+
+    A file (`source` a path) is named by its file name and checksummed over its bytes,
+    so ``sha256sum FILE`` shows the same digest; anything else is named `what` (a
+    DataFrame, arrays) and checksummed over its column names and pandas' hash of
+    every row, index included (:func:`pandas.util.hash_pandas_object`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> record = input_record(pd.DataFrame({"a": [1, 2]}))
+    >>> record["source"], record["rows"], len(record["sha256"])
+    ('DataFrame', 2, 64)
+    """
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        with open(path, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        return {"source": path.name, "rows": len(frame), "sha256": digest}
+    import pandas as pd
+
+    h = hashlib.sha256("\x1f".join(str(c) for c in frame.columns).encode())
+    h.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    return {"source": what, "rows": len(frame), "sha256": h.hexdigest()}
+
+
+def input_settings(data: Any) -> dict[str, Any]:
+    """``{"input": record}`` for settings, when `data` knows what it was read from."""
+    record = getattr(data, "source", None)
+    return {"input": dict(record)} if record else {}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.validate import counted
 
 __all__ = ["describe_dropped", "keep_systems"]
 
@@ -42,17 +43,25 @@ def describe_dropped(dropped: pd.DataFrame, limit: int = 4) -> str:
     """Say which rows `drop_incomplete` removed, by reason, naming the first few keys.
 
     Empty when nothing was dropped; e.g. ``1 row, key not present for every
-    system (1): system 'a', data set 'd0', run 1, fold 5``.
+    system (1): system 'a', data set 'd0', run 1, fold 5``. Only the key columns
+    `dropped` has are named (a table without runs has no run to name).
     """
     if dropped is None or len(dropped) == 0:
         return ""
-    n = len(dropped)
+    named = [(c, w) for c, w in _KEYS if c in dropped.columns]
     parts = []
     for reason, rows in dropped.groupby("reason", sort=False):
         keys = [
-            f"system {r.system!r}, data set {r.dataset!r}, run {r.run}, fold {r.fold}"
-            for r in rows.head(limit).itertuples()
+            ", ".join(
+                f"{word} {value!r}" if isinstance(value, str) else f"{word} {value}"
+                for (_, word), value in zip(named, row, strict=True)
+            )
+            for row in rows[[c for c, _ in named]].head(limit).itertuples(index=False)
         ]
         more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
         parts.append(f"{reason} ({len(rows)}): {'; '.join(keys)}{more}")
-    return f"{n} row{'s' if n > 1 else ''}, " + "; ".join(parts)
+    return f"{counted(len(dropped), 'row')}, " + "; ".join(parts)
+
+
+#: key columns of a score table and the words that name them
+_KEYS = (("system", "system"), ("dataset", "data set"), ("run", "run"), ("fold", "fold"))

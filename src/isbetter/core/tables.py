@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.validate import plural
 
 __all__ = ["first_line", "read_table", "where"]
 
@@ -104,15 +106,32 @@ def first_line(source: Any) -> tuple[int, str] | None:
         return None
     suffix = _format_suffix(Path(source))
     if suffix in (".parquet", ".pq", ".json"):
-        return 1, "rows"  # no lines to speak of (or an array of records): rows from 1
-    return (1, "lines") if suffix in (".jsonl", ".ndjson") else (2, "lines")
+        return 1, "row"  # no lines to speak of (or an array of records): rows from 1
+    return (1, "line") if suffix in (".jsonl", ".ndjson") else (2, "line")
 
 
-def where(index: pd.Index, first: tuple[int, str] | None, limit: int = 5) -> str:
-    """Name at most `limit` rows: file lines (or rows from 1) of a file, labels of a DataFrame."""
-    if first is None:
-        kind, names = "index labels", [str(i) for i in index[:limit]]
-    else:
-        kind, names = first[1], [str(int(i) + first[0]) for i in index[:limit]]
+def where(
+    index: pd.Index,
+    first: tuple[int, str] | None,
+    limit: int = 5,
+    details: Sequence[str] | None = None,
+) -> str:
+    """Name at most `limit` rows: file lines (or rows from 1) of a file, labels of a DataFrame.
+
+    ``line 7``, ``lines 7, 9``; with `details` (one per row, e.g. the bad value),
+    each row with its own: ``line 12: '0.95x', line 15: 'n/a'``.
+
+    Examples
+    --------
+    >>> where(pd.Index([5]), (2, "line")), where(pd.Index([5, 7]), (2, "line"))
+    ('line 7', 'lines 7, 9')
+    >>> where(pd.Index([10]), (2, "line"), details=[": '0.95x'"])
+    "line 12: '0.95x'"
+    """
+    unit = "index label" if first is None else first[1]
+    shown = index[:limit]
+    names = [str(i) if first is None else str(int(i) + first[0]) for i in shown]
     more = " ..." if len(index) > limit else ""
-    return f"{kind} {', '.join(names)}{more}"
+    if details is not None:
+        return ", ".join(f"{unit} {n}{d}" for n, d in zip(names, details, strict=False)) + more
+    return f"{plural(len(index), unit)} {', '.join(names)}{more}"

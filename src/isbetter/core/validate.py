@@ -8,12 +8,13 @@ names the argument, what was expected and what was found.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.errors import InputError, InputTypeError, RenamedArgumentWarning
 
 __all__ = [
     "check_choice",
@@ -22,7 +23,27 @@ __all__ = [
     "check_probability",
     "check_rope",
     "check_nonnegative",
+    "check_options",
+    "counted",
+    "plural",
+    "renamed",
 ]
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """Return `noun` in the number `n` asks for: "line" for 1, else "lines" (or `many`).
+
+    Examples
+    --------
+    >>> plural(1, "line"), plural(2, "line"), plural(0, "data set"), plural(2, "is", "are")
+    ('line', 'lines', 'data sets', 'are')
+    """
+    return noun if n == 1 else many or noun + "s"
+
+
+def counted(n: int, noun: str, many: str | None = None) -> str:
+    """Return `n` with its noun in the right number: "1 score", "2 scores", "0 scores"."""
+    return f"{n} {plural(n, noun, many)}"
 
 
 def _is_real(value: Any) -> bool:
@@ -94,14 +115,54 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return str(value)
 
 
-def check_columns(columns: Iterable[str], available: Sequence[str], what: str = "Column") -> None:
-    """Raise if any of `columns` is not in `available`, listing every missing one."""
+def renamed(new: str, value: Any, old: str, old_value: Any, default: Any) -> Any:
+    """Return an argument given by its current name `new`, or by its old name `old` (warning).
+
+    Both default to None in the signature; neither given: `default`. The old name
+    still works, with a :class:`~isbetter.RenamedArgumentWarning` that names the new.
+    """
+    if old_value is None:
+        return default if value is None else value
+    if value is not None:
+        raise InputError(f"`{old}` is the old name of `{new}`; give `{new}` only.")
+    warnings.warn(
+        f"`{old}` is an alias of `{new}`, the current name; write {new}={old_value!r}.",
+        RenamedArgumentWarning,
+        stacklevel=3,
+    )
+    return old_value
+
+
+def check_options(options: Iterable[str], takes: Sequence[str], method: str) -> None:
+    """Raise when an option is not one that `method` takes, naming those it takes."""
+    unknown = [name for name in options if name not in takes]
+    if unknown:
+        raise InputError(
+            f"{plural(len(unknown), 'Option')} {', '.join(repr(u) for u in unknown)} "
+            f"{plural(len(unknown), 'does', 'do')} not apply to method {method!r}; it takes: "
+            f"{', '.join(takes)}."
+        )
+
+
+def check_columns(
+    columns: Iterable[str],
+    available: Sequence[str],
+    what: str = "Column",
+    hints: Mapping[str, str] | None = None,
+) -> None:
+    """Raise if any of `columns` is not in `available`, listing every missing one.
+
+    `hints` maps a column to what to do when it is missing (e.g. how to say there
+    is no such column); the hints of the missing columns end the message.
+    """
     missing = [c for c in columns if c not in available]
     if missing:
         names = ", ".join(repr(c) for c in missing)
         avail = ", ".join(repr(str(c)) for c in available)
-        plural = "s" if len(missing) > 1 else ""
+        advice = [hints[c] for c in missing if hints and c in hints]
         raise InputError(
-            f"{what}{plural} {names} not found. Available columns: {avail}; "
-            "name the right ones with the column arguments."
+            f"{plural(len(missing), what)} {names} not found. Available columns: {avail}; "
+            "name the right ones with the column arguments"
+            + "".join(f"; {a}" for a in advice)
+            + "."
         )

@@ -15,6 +15,7 @@ __all__ = [
     "METHOD_NAMES",
     "POWER_GOALS",
     "RANKING_RULES",
+    "dataset_text",
     "rope_text",
 ]
 
@@ -39,5 +40,13 @@ RANKING_RULES: tuple[str, ...] = ("likelihood", "threshold")
 
 
 def rope_text(rope: float) -> str:
-    """How reports name a ROPE half-width: ``ROPE +-0.01``, or ``no ROPE`` (never ``+-0``)."""
-    return f"ROPE +-{rope:g}" if rope else "no ROPE"
+    """How reports name a ROPE half-width: ``ROPE ±0.01``, or ``no ROPE`` (never ``±0``)."""
+    return f"ROPE ±{rope:g}" if rope else "no ROPE"
+
+
+def dataset_text(dataset: str, name: str | None = None) -> str:
+    """Name a data set as reports and plots do: ``data set anneal (1)``, or ``data set 1``.
+
+    With a display `name` (other than the key), the name and then the key.
+    """
+    return f"data set {name} ({dataset})" if name and name != dataset else f"data set {dataset}"

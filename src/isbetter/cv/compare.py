@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -10,11 +11,12 @@ import numpy as np
 from isbetter.core.errors import InputError
 from isbetter.core.table_rows import describe_dropped
 from isbetter.core.validate import check_choice
+from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import CV_METHODS
 from isbetter.cv.scores import PairedScores, ScoreTable
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["METHODS", "OPTIONS", "compare"]
+__all__ = ["METHODS", "OPTIONS", "check_options", "choose_method", "compare"]
 
 METHODS = CV_METHODS
 
@@ -34,6 +36,43 @@ OPTIONS = {
         "parameterization",
     ),
 }
+
+#: why a method cannot use one score per data set and system
+_NEEDS_FOLDS = {
+    "correlated_t": "the correlated t-test needs the per-fold scores of a data set: its "
+    "posterior is built from the mean, the spread and the correlation (rho) of the fold "
+    "differences (Benavoli et al. 2017)",
+    "hierarchical": "the hierarchical model needs per-fold scores on every data set: it "
+    "weighs each data set's mean difference by the spread and the correlation of its folds "
+    "(Corani et al. 2017)",
+}
+
+
+def choose_method(method: str, n_datasets: int, per_dataset: bool) -> str:
+    """Return the method to run: ``"auto"`` resolved, one that needs folds refused without them.
+
+    ``"auto"`` is the signed-rank test for one score per data set and system, the
+    correlated t-test for the per-fold scores of one data set, and the hierarchical
+    model for per-fold scores on several.
+    """
+    method = check_choice(method, "method", METHODS)
+    if method == "auto":
+        if per_dataset:
+            return "signed_rank"
+        return "correlated_t" if n_datasets == 1 else "hierarchical"
+    if per_dataset and method in _NEEDS_FOLDS:
+        raise InputError(
+            f"`method='{method}'`: {_NEEDS_FOLDS[method]}, and these scores are one per data "
+            "set and system. Use `method='signed_rank'` or `method='sign'`, which need only "
+            "one score per data set, or read the per-fold scores (with their run and fold "
+            "columns)."
+        )
+    return method
+
+
+def check_options(method: str, options: Mapping[str, Any]) -> None:
+    """Raise when an option does not apply to `method`, naming those it takes."""
+    check_method_options(options, OPTIONS[method], method)
 
 
 def compare(
@@ -61,8 +100,10 @@ def compare(
     rope : float, default: 0.0
         Half-width of the region of practical equivalence, in score units.
     method : {"auto", "correlated_t", "sign", "signed_rank", "hierarchical"}
-        ``"auto"``: the correlated t-test for one data set, the hierarchical
-        model for several.
+        ``"auto"``: the correlated t-test for the per-fold scores of one data set,
+        the hierarchical model for several, the signed-rank test for one score per
+        data set and system (which the correlated t-test and the hierarchical
+        model cannot use: they need the folds).
     rng : int, numpy.random.Generator or None
         Seed or generator for the sampling methods; the seed is recorded.
     **options
@@ -82,7 +123,7 @@ def compare(
     >>> res.method, round(res.p_a_better, 4)
     ('correlated_t', 0.6187)
     """
-    method = check_choice(method, "method", METHODS)
+    check_choice(method, "method", METHODS)
     if isinstance(scores, ScoreTable):
         if system_a is None or system_b is None:
             raise InputError(
@@ -92,14 +133,8 @@ def compare(
         paired = scores.paired(system_a, system_b, metric=metric)
     else:
         paired = scores
-    if method == "auto":
-        method = "correlated_t" if paired.n_datasets == 1 else "hierarchical"
-    unknown = [name for name in options if name not in OPTIONS[method]]
-    if unknown:
-        raise InputError(
-            f"Option(s) {', '.join(repr(u) for u in unknown)} do not apply to method "
-            f"{method!r}; it takes: {', '.join(OPTIONS[method])}."
-        )
+    method = choose_method(method, paired.n_datasets, paired.per_dataset)
+    check_options(method, options)
 
     result = _fit(paired, method, rope, rng, options)
     dropped = describe_dropped(scores.dropped) if isinstance(scores, ScoreTable) else ""

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special
 
 from isbetter.core.errors import InputError
-from isbetter.core.provenance import make_settings
+from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_positive_int, check_probability, check_rope
 from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.identity import cv_identity
@@ -167,6 +167,9 @@ def correlated_ttest(
         n=int(d.size),
         dataset=name,
         metric=scores.metric,
+        **input_settings(scores),
+        # the data set's display name, when its key is an id (read_scores(dataset_name=...))
+        **({"dataset_name": scores.dataset_names[i]} if scores.dataset_names else {}),
     )
     return ComparisonResult.from_posterior(
         posterior,
@@ -196,7 +199,7 @@ def _estimate(post: StudentTPosterior, rope: float, prob: float = 0.95) -> Estim
         interval=Interval(lo, hi, prob, "hdi"),
         p_below_0=below,
         p_above_0=above,
-        decision=hdi_rope_decision(lo, hi, post.loc, rope),
+        decision=hdi_rope_decision(lo, hi, rope),
     )
 
 

@@ -1,10 +1,12 @@
-"""Read per-fold scores into a validated :class:`ScoreTable`.
+"""Read per-fold or per-data-set scores into a validated :class:`ScoreTable`.
 
 Scores come in long ("tidy") form, one row per score with columns for the data
 set, the system, the cross-validation run and fold, and one or more metric
-columns; or as wide arrays as baycomp takes them (``x`` and ``y`` of shape
-``(n_datasets, runs * folds)``). Either way they are validated once, here, and
-models only ever receive validated :class:`PairedScores`.
+columns; as a per-data-set table, one score per data set and system (long without
+run and fold columns, or wide: one column per system, one row per data set, as
+autorank and scmamp take them); or as wide arrays as baycomp takes them (``x``
+and ``y`` of shape ``(n_datasets, runs * folds)``). Either way they are validated
+once, here, and models only ever receive validated :class:`PairedScores`.
 
 The sign convention lives here too: differences are oriented so that a positive
 difference means system A is better, whatever the direction of the metric.
@@ -12,17 +14,19 @@ difference means system A is better, whatever the direction of the metric.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.provenance import input_record
 from isbetter.core.table_rows import keep_systems
 from isbetter.core.tables import first_line, read_table, where
-from isbetter.core.validate import check_columns, check_positive_int
+from isbetter.core.validate import check_columns, check_positive_int, counted, plural
 
 __all__ = ["PairedScores", "ScoreTable", "from_arrays", "read_scores", "read_table"]
 
@@ -49,6 +53,11 @@ class PairedScores:
         Runs and folds per data set (integers).
     means_a, means_b : numpy.ndarray
         Mean raw score of each system on each data set.
+    source : dict or None
+        What the scores were read from (:attr:`ScoreTable.source`).
+    dataset_names : tuple of str
+        Display names of the data sets, in the order of :attr:`datasets` (empty
+        when the table has none: the data sets are named by their keys).
     """
 
     system_a: str
@@ -61,11 +70,18 @@ class PairedScores:
     n_folds: np.ndarray = field(repr=False)
     means_a: np.ndarray = field(repr=False)
     means_b: np.ndarray = field(repr=False)
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def n_datasets(self) -> int:
         """Number of data sets."""
         return len(self.datasets)
+
+    @property
+    def per_dataset(self) -> bool:
+        """True when there is one score per data set and system (no folds to model)."""
+        return all(d.size == 1 for d in self.differences)
 
     def mean_differences(self) -> np.ndarray:
         """Mean difference on each data set (positive: A better)."""
@@ -84,6 +100,8 @@ class PairedScores:
             n_folds=self.n_folds,
             means_a=self.means_b,
             means_b=self.means_a,
+            source=self.source,
+            dataset_names=self.dataset_names,
         )
 
 
@@ -104,13 +122,26 @@ class ScoreTable:
         Direction of each metric.
     dropped : pandas.DataFrame
         Rows removed because the user asked for ``drop_incomplete=True`` (empty
-        otherwise), with a ``reason`` column.
+        otherwise), with a ``reason`` column and the key columns of `keys`.
+    keys : tuple of str
+        The key columns the input had, of ``dataset, system, run, fold`` (the
+        others hold one value in :attr:`data`): messages name only these.
+    source : dict or None
+        What the table was read from: file name (or ``"DataFrame"``, ``"arrays"``),
+        rows and SHA-256 checksum (:func:`isbetter.core.provenance.input_record`); every
+        result computed from the table records it in ``settings["input"]``.
+    dataset_names : dict
+        Display name of each data set key (``read_scores(dataset_name=...)``), for
+        reports and plots; empty when the keys are the names.
     """
 
     data: pd.DataFrame = field(repr=False)
     metrics: tuple[str, ...]
     higher_is_better: dict[str, bool]
     dropped: pd.DataFrame = field(repr=False)
+    keys: tuple[str, ...] = _KEY
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    dataset_names: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -121,6 +152,15 @@ class ScoreTable:
     def datasets(self) -> tuple[str, ...]:
         """Data set names, in order of first appearance."""
         return tuple(pd.unique(self.data["dataset"]))
+
+    @property
+    def per_dataset(self) -> bool:
+        """True when there is one score per data set and system (no folds to model).
+
+        Such scores suit the sign and signed-rank tests; the correlated t-test and
+        the hierarchical model need the scores of every fold.
+        """
+        return len(self.data) == len(self.systems) * len(self.datasets)
 
     def paired(self, system_a: str, system_b: str, *, metric: str | None = None) -> PairedScores:
         """Return the per-data-set differences of `system_a` and `system_b`.
@@ -182,6 +222,10 @@ class ScoreTable:
             n_folds=folds.astype(int),
             means_a=mean_a,
             means_b=mean_b,
+            source=self.source,
+            dataset_names=(
+                tuple(self.dataset_names.get(d, d) for d in datasets) if self.dataset_names else ()
+            ),
         )
 
     def _metric(self, metric: str | None) -> str:
@@ -199,26 +243,50 @@ class ScoreTable:
 def read_scores(
     source: Any,
     *,
-    dataset: str | None = "dataset",
+    dataset: str | Sequence[str] | None = "dataset",
     system: str = "system",
     run: str | None = "run",
-    fold: str = "fold",
+    fold: str | None = "fold",
     score: str | Sequence[str] = "score",
     higher_is_better: bool | Mapping[str, bool] = True,
     drop_incomplete: bool = False,
     systems: Sequence[str] | None = None,
+    wide: bool = False,
+    dataset_name: str | None = None,
 ) -> ScoreTable:
-    """Read per-fold scores in long form and validate them.
+    """Read scores in long or wide form and validate them.
+
+    Three shapes of table are read:
+
+    * **per fold** (long): one row per score, with columns for the data set, the
+      system, the cross-validation run and fold, and one or more metric columns;
+    * **per data set** (long): one score per data set and system, no run or fold
+      columns — read so when ``fold=None``, or when the table has neither a ``run``
+      nor a ``fold`` column (the default names);
+    * **per data set** (wide, ``wide=True``): one row per data set and one column
+      per system, as autorank and scmamp take them.
+
+    Per-data-set scores suit the Bayesian sign and signed-rank tests (``method="auto"``
+    of :func:`~isbetter.compare` and :func:`~isbetter.rank` picks the signed-rank
+    test for them). The correlated t-test and the hierarchical model need the score
+    of every fold: they weigh each data set's mean difference by the spread and
+    correlation of its folds, which one score per data set does not show.
 
     Parameters
     ----------
     source : pandas.DataFrame or path
         The table, or a CSV / TSV, Parquet or JSON-lines file (see :func:`read_table`).
-    dataset, system, run, fold : str
-        Names of the key columns. ``dataset=None`` means one data set;
-        ``run=None`` means a single run of cross-validation.
+    dataset : str, sequence of str or None, default: "dataset"
+        Data set column; several columns make one key (their values joined by
+        ``/``, e.g. function and dimension ``"3/10"``). ``None``: a long table holds
+        one data set; the rows of a wide table are its data sets, named by the
+        DataFrame's index labels (a file's rows: 1, 2, ...).
+    system, run, fold : str or None
+        Key columns of a long table. ``run=None``: a single run of
+        cross-validation; ``fold=None`` (with ``run=None``): one score per data set
+        and system. Not used by a wide table.
     score : str or sequence of str, default: "score"
-        Metric column(s).
+        Metric column(s); of a wide table, the name of its one metric.
     higher_is_better : bool or mapping, default: True
         Direction of the metric(s); a mapping gives it per metric
         (e.g. ``{"accuracy": True, "error": False}``).
@@ -227,8 +295,15 @@ def read_scores(
         keys not present for every system, instead of raising; what was dropped
         is kept in :attr:`ScoreTable.dropped`.
     systems : sequence of str, optional
-        Keep only these systems (default: all): a system left out can neither block
-        nor change the comparison of the others through its own missing folds.
+        Keep only these systems (default: all; of a wide table: every column but
+        the data set column): a system left out can neither block nor change the
+        comparison of the others through its own missing folds.
+    wide : bool, default: False
+        The table is wide: one row per data set, one column per system.
+    dataset_name : str, optional
+        A column naming each data set for reports and plots when the data set
+        column is an id (``dataset="dataset_id", dataset_name="dataset_name"``:
+        "data set anneal (1)"); the ids stay the keys, so names may repeat.
 
     Returns
     -------
@@ -249,38 +324,220 @@ def read_scores(
     >>> table = read_scores(df, run=None)
     >>> table.paired("a", "b").differences[0].round(2)
     array([0.2, 0. , 0.1])
+
+    One AUC per data set and classifier, wide:
+
+    >>> auc = pd.DataFrame({"dataset": ["adult", "cmc", "iris"], "c45": [.76, .63, .95],
+    ...                     "c45m": [.77, .66, .95]})
+    >>> table = read_scores(auc, wide=True, score="auc")
+    >>> table.per_dataset, table.paired("c45m", "c45").differences
+    (True, (array([0.01]), array([0.03]), array([0.])))
     """
     df = read_table(source)
     metrics = (score,) if isinstance(score, str) else tuple(score)
     if not metrics:
         raise InputError("`score` must name at least one metric column, got none.")
-    needed = [c for c in (dataset, system, run, fold) if c is not None] + list(metrics)
-    check_columns(needed, [str(c) for c in df.columns])
-    if len(df) == 0:
+    datasets = [dataset] if isinstance(dataset, str) else list(dataset or [])
+    if dataset_name is not None:
+        check_columns([dataset_name], [str(c) for c in df.columns])
+    if wide:
+        out, keys = _from_wide(df, source, datasets, metrics, system, run, fold, dataset_name)
+    else:
+        out, keys = _from_long(df, datasets, system, run, fold, metrics)
+    if len(out) == 0:
         raise InputError("The score table is empty; it needs at least one row per score.")
+    out.index.names = [None] * out.index.nlevels  # an index named "dataset" is no column
     directions = _directions(higher_is_better, metrics)
+    out = keep_systems(out, systems)
+    lines = first_line(source)
+    for m in metrics:
+        out[m] = _numbers(out, m, lines, wide)
+    table = _validate(out, metrics, directions, drop_incomplete, lines, keys, wide)
+    names = _display_names(df, datasets, dataset_name) if dataset_name is not None else {}
+    return replace(table, source=input_record(df, source), dataset_names=names)
 
+
+def _dataset_names(df: pd.DataFrame, datasets: list[str]) -> Any:
+    """Return the data set of each row: one column, or several joined by "/"."""
+    if len(datasets) == 1:
+        return df[datasets[0]].astype(str)
+    return df[datasets].astype(str).agg("/".join, axis=1)
+
+
+def _from_long(
+    df: pd.DataFrame,
+    datasets: list[str],
+    system: str,
+    run: str | None,
+    fold: str | None,
+    metrics: tuple[str, ...],
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Return a long table in the internal column names, and the key columns it has."""
+    columns = [str(c) for c in df.columns]
+    run, fold = _grid_columns(columns, run, fold)
+    needed = [*datasets, system, *(c for c in (run, fold) if c is not None), *metrics]
+    hints = {
+        "run": "for a single run of cross-validation, pass `run=None`",
+        "fold": "for one score per data set and system, pass `fold=None`"
+        + (" and `run=None`" if run is not None else ""),
+        "system": "for a wide table (one column per system), pass `wide=True`",
+    }
+    named = {"system": system, "run": run, "fold": fold}
+    check_columns(needed, columns, hints={c: hints[k] for k, c in named.items() if c is not None})
     out = pd.DataFrame(
         {
-            "dataset": df[dataset].astype(str) if dataset is not None else "data",
+            "dataset": _dataset_names(df, datasets) if datasets else "data",
             "system": df[system].astype(str),
             "run": df[run] if run is not None else 1,
-            "fold": df[fold],
+            "fold": df[fold] if fold is not None else 1,
         }
     )
-    for m in metrics:
-        if not pd.api.types.is_numeric_dtype(df[m]) or pd.api.types.is_bool_dtype(df[m]):
-            raise InputTypeError(
-                f"Metric column {m!r} must hold numbers, found dtype {df[m].dtype}."
-            )
-        out[m] = df[m].astype(float).to_numpy()
     for col, name in (("run", run), ("fold", fold)):
-        if out[col].isna().any():
+        if name is not None and out[col].isna().any():
             raise InputError(
                 f"Column {name!r} ({col}) has missing values; every score needs a {col}."
             )
-    out = keep_systems(out, systems)
-    return _validate(out, metrics, directions, drop_incomplete, first_line(source))
+    for m in metrics:
+        out[m] = df[m]
+    present = {"dataset": bool(datasets), "system": True, "run": run is not None}
+    return out, tuple(k for k in _KEY if present.get(k, fold is not None))
+
+
+def _grid_columns(
+    columns: Sequence[str], run: str | None, fold: str | None
+) -> tuple[str | None, str | None]:
+    """Return the run and fold columns; (None, None) for one score per data set and system.
+
+    A table is read per data set when `fold` is None, or when it has neither the
+    default ``run`` nor the default ``fold`` column.
+    """
+    run_absent = run is None or (run == "run" and run not in columns)
+    if fold is None:
+        if not run_absent:
+            raise InputError(
+                f"`fold=None` reads one score per data set and system, which has no runs, but "
+                f"`run` names the column {run!r}: pass `run=None` as well. For scores of "
+                "repeated train/test splits, name the split column with `fold` instead (and "
+                "give the comparison `rho`, the share of the data each test set holds)."
+            )
+        return None, None
+    if fold == "fold" and fold not in columns and run_absent:
+        return None, None
+    return run, fold
+
+
+def _from_wide(
+    df: pd.DataFrame,
+    source: Any,
+    datasets: list[str],
+    metrics: tuple[str, ...],
+    system: str,
+    run: str | None,
+    fold: str | None,
+    dataset_name: str | None = None,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Return a wide table (a row per data set, a column per system) in long form, and its keys."""
+    if len(metrics) != 1:
+        raise InputError(
+            f"`score` names the one metric of a wide table, got {len(metrics)}: "
+            + ", ".join(map(repr, metrics))
+            + "; read each metric's table on its own."
+        )
+    unused = [
+        f"`{name}`"
+        for name, value in (("system", system), ("run", run), ("fold", fold))
+        if value not in (name, None)  # the default names, or "no such column"
+    ]
+    if unused:
+        n = len(unused)
+        raise InputError(
+            f"{', '.join(unused)} {plural(n, 'names a column', 'name columns')} of a long table; "
+            "a wide table has one column per system and no run or fold columns: leave "
+            f"{plural(n, 'it', 'them')} out."
+        )
+    columns = [str(c) for c in df.columns]
+    unnamed = "when the rows are not named, pass `dataset=None`"
+    check_columns(datasets, columns, hints=dict.fromkeys(datasets, unnamed))
+    names = _dataset_names(df, datasets) if datasets else _row_names(df, source)
+    parts = [
+        pd.DataFrame(
+            {"dataset": names, "system": str(c), "run": 1, "fold": 1, metrics[0]: df[c]},
+            index=df.index,
+        )
+        for c in df.columns
+        if str(c) not in datasets and str(c) != dataset_name
+    ]
+    if not parts:
+        raise InputError(
+            "The wide table has no system columns; it needs one column per system besides "
+            "the data set column."
+        )
+    return pd.concat(parts), ("dataset", "system")
+
+
+def _row_names(df: pd.DataFrame, source: Any) -> Any:
+    """Return names of unnamed data sets: a DataFrame's index labels, or a file's rows from 1."""
+    if isinstance(source, pd.DataFrame):
+        return df.index.astype(str)
+    return [str(i + 1) for i in range(len(df))]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _numbers(
+    frame: pd.DataFrame, metric: str, lines: tuple[int, str] | None, wide: bool
+) -> np.ndarray:
+    """Return a metric column as floats, or raise naming the rows that are not numbers."""
+    values = frame[metric]
+    if pd.api.types.is_bool_dtype(values):
+        raise InputTypeError(f"Metric column {metric!r} must hold numbers, found True / False.")
+    if pd.api.types.is_numeric_dtype(values):
+        return values.astype(float).to_numpy()
+    text = values.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
+    missing = values.isna().to_numpy(dtype=bool)
+    other = ~(text | missing | values.map(_is_number).to_numpy(dtype=bool))
+    parsed = pd.to_numeric(values.where(text), errors="coerce")
+    bad = other | (text & parsed.isna().to_numpy(dtype=bool))
+    if not bad.any() and lines is not None:
+        # a file's column is text when a row left out (another system's) is not a number
+        return parsed.where(text, values).astype(float).to_numpy()
+    if not bad.any():
+        bad = text  # a DataFrame's numbers written as text ("0.8"): say so rather than guess
+    if not bad.any():
+        return values.astype(float).to_numpy()
+    rows = frame[bad]
+    shown = [
+        (f", column {s!r}" if wide else "") + f": {v!r}"
+        for v, s in zip(rows[metric], rows["system"], strict=True)
+    ]
+    n = int(bad.sum())
+    what = "The scores" if wide else f"Metric column {metric!r}"
+    fix = (
+        "choose the system columns with `systems`"
+        if wide
+        else "name the metric column with `score`"
+    )
+    raise InputTypeError(
+        f"{what} must hold numbers ({where(rows.index, lines, details=shown)}); fix "
+        f"{'that value' if n == 1 else 'those values'}, or {fix}."
+    )
+
+
+def _display_names(df: pd.DataFrame, datasets: list[str], column: str) -> dict[str, str]:
+    """Each data set key's display name from `column`; one name per data set."""
+    keys = _dataset_names(df, datasets) if datasets else pd.Series("data", index=df.index)
+    pairs = pd.DataFrame({"key": keys, "name": df[column].astype(str)}).drop_duplicates()
+    twice = pairs[pairs["key"].duplicated(keep=False)]
+    if len(twice):
+        key = twice["key"].iloc[0]
+        shown = ", ".join(repr(n) for n in twice.loc[twice["key"] == key, "name"])
+        raise InputError(
+            f"`dataset_name`: column {column!r} gives data set {key!r} several names ({shown}); "
+            "give each data set one name."
+        )
+    return dict(zip(pairs["key"], pairs["name"], strict=True))
 
 
 def _directions(higher_is_better: bool | Mapping[str, bool], metrics: tuple[str, ...]) -> dict:
@@ -319,6 +576,8 @@ def _validate(
     directions: dict,
     drop_incomplete: bool,
     lines: tuple[int, str] | None = None,
+    keys: tuple[str, ...] = _KEY,
+    wide: bool = False,
 ) -> ScoreTable:
     dropped: list[pd.DataFrame] = []
 
@@ -327,29 +586,39 @@ def _validate(
     bad = ~finite.all(axis=1)
     if bad.any():
         if not drop_incomplete:
-            rows = where(df.index[bad], lines)
+            n = int(bad.sum())
+            columns = [f", column {s!r}" for s in df["system"][bad]] if wide else None
             raise InputError(
-                f"{int(bad.sum())} scores are missing (NaN) or infinite ({rows}); "
-                "scores must be finite. Fix them, or pass `drop_incomplete=True` to drop "
-                "those rows."
+                f"{counted(n, 'score')} {plural(n, 'is', 'are')} missing (NaN) or infinite "
+                f"({where(df.index[bad], lines, details=columns)}); scores must be finite. "
+                f"Fix {plural(n, 'it', 'them')}, or pass `drop_incomplete=True` to drop "
+                f"{plural(n, 'that row', 'those rows')}."
             )
         dropped.append(df[bad].assign(reason="missing or infinite score"))
         df = df[~bad]
 
+    named = [k for k in ("system", "dataset", "run", "fold") if k in keys]  # the input's keys
     dup = df.duplicated(list(_KEY), keep=False)
     if dup.any():
         first = df[dup].iloc[0]
+        per_dataset = "run" not in keys and "fold" not in keys
         raise InputError(
-            f"Duplicated (system, dataset, run, fold) keys: {int(dup.sum())} rows, e.g. "
-            f"{tuple(first[['system', 'dataset', 'run', 'fold']].tolist())!r}; "
-            "every score needs a unique key (is a run or data set column missing?)."
+            f"Duplicated ({', '.join(named)}) keys: {int(dup.sum())} rows, e.g. "
+            f"{tuple(first[named].tolist())!r}; every score needs a unique key "
+            + (
+                "(a table without run and fold columns holds one score per data set and "
+                "system; for per-fold scores, name the fold column with `fold` and the run "
+                "column with `run`)."
+                if per_dataset
+                else "(is a run or data set column missing?)."
+            )
         )
 
     systems = sorted(df["system"].unique())
     if len(systems) < 2:
         raise InputError(
-            f"The score table has {len(systems)} system(s) ({', '.join(map(repr, systems))}); "
-            "a comparison needs at least two."
+            f"The score table has {counted(len(systems), 'system')} "
+            f"({', '.join(map(repr, systems))}); a comparison needs at least two."
         )
 
     n_systems = len(systems)
@@ -357,16 +626,7 @@ def _validate(
     incomplete = keys_per < n_systems
     if incomplete.any():
         if not drop_incomplete:
-            ds, run, fold = df[incomplete].iloc[0][["dataset", "run", "fold"]]  # a key lacking
-            counts = df[df["dataset"] == ds].groupby("system").size().reindex(systems, fill_value=0)
-            listing = ", ".join(f"{s} ({n})" for s, n in counts.items())
-            has = df.loc[(df["dataset"] == ds) & (df["run"] == run) & (df["fold"] == fold)]
-            lacking = ", ".join(sorted(set(systems) - set(has["system"])))
-            raise InputError(
-                f"Folds differ between systems on data set {ds!r}: {listing}; e.g. run {run} "
-                f"fold {fold} has no score of {lacking}. Every (system, data set) pair needs the "
-                "same fold labels (or pass `drop_incomplete=True`)."
-            )
+            raise InputError(_incomplete(df, incomplete, systems, keys))
         dropped.append(df[incomplete].assign(reason="key not present for every system"))
         df = df[~incomplete]
     if len(df) == 0:
@@ -395,8 +655,32 @@ def _validate(
         pd.concat(dropped, ignore_index=True)
         if dropped
         else pd.DataFrame(columns=[*df.columns, "reason"])
+    ).drop(columns=[k for k in _KEY if k not in keys])
+    return ScoreTable(
+        data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df, keys=keys
     )
-    return ScoreTable(data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df)
+
+
+def _incomplete(
+    df: pd.DataFrame, incomplete: pd.Series, systems: list[str], keys: tuple[str, ...]
+) -> str:
+    """Say which system lacks a score where the others have one, naming only the input's keys."""
+    ds, run, fold = df[incomplete].iloc[0][["dataset", "run", "fold"]]  # a key lacking
+    counts = df[df["dataset"] == ds].groupby("system").size().reindex(systems, fill_value=0)
+    listing = ", ".join(f"{s} ({n})" for s, n in counts.items())
+    has = df.loc[(df["dataset"] == ds) & (df["run"] == run) & (df["fold"] == fold)]
+    lacking = ", ".join(sorted(set(systems) - set(has["system"])))
+    grid = " ".join(f"{k} {v}" for k, v in (("run", run), ("fold", fold)) if k in keys)
+    if not grid:  # one score per data set and system
+        return (
+            f"Data set {ds!r} has no score of {lacking} ({listing}); every system needs a "
+            "score on every data set (or pass `drop_incomplete=True`)."
+        )
+    return (
+        f"Folds differ between systems on data set {ds!r}: {listing}; e.g. {grid} has no score "
+        f"of {lacking}. Every (system, data set) pair needs the same fold labels (or pass "
+        "`drop_incomplete=True`)."
+    )
 
 
 def _runs_of(n: int, runs: int | None, folds: int | None) -> int:
@@ -493,8 +777,9 @@ def from_arrays(
             metric: np.concatenate([xa.ravel(), ya.ravel()]),
         }
     )
-    return read_scores(
+    table = read_scores(
         frame,
         score=metric,
         higher_is_better=higher_is_better,
     )
+    return replace(table, source=input_record(frame, what="arrays"))

@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from isbetter.core.provenance import make_settings
+from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_nonnegative, check_positive_int, check_rope
 from isbetter.cv.identity import cv_identity
 from isbetter.cv.scores import PairedScores
@@ -85,6 +85,7 @@ def _run(
         n_datasets=int(z.size),
         metric=scores.metric,
         **extra,
+        **input_settings(scores),
     )
     return ComparisonResult.from_posterior(
         posterior,

@@ -4,8 +4,11 @@
 class (one class against the rest; one row for a binary task), gives the
 posterior of the difference ``delta`` of a measure (F1 by default), summarised
 as in Zhang et al.'s (SIGIR 2016) Tables 4–6 (mean, sd, Monte Carlo error,
-% below / above 0, % in the ROPE, 95% HDI, Savage–Dickey BF01, five-way
-decision), with the frequentist baselines on the same documents. A multi-class
+% below / above 0, % in the ROPE, 95% HDI, HDI + ROPE decision), with two Bayes
+factors and their Monte Carlo errors: the ROPE Bayes factor (the headline) and
+the paper's Savage–Dickey BF01, whose value depends on a stated kernel bandwidth
+(:func:`isbetter.inference.summaries.savage_dickey_bf01`), and with the frequentist baselines
+on the same documents. A multi-class
 comparison adds rows ``"macro"`` and ``"micro"``.
 
 The work runs in steps: the predictions and options (:mod:`isbetter.f1.plan`),
@@ -24,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_positive_int
+from isbetter.core.provenance import input_settings, make_settings
+from isbetter.core.validate import check_positive_int, renamed
 from isbetter.core.vocabulary import F1_MODELS
 from isbetter.f1.averages import (
-    AVERAGE_MAX_DRAWS,
+    AVERAGE_MAX_RESAMPLES,
     HIERARCHICAL_MAX_DRAWS,
     AveragedModel,
     FlatCellModel,
@@ -49,7 +52,7 @@ from isbetter.inference.records import TestResult
 from isbetter.inference.seeds import RNGLike, child
 from isbetter.results.f1 import F1Result
 
-__all__ = ["AVERAGE_MAX_DRAWS", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
+__all__ = ["AVERAGE_MAX_RESAMPLES", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
 
 
 def _averaged_model(plan: Plan, tune: int, chains: int) -> AveragedModel | None:
@@ -71,11 +74,8 @@ def _settings(plan: Plan, averaged: AveragedModel | None) -> dict:
         # MCMC: draws per chain (x chains), as every MCMC result records them
         total = min(plan.draws, HIERARCHICAL_MAX_DRAWS)
         extra = {"draws": averaged.draws_per_chain(total), "prior": None, **averaged.settings()}
-    else:
-        multi = min(plan.draws, AVERAGE_MAX_DRAWS) if plan.multiclass else None
-        extra = {"average_draws": multi}
-        if averaged is not None:
-            extra.update(averaged.settings())
+    elif averaged is not None:
+        extra = averaged.settings()
     params: dict[str, Any] = {
         "rope": plan.rope,
         "draws": plan.draws,
@@ -87,7 +87,9 @@ def _settings(plan: Plan, averaged: AveragedModel | None) -> dict:
         "positive": None if plan.multiclass else str(plan.labels[0]),
         "resamples": plan.resamples if plan.baselines else None,
     }
-    return make_settings(f"f1_{plan.model}", plan.seed, **{**params, **extra})
+    return make_settings(
+        f"f1_{plan.model}", plan.seed, **{**params, **extra, **input_settings(plan.table)}
+    )
 
 
 def compare_f1(
@@ -96,7 +98,7 @@ def compare_f1(
     system_a: str | None = None,
     system_b: str | None = None,
     gold: str = "gold",
-    measure: str | Measure | Any = "f1",
+    metric: str | Measure | Any = None,
     beta: float = 1.0,
     cost_fn: float = 1.0,
     cost_fp: float = 1.0,
@@ -114,6 +116,7 @@ def compare_f1(
     resamples: int = 10_000,
     averages: bool = True,
     rng: RNGLike = None,
+    measure: str | Measure | Any = None,
 ) -> F1Result:
     """Compare two classifiers' F1 (or another measure) on the same test set.
 
@@ -131,8 +134,9 @@ def compare_f1(
         table has exactly two besides `gold`.
     gold : str, default: "gold"
         Gold-label column (when `data` is a table).
-    measure : str, Measure or callable, default: "f1"
-        See :func:`isbetter.f1.measures.get_measure`; ``beta``, ``cost_fn``,
+    metric : str, Measure or callable, default: "f1"
+        The measure of the contingency table to compare, as in :func:`~isbetter.rank`'s
+        `metrics`: see :func:`isbetter.f1.measures.get_measure`; ``beta``, ``cost_fn``,
         ``cost_fp``, ``p_positive`` parametrise F-beta and DCF (given by name).
         A DCF, by name or made by :func:`isbetter.f1.measures.dcf`, also gets Keller et
         al.'s adapted proportion test (``dcf_ptest``).
@@ -153,10 +157,10 @@ def compare_f1(
         Hyper-parameters of the paired / unpaired models; default: uniform
         (Beta(1, 1), Dir(1, 1, 1, 1)).
     draws : int, default: 50000
-        Posterior draws per class (the paper's default). The macro / micro rows of
-        the exact models use at most :data:`AVERAGE_MAX_DRAWS`; the hierarchical
-        model at most :data:`HIERARCHICAL_MAX_DRAWS` in all, split over the chains
-        (default: 4 chains x 2 000 draws).
+        Posterior draws per row, and as many prior draws (the paper's default): the
+        classes and the macro / micro rows of the exact models alike. The hierarchical
+        model draws at most :data:`HIERARCHICAL_MAX_DRAWS` in all, split over the
+        chains (default: 4 chains x 2 000 draws).
     tune, chains : int, default: 1000, 4
         NUTS tuning steps per chain and number of chains of the hierarchical model
         (ignored by the exact models).
@@ -171,13 +175,16 @@ def compare_f1(
         approximate randomization; T- and S-test across classes).
     resamples : int, default: 10000
         Resamples of the bootstrap and randomization tests (at most
-        :data:`AVERAGE_MAX_DRAWS` for the macro / micro bootstrap).
+        :data:`AVERAGE_MAX_RESAMPLES` for the macro / micro bootstrap).
     averages : bool, default: True
         For a multi-class task with every class reported, add rows ``"macro"`` and
         ``"micro"``. Their baselines are the s-test / McNemar on multi-class
         correctness and a bootstrap of the documents.
     rng : int, numpy.random.Generator or None
         Seed; recorded in ``settings["seed"]``.
+    measure : str, Measure or callable, optional
+        The old name of `metric`: still accepted, with a
+        :class:`~isbetter.RenamedArgumentWarning`.
 
     Returns
     -------
@@ -206,11 +213,10 @@ def compare_f1(
     reported (children 0 and 1 for the model, child 2 for the bootstrap).
     Switching the baselines on or off leaves the posterior draws unchanged.
 
-    When A and B make the same prediction on every document of a class (or of the
-    test set, for the macro / micro rows), they are the same classifier as far as
-    this test set can tell, and delta is exactly 0 (decision ``equivalent``, BF01
-    infinite). Sampling a model there would only show the spread of the prior
-    pseudo-counts of the discordant outcomes, for which no document gives evidence.
+    When A and B make the same prediction on every document, the model's posterior
+    is sampled all the same: agreement on a few documents is weak evidence of
+    equivalence (20 documents: an HDI across both ROPE bounds, ``undecided``),
+    agreement on many strong evidence (``equivalent``).
 
     Orientation: ``delta`` is positive when A is better. For a cost such as DCF
     (lower is better) that is ``DCF(B) - DCF(A)``; ``score_a`` and ``score_b`` are
@@ -237,7 +243,7 @@ def compare_f1(
         gold,
         system_a,
         system_b,
-        measure=measure,
+        measure=renamed("metric", metric, "measure", measure, "f1"),
         measure_args={
             "beta": beta,
             "cost_fn": cost_fn,

@@ -19,6 +19,7 @@ from isbetter.f1.plan import Plan
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.seeds import child
+from isbetter.inference.summaries import symmetrised
 
 __all__ = [
     "Cells",
@@ -40,6 +41,9 @@ class ClassDraws:
         Posterior and (symmetrised where the prior is symmetric) prior draws.
     ess : dict of str to float or None
         Effective sample sizes (None: independent draws).
+    prior_ess : int
+        Independent draws in each prior sample (a symmetrised sample holds half as
+        many as its length), for the Monte Carlo errors of the Bayes factors.
     diagnostics : MCMCDiagnostics or None
         Of the MCMC fit the draws come from.
     """
@@ -47,6 +51,7 @@ class ClassDraws:
     draws: dict[str, np.ndarray]
     priors: dict[str, np.ndarray]
     ess: dict[str, float | None]
+    prior_ess: int
     diagnostics: MCMCDiagnostics | None = None
 
 
@@ -69,9 +74,7 @@ def exact_class_draws(
         rng=np.random.default_rng(child(root, len(plan.labels))),
     )
     if plan.model == "unpaired" or prior.symmetric:
-        # the prior of delta is then symmetric about 0: symmetrising halves the KDE
-        # noise and keeps BF01 identical when A and B are exchanged
-        prior_delta = np.concatenate([prior_delta, -prior_delta])
+        prior_delta = symmetrised(prior_delta)  # the prior of delta is symmetric about 0
     draws = {}
     for i, (key, c) in enumerate(counts.items()):
         # always the model's posterior, also where A and B never disagree: with few documents
@@ -84,7 +87,9 @@ def exact_class_draws(
             draws=plan.draws,
             rng=np.random.default_rng(child(child(root, i), 0)),
         )
-    return ClassDraws(draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts))
+    return ClassDraws(
+        draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts), prior_ess=plan.draws
+    )
 
 
 def fitted_class_draws(
@@ -100,7 +105,7 @@ def fitted_class_draws(
         draws[key] = averaged.per_class[:, j]
         priors[key] = averaged.prior_per_class[:, j]
         ess[key] = None if averaged.ess is None else averaged.ess[str(j)]
-    return ClassDraws(draws, priors, ess, averaged.diagnostics)
+    return ClassDraws(draws, priors, ess, averaged.prior_ess, averaged.diagnostics)
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,9 @@ def joint_cells_of(plan: Plan) -> Cells:
 def averaged_draws(
     plan: Plan, averaged: AveragedModel, cells: Cells, seed_seq: np.random.SeedSequence
 ) -> AveragedDraws:
-    """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`."""
-    draws = min(plan.draws, averaged.max_draws)
+    """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`.
+
+    The exact models draw ``plan.draws``; an MCMC model at most its ``max_draws``.
+    """
+    draws = plan.draws if averaged.max_draws is None else min(plan.draws, averaged.max_draws)
     return averaged.sample(cells.cells, plan.measure, draws=draws, seed_seq=seed_seq)

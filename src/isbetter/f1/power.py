@@ -36,7 +36,7 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.progress import progress_bar
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_positive_int, check_probability, check_rope
+from isbetter.core.validate import check_positive_int, check_probability, check_rope, renamed
 from isbetter.core.vocabulary import POWER_GOALS
 from isbetter.f1.measures import Measure, get_measure
 from isbetter.f1.paired import F1Prior, sample_delta
@@ -140,10 +140,11 @@ def power_analysis(
     hdi_prob: float = 0.95,
     draws: int = 5000,
     models: Sequence[str] = ("paired", "unpaired"),
-    measure: str | Measure = "f1",
+    metric: str | Measure | None = None,
     prior: F1Prior | None = None,
     rng: RNGLike = None,
     progress: bool | None = None,
+    measure: str | Measure | None = None,
 ) -> PowerResult:
     """Estimate the power of the paired and unpaired models to reach a decision.
 
@@ -168,8 +169,8 @@ def power_analysis(
         error is then about 0.1 posterior sd).
     models : sequence of {"paired", "unpaired"}
         Models to evaluate, on the same simulated test sets.
-    measure : str or Measure, default: "f1"
-        The measure compared.
+    metric : str or Measure, default: "f1"
+        The measure of the contingency table compared.
     prior : F1Prior, optional
         Hyper-parameters of the models.
     rng : int, numpy.random.Generator or None
@@ -177,6 +178,9 @@ def power_analysis(
     progress : bool, optional
         A progress bar of the simulated test sets on stderr (default: when stderr is
         a terminal).
+    measure : str or Measure, optional
+        The old name of `metric`: still accepted, with a
+        :class:`~isbetter.RenamedArgumentWarning`.
 
     Returns
     -------
@@ -194,7 +198,7 @@ def power_analysis(
     draws = check_positive_int(draws, "draws", minimum=2)
     rope = check_rope(rope)
     hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
-    m = get_measure(measure)
+    m = get_measure(renamed("metric", metric, "measure", measure, "f1"))
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
     rows = []

@@ -14,13 +14,14 @@ class against the rest: :meth:`PredictionTable.joint_counts`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.provenance import input_record
 from isbetter.core.tables import read_table
 from isbetter.core.validate import check_columns
 
@@ -117,12 +118,16 @@ class PredictionTable:
         The classes, i.e. the distinct gold labels, sorted.
     ids : numpy.ndarray or None
         Document ids, if an id column was given.
+    source : dict or None
+        What the table was read from: file name (or ``"DataFrame"``, ``"arrays"``),
+        rows and SHA-256 checksum; results record it in ``settings["input"]``.
     """
 
     gold: np.ndarray = field(repr=False)
     predictions: dict[str, np.ndarray] = field(repr=False)
     labels: tuple[Any, ...]
     ids: np.ndarray | None = field(default=None, repr=False)
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -307,9 +312,11 @@ def read_predictions(
         )
     preds = {str(s): frame[s].to_numpy() for s in systems}
     table = _validate(frame[gold].to_numpy(), preds, gold)
-    if id:
-        table = PredictionTable(table.gold, table.predictions, table.labels, frame[id].to_numpy())
-    return table
+    return replace(
+        table,
+        ids=frame[id].to_numpy() if id else None,
+        source=input_record(frame, source),
+    )
 
 
 def predictions_from_arrays(
@@ -344,4 +351,6 @@ def predictions_from_arrays(
         raise InputError("No predictions given: pass at least one system, e.g. svm=pred_svm.")
     g = _as_1d(gold, "gold")
     preds = {str(k): _as_1d(v, k) for k, v in allp.items()}
-    return _validate(g, preds, "gold")
+    table = _validate(g, preds, "gold")
+    frame = pd.DataFrame({"gold": table.gold, **table.predictions})
+    return replace(table, source=input_record(frame, what="arrays"))

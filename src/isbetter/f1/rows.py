@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.f1.averages import AVERAGE_MAX_DRAWS, AveragedDraws
+from isbetter.f1.averages import AVERAGE_MAX_RESAMPLES, AveragedDraws
 from isbetter.f1.baselines import (
     bootstrap_average_test,
     bootstrap_test,
@@ -161,16 +161,25 @@ def make_row(
     observed: Observed,
     tests: tuple[TestResult, ...] = (),
     ess: float | None = None,
+    prior_ess: float | None = None,
     diagnostics: MCMCDiagnostics | None = None,
 ) -> ComparisonResult:
     """One row: the comparison of `key` (a class, ``"macro"`` or ``"micro"``).
 
-    ``estimate`` summarises the posterior draws `delta` (Savage–Dickey BF01 against
-    the prior draws `prior`; Monte Carlo error from `ess`, default independent draws).
+    ``estimate`` summarises the posterior draws `delta` (Bayes factors against the
+    prior draws `prior`; Monte Carlo errors from `ess` and `prior_ess`, default
+    independent draws).
     """
-    finite_prior = prior[np.isfinite(prior)]
+    finite = np.isfinite(prior)
+    if prior_ess is not None:  # the independent draws among the finite ones
+        prior_ess = prior_ess * float(np.mean(finite))
     estimate = estimate_from_draws(
-        delta, rope=ctx.rope, prior_delta=finite_prior, hdi_prob=ctx.hdi_prob, ess=ess
+        delta,
+        rope=ctx.rope,
+        prior_delta=prior[finite],
+        hdi_prob=ctx.hdi_prob,
+        ess=ess,
+        prior_ess=prior_ess,
     )
     return ComparisonResult.from_posterior(
         DrawsPosterior(delta),
@@ -219,6 +228,7 @@ def class_rows(
             observed=Observed(int(c.n), score_a, score_b, diff, int(np.sum(c.pos))),
             tests=tests,
             ess=class_draws.ess[key],
+            prior_ess=class_draws.prior_ess,
             diagnostics=class_draws.diagnostics,
         )
     return rows
@@ -241,7 +251,7 @@ def average_rows(
         boot = bootstrap_average_test(
             cells.cells,
             m,
-            resamples=min(plan.resamples, AVERAGE_MAX_DRAWS),
+            resamples=min(plan.resamples, AVERAGE_MAX_RESAMPLES),
             rng=np.random.default_rng(child(seed_seq, 2)),
         )
     correctness = correctness_counts(cells.right_a, cells.right_b)
@@ -260,6 +270,7 @@ def average_rows(
             observed=Observed(n, score_a, score_b, float(m.difference(score_a, score_b)), n),
             tests=average_tests(correctness, boot[key]) if plan.baselines else (),
             ess=None if averaged.ess is None else averaged.ess[key],
+            prior_ess=averaged.prior_ess,
             diagnostics=averaged.diagnostics,
         )
         priors[key] = prior

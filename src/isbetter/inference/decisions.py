@@ -14,7 +14,7 @@ equivalent      ≈       ``\approx``    practically equivalent (inside the ROPE
 b_leaning       <       ``<``           leaning to B, not decided
 b_at_least      ≲       ``\lesssim``   B better or equivalent (ranking, likelihood rule)
 b_better        ≪       ``\ll``        B better by more than the ROPE
-undecided       ?       ``?``           no region reaches the threshold
+undecided       ?       ``?``           no region decided, no side favoured
 ==============  ======  ==============  =================================================
 
 Three documented rules produce them:
@@ -46,7 +46,7 @@ from isbetter.core.validate import check_choice, check_probability, check_rope
 from isbetter.inference.records import Probabilities
 
 __all__ = [
-    "HDI_ROPE_RELATIONS",
+    "HDI_ROPE_RULE",
     "RELATIONS",
     "Counting",
     "Relation",
@@ -81,12 +81,27 @@ RELATIONS: dict[str, tuple[str, str, str]] = {
     "b_leaning": ("<", "$<$", "leaning to B: no region decided, the evidence favours B"),
     "b_at_least": ("≲", r"$\lesssim$", "B better or practically equivalent: too close to call"),
     "b_better": ("≪", r"$\ll$", "B better by more than the ROPE"),
-    "undecided": ("?", "?", "undecided: no region reaches the threshold"),
+    "undecided": ("?", "?", "undecided: no region decided, no side favoured"),
 }
-#: the relations the HDI + ROPE rule can give
-HDI_ROPE_RELATIONS = ("a_better", "a_leaning", "equivalent", "b_leaning", "b_better")
+#: the relations the HDI + ROPE rule gives, and where the HDI lies for each
+#: (:func:`hdi_rope_decision`)
+HDI_ROPE_RULE: dict[str, str] = {
+    "a_better": "HDI above the ROPE",
+    "a_leaning": "HDI across the upper ROPE bound only",
+    "equivalent": "HDI inside the ROPE",
+    "b_leaning": "HDI across the lower ROPE bound only",
+    "b_better": "HDI below the ROPE",
+    "undecided": "HDI across both ROPE bounds",
+}
 _BY_SYMBOL = {sym: key for key, (sym, _, _) in RELATIONS.items()}
 _ASCII = {">>": "a_better", "~": "equivalent", "<<": "b_better"}
+#: the three regions, in the order of :class:`~isbetter.inference.records.Probabilities`
+_REGIONS: tuple[Relation, Relation, Relation] = ("a_better", "equivalent", "b_better")
+#: two regions too close to call apart: their union, where it is a relation
+_TIES: dict[frozenset[Relation], Relation] = {
+    frozenset({"a_better", "equivalent"}): "a_at_least",
+    frozenset({"b_better", "equivalent"}): "b_at_least",
+}
 
 
 def symbol(key: str) -> str:
@@ -128,20 +143,28 @@ def relation_key(value: str, name: str = "goal") -> str:
     return check_choice(value, name, [*RELATIONS, *_BY_SYMBOL, *_ASCII])
 
 
-def hdi_rope_decision(low: float, high: float, mean: float, rope: float) -> Relation:
+def hdi_rope_decision(low: float, high: float, rope: float) -> Relation:
     """Return the HDI + ROPE rule of Zhang et al. (2016, section 3.2), after Kruschke (2013).
 
-    ``equivalent`` when the HDI lies inside ``[-rope, rope]``; ``a_better`` /
-    ``b_better`` when it lies entirely above ``rope`` / below ``-rope``; otherwise
-    ``a_leaning`` or ``b_leaning`` by the sign of the posterior mean (``equivalent``
-    if the mean is exactly 0, which keeps the rule antisymmetric in A and B).
+    With the HDI ``[low, high]`` and the ROPE ``[-rope, rope]`` (see
+    :data:`HDI_ROPE_RULE`):
+
+    * ``equivalent``: the HDI lies inside the ROPE;
+    * ``a_better`` / ``b_better``: it lies entirely above ``rope`` / below ``-rope``;
+    * ``a_leaning`` / ``b_leaning``: it reaches past the upper / lower bound only (it
+      lies mainly, not fully, on that side of the ROPE: Zhang et al.'s "slightly
+      better / worse, more data needed");
+    * ``undecided``: it reaches past both bounds. Kruschke's rule decides nothing there
+      and no side is favoured, whatever the sign of the posterior mean.
+
+    The rule is antisymmetric: mirroring the HDI (``-high, -low``) mirrors the relation.
 
     Examples
     --------
-    >>> hdi_rope_decision(0.06, 0.2, 0.1, 0.05), hdi_rope_decision(-0.03, 0.04, 0.01, 0.05)
+    >>> hdi_rope_decision(0.06, 0.2, 0.05), hdi_rope_decision(-0.03, 0.04, 0.05)
     ('a_better', 'equivalent')
-    >>> hdi_rope_decision(-0.1, 0.02, -0.04, 0.05)
-    'b_leaning'
+    >>> hdi_rope_decision(-0.1, 0.02, 0.05), hdi_rope_decision(-0.1, 0.12, 0.05)
+    ('b_leaning', 'undecided')
     """
     rope = check_rope(rope)
     if low >= -rope and high <= rope:
@@ -150,15 +173,34 @@ def hdi_rope_decision(low: float, high: float, mean: float, rope: float) -> Rela
         return "a_better"
     if high < -rope:
         return "b_better"
-    if mean > 0:
+    if low >= -rope:  # low inside the ROPE, high above it
         return "a_leaning"
-    if mean < 0:
+    if high <= rope:  # high inside the ROPE, low below it
         return "b_leaning"
-    return "equivalent"
+    return "undecided"
+
+
+def _region_of(close: set[Relation]) -> Relation:
+    """Return the relation of regions too close to call apart (all sharing the top place).
+
+    One region: itself; "A better" and "ROPE": ``a_at_least`` (their union holds A ≳ B);
+    likewise ``b_at_least``; "A better" and "B better", or all three: ``undecided``.
+    Which region was listed first never matters, so the rules stay antisymmetric.
+    """
+    if len(close) == 1:
+        return next(iter(close))
+    return _TIES.get(frozenset(close), "undecided")
 
 
 def threshold_decision(probabilities: Probabilities, threshold: float = 0.95) -> Relation:
     """Return the region whose probability reaches `threshold`, else ``undecided``.
+
+    A tie for the largest probability is shared, as :func:`probabilities_from_masses`
+    shares a tied draw, never given to the region listed first. Tied regions at or
+    above `threshold` (possible only for a threshold of 0.5 or less) give
+    ``a_at_least`` for "A better" and "ROPE" (their union reaches the threshold:
+    A ≳ B), ``b_at_least`` likewise, and ``undecided`` for "A better" and "B better"
+    (or all three).
 
     Examples
     --------
@@ -166,22 +208,25 @@ def threshold_decision(probabilities: Probabilities, threshold: float = 0.95) ->
     'a_better'
     >>> threshold_decision(Probabilities(0.6, 0.3, 0.1))
     'undecided'
+    >>> threshold_decision(Probabilities(0.5, 0.0, 0.5), 0.5)
+    'undecided'
     """
     threshold = check_probability(threshold, "threshold")
-    names: tuple[Relation, Relation, Relation] = ("a_better", "equivalent", "b_better")
-    probs = probabilities.as_tuple()
-    best = int(np.argmax(probs))
-    return names[best] if probs[best] >= threshold else "undecided"
+    probs = dict(zip(_REGIONS, probabilities.as_tuple(), strict=True))
+    best = max(probs.values())
+    if best < threshold:
+        return "undecided"
+    return _region_of({name for name, p in probs.items() if p == best})
 
 
 def likelihood_decision(probabilities: Probabilities, margin: float = 0.05) -> Relation:
     """Return the most probable region, or ``a_at_least`` / ``b_at_least`` when too close.
 
     The winner is the region with the largest probability (Szymański & Gorman 2020
-    read their orders off their Table 2 this way). When the runner-up is within
-    `margin` of it: a winner and runner-up of "A better" and "ROPE" (in either
-    order) give ``a_at_least`` (A ≳ B), likewise ``b_at_least``; "A better" against
-    "B better" gives ``undecided``.
+    read their orders off their Table 2 this way). The regions within `margin` of it
+    (and any tied with it, also at ``margin=0``) are too close to call apart: "A
+    better" and "ROPE" give ``a_at_least`` (A ≳ B), likewise ``b_at_least``; "A
+    better" and "B better", or all three, give ``undecided``.
 
     Examples
     --------
@@ -193,17 +238,9 @@ def likelihood_decision(probabilities: Probabilities, margin: float = 0.05) -> R
     'b_at_least'
     """
     margin = check_probability(margin, "margin")
-    probs = np.asarray(probabilities.as_tuple())
-    order = np.argsort(-probs, kind="stable")
-    names = ("a_better", "equivalent", "b_better")
-    if probs[order[0]] - probs[order[1]] >= margin or margin == 0:
-        return names[order[0]]  # type: ignore[return-value]
-    top = {names[order[0]], names[order[1]]}
-    if top == {"a_better", "equivalent"}:
-        return "a_at_least"
-    if top == {"b_better", "equivalent"}:
-        return "b_at_least"
-    return "undecided"
+    probs = dict(zip(_REGIONS, probabilities.as_tuple(), strict=True))
+    best = max(probs.values())
+    return _region_of({name for name, p in probs.items() if p == best or best - p < margin})
 
 
 def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabilities:

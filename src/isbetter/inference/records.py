@@ -260,6 +260,19 @@ class MCMCDiagnostics:
         )
 
 
+#: the Bayes-factor fields of an :class:`Estimate`, in the order reports show them
+_BAYES_FACTOR_FIELDS = (
+    "bf_rope",
+    "bf_rope_bound",
+    "bf_rope_mcse",
+    "bf01",
+    "bf01_bound",
+    "bf01_mcse",
+    "bf01_bandwidth",
+    "bf01_prior_bandwidth",
+)
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Posterior summary of the difference ``d`` (positive: A better).
@@ -274,15 +287,24 @@ class Estimate:
         Credible interval (the HDI, or the central interval of a symmetric closed form).
     p_below_0, p_above_0 : float
         Posterior probabilities that ``d < 0`` and ``d > 0``.
-    bf01 : float
-        Savage–Dickey Bayes factor of ``d = 0`` against the model (NaN when not
-        computed), or its upper bound when ``bf01_bound == "<"``.
-    bf01_bound : {"", "<"}
-        ``"<"`` when 0 lies so far in the posterior's tail that only a bound is known.
     bf_rope : float
-        ROPE (interval) Bayes factor: posterior over prior odds of ``|d| <= rope``.
+        ROPE (interval) Bayes factor, the headline Bayes factor: posterior over prior
+        odds of ``|d| <= rope`` (NaN when not computed).
     bf_rope_bound : {"", "<", ">"}
         Whether `bf_rope` is an upper or lower bound.
+    bf_rope_mcse : float
+        Monte Carlo standard error of `bf_rope` (NaN for a bound).
+    bf01 : float
+        Savage–Dickey Bayes factor of ``d = 0`` against the model (NaN when not
+        computed), or its upper bound when ``bf01_bound == "<"``: a ratio of kernel
+        density estimates, which depends on their bandwidths (see
+        :func:`isbetter.inference.summaries.savage_dickey_bf01`).
+    bf01_bound : {"", "<"}
+        ``"<"`` when 0 lies so far in the posterior's tail that only a bound is known.
+    bf01_mcse : float
+        Monte Carlo standard error of `bf01` at the stated bandwidths (NaN for a bound).
+    bf01_bandwidth, bf01_prior_bandwidth : float
+        Kernel bandwidths of the posterior and prior densities of BF01.
     decision : str
         The HDI + ROPE decision (a key of :data:`isbetter.inference.decisions.RELATIONS`).
     """
@@ -298,6 +320,10 @@ class Estimate:
     bf01_bound: str = ""
     bf_rope: float = math.nan
     bf_rope_bound: str = ""
+    bf_rope_mcse: float = math.nan
+    bf01_mcse: float = math.nan
+    bf01_bandwidth: float = math.nan
+    bf01_prior_bandwidth: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe dictionary."""
@@ -308,12 +334,16 @@ class Estimate:
             "interval": self.interval.to_dict(),
             "p_below_0": self.p_below_0,
             "p_above_0": self.p_above_0,
-            "bf01": to_json_number(self.bf01),
-            "bf01_bound": self.bf01_bound,
-            "bf_rope": to_json_number(self.bf_rope),
-            "bf_rope_bound": self.bf_rope_bound,
+            **{
+                k: v if isinstance(v, str) else to_json_number(v)
+                for k, v in self.bayes_factors().items()
+            },
             "decision": self.decision,
         }
+
+    def bayes_factors(self) -> dict[str, Any]:
+        """Return the Bayes factors, headline (ROPE) first, with their errors and bandwidths."""
+        return {name: getattr(self, name) for name in _BAYES_FACTOR_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Estimate:
@@ -330,6 +360,10 @@ class Estimate:
             bf01_bound=data.get("bf01_bound", ""),
             bf_rope=from_json_number(data.get("bf_rope")),
             bf_rope_bound=data.get("bf_rope_bound", ""),
+            bf_rope_mcse=from_json_number(data.get("bf_rope_mcse")),
+            bf01_mcse=from_json_number(data.get("bf01_mcse")),
+            bf01_bandwidth=from_json_number(data.get("bf01_bandwidth")),
+            bf01_prior_bandwidth=from_json_number(data.get("bf01_prior_bandwidth")),
         )
 
 

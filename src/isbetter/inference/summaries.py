@@ -2,7 +2,9 @@
 
 Generic, model-free functions used by the F1 comparison, the hierarchical model
 and the power analysis: the highest-density interval (shortest interval), the
-Monte Carlo standard error of the mean, the Savage–Dickey Bayes factor, and
+Monte Carlo standard error of the mean, two Bayes factors with their Monte Carlo
+errors (the ROPE Bayes factor, the headline, and the point-null Savage–Dickey
+BF01, which depends on a kernel bandwidth: see :func:`savage_dickey_bf01`), and
 :func:`estimate_from_draws`, which puts them together with the HDI + ROPE
 decision of Zhang et al. (2016, section 3.2), after Kruschke (2013).
 
@@ -17,7 +19,7 @@ References
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,12 +31,14 @@ from isbetter.inference.records import Estimate, Interval
 __all__ = [
     "MIN_DRAWS_NEAR",
     "REFERENCE_DRAWS",
+    "BayesFactor",
     "bandwidth",
     "estimate_from_draws",
     "hdi",
     "mcse_mean",
     "rope_bayes_factor",
     "savage_dickey_bf01",
+    "symmetrised",
 ]
 
 
@@ -101,6 +105,18 @@ def mcse_mean(draws: Any, ess: float | None = None) -> float:
     return float(x.std(ddof=1) / np.sqrt(n))
 
 
+def symmetrised(prior_draws: np.ndarray) -> np.ndarray:
+    """Return prior draws of a difference with their mirror images, ``[x, -x]``.
+
+    For a prior symmetric in A and B (the prior of delta symmetric about 0): the
+    sample is then exactly symmetric, as the prior, and exchanging A and B leaves
+    it unchanged. The Bayes factors at 0 and of ``|delta| <= rope`` read even
+    functions of delta, to which the mirror images add nothing: the sample holds
+    ``len(x)`` independent draws for their Monte Carlo errors (``prior_ess``).
+    """
+    return np.concatenate([prior_draws, -prior_draws], axis=0)
+
+
 #: the bandwidth of the Savage–Dickey densities is Scott's rule at this many draws (the
 #: paper's default), times each sample's sd — fixed, so the estimate does not drift with
 #: the number of draws (the paired prior of delta has a logarithmic spike at 0)
@@ -114,20 +130,53 @@ def bandwidth(draws: np.ndarray) -> float:
     return float(np.std(draws, ddof=1) * REFERENCE_DRAWS ** (-0.2))
 
 
+def _kernel_values(draws: np.ndarray, at: float, h: float) -> np.ndarray:
+    """Each draw's Gaussian kernel (bandwidth `h`) at `at`: their mean is the density."""
+    z = (at - draws) / h
+    return np.exp(-0.5 * z * z) / (h * np.sqrt(2 * np.pi))
+
+
+def _point_mass(draws: np.ndarray) -> bool:
+    sd = draws.std()
+    return not np.isfinite(sd) or sd == 0 or np.ptp(draws) == 0
+
+
 def _kde_density_at(draws: np.ndarray, at: float, h: float | None = None) -> float:
     """Gaussian kernel density estimate at one point (bandwidth `h`, default :func:`bandwidth`)."""
-    sd = draws.std()
-    if not np.isfinite(sd) or sd == 0 or np.ptp(draws) == 0:
+    if _point_mass(draws):
         # a point mass: infinite density at its value, zero elsewhere
         return np.inf if np.all(draws == at) else 0.0
-    h = bandwidth(draws) if h is None else h
-    z = (at - draws) / h
-    return float(np.exp(-0.5 * z * z).sum() / (draws.size * h * np.sqrt(2 * np.pi)))
+    return float(_kernel_values(draws, at, bandwidth(draws) if h is None else h).mean())
+
+
+class BayesFactor(NamedTuple):
+    """A Bayes factor estimated from draws, with its Monte Carlo standard error.
+
+    Attributes
+    ----------
+    value : float
+        The estimate, or its bound.
+    bound : {"", "<", ">"}
+        ``"<"`` when `value` is an upper bound, ``">"`` a lower bound.
+    mcse : float
+        Monte Carlo standard error of `value` by the delta method (see
+        :func:`savage_dickey_bf01`, :func:`rope_bayes_factor`); NaN for a bound or an
+        infinite or undefined value.
+    """
+
+    value: float
+    bound: str = ""
+    mcse: float = float("nan")
 
 
 def savage_dickey_bf01(
-    posterior_draws: Any, prior_draws: Any, *, at: float = 0.0
-) -> tuple[float, str]:
+    posterior_draws: Any,
+    prior_draws: Any,
+    *,
+    at: float = 0.0,
+    ess: float | None = None,
+    prior_ess: float | None = None,
+) -> BayesFactor:
     """Savage–Dickey Bayes factor ``BF01 = p(delta = at | data) / p(delta = at)``.
 
     Both densities are Gaussian kernel density estimates of the draws, as in
@@ -140,13 +189,38 @@ def savage_dickey_bf01(
     read as substantial evidence for "no difference", BF01 < 1/3 as substantial
     evidence for a difference (Jeffreys).
 
+    **The value depends on the bandwidth.** A kernel density estimate is the
+    density smoothed over about one bandwidth, so BF01 is the ratio of posterior
+    to prior mass *near* `at`, at the resolution of the bandwidths. Where the
+    prior density at `at` is finite and smooth, that converges to the point
+    value; the prior of an F1 difference in the paired model is not: its density
+    diverges (logarithmically) at 0, where the two classifiers' rates coincide,
+    so a smaller prior bandwidth gives a larger prior density and a smaller BF01
+    without end (:func:`rope_bayes_factor`, an interval Bayes factor, has no such
+    dependence). Report BF01 with its bandwidths (``bandwidth(posterior_draws)``,
+    ``bandwidth(prior_draws)``).
+
+    Monte Carlo error: each density is the mean of the draws' kernel values at
+    `at`; its standard error is their sd over ``sqrt(ess)`` (:func:`mcse_mean`, the
+    bandwidth held fixed), and the delta method gives the ratio's,
+    ``BF01 * hypot(se_post / p_post, se_prior / p_prior)``.
+
+    Parameters
+    ----------
+    posterior_draws, prior_draws : array-like
+        Draws of delta.
+    at : float, default: 0.0
+        The point null.
+    ess, prior_ess : float, optional
+        Effective sample sizes of the two samples for the Monte Carlo error (default:
+        their sizes, independent draws). A prior symmetrised as ``[x, -x]`` holds
+        ``len(x)`` independent draws: the kernel values at 0 repeat.
+
     Returns
     -------
-    value : float
-        BF01, or its upper bound; ``inf`` when the posterior is a point mass at
-        `at`; ``nan`` when the prior has no density at `at`.
-    bound : {"", "<"}
-        ``"<"`` when `value` is an upper bound.
+    BayesFactor
+        BF01, or its upper bound (``bound == "<"``); ``inf`` when the posterior is a
+        point mass at `at`; ``nan`` when the prior has no density at `at`.
 
     Examples
     --------
@@ -154,43 +228,72 @@ def savage_dickey_bf01(
     >>> rng = np.random.default_rng(0)
     >>> prior = rng.uniform(-1, 1, 100_000)         # density 0.5 at 0
     >>> post = rng.normal(0, 0.1, 100_000)          # density 3.99 at 0
-    >>> value, bound = savage_dickey_bf01(post, prior)
-    >>> round(value, 1), bound
-    (8.0, '')
-    >>> savage_dickey_bf01(rng.normal(0.5, 0.01, 50_000), prior)[1]
+    >>> bf = savage_dickey_bf01(post, prior)
+    >>> round(bf.value, 1), bf.bound, round(bf.mcse, 2)
+    (7.9, '', 0.09)
+    >>> savage_dickey_bf01(rng.normal(0.5, 0.01, 50_000), prior).bound
     '<'
     """
     post = np.asarray(posterior_draws, dtype=float).ravel()
     prior = np.asarray(prior_draws, dtype=float).ravel()
-    q0 = _kde_density_at(prior, at)
+    if _point_mass(prior):
+        return BayesFactor(float("nan"))
+    k_prior = _kernel_values(prior, at, bandwidth(prior))
+    q0 = float(k_prior.mean())
     if q0 == 0 or not np.isfinite(q0):
-        return float("nan"), ""
-    p0 = _kde_density_at(post, at)
-    if not np.isfinite(p0) or np.ptp(post) == 0:
-        return float(p0 / q0), ""
+        return BayesFactor(float("nan"))
+    if _point_mass(post):
+        return BayesFactor(_kde_density_at(post, at) / q0)
     h = bandwidth(post)
     if np.count_nonzero(np.abs(post - at) <= 3 * h) < MIN_DRAWS_NEAR:
         bound = MIN_DRAWS_NEAR / (post.size * h * np.sqrt(2 * np.pi))
-        return float(bound / q0), "<"
-    return float(p0 / q0), ""
+        return BayesFactor(float(bound / q0), "<")
+    k_post = _kernel_values(post, at, h)
+    p0 = float(k_post.mean())
+    value = p0 / q0
+    rel = np.hypot(mcse_mean(k_post, ess) / p0, mcse_mean(k_prior, prior_ess) / q0)
+    return BayesFactor(value, "", float(value * rel))
 
 
-def rope_bayes_factor(posterior_draws: Any, prior_draws: Any, *, rope: float) -> tuple[float, str]:
+def rope_bayes_factor(
+    posterior_draws: Any,
+    prior_draws: Any,
+    *,
+    rope: float,
+    ess: float | None = None,
+    prior_ess: float | None = None,
+) -> BayesFactor:
     """Return the ROPE (interval) Bayes factor: posterior over prior odds of ``|delta| <= rope``.
 
     ``BF = [P(in | data) / P(out | data)] / [P(in) / P(out)]``: above 1 the data
     favour practical equivalence, below 1 a difference. It is well defined for any
-    prior with mass on both sides of the ROPE's edge. Where fewer than
-    :data:`MIN_DRAWS_NEAR` posterior draws fall inside (outside) the ROPE, an upper
-    (lower) bound is returned, computed as if that many had.
+    prior with mass on both sides of the ROPE's edge, and estimated from counts of
+    draws, with no smoothing to choose: the headline Bayes factor of the F1 reports
+    (the point-null :func:`savage_dickey_bf01` depends on a kernel bandwidth). Where
+    fewer than :data:`MIN_DRAWS_NEAR` posterior draws fall inside (outside) the ROPE,
+    an upper (lower) bound is returned, computed as if that many had.
+
+    Monte Carlo error by the delta method on the two binomial proportions ``p``
+    (posterior) and ``q`` (prior) inside the ROPE, whose standard errors are the sd
+    of the indicators over ``sqrt(ess)`` (:func:`mcse_mean`; about
+    ``sqrt(p (1 - p) / ess)``): ``log BF = logit p - logit q`` has standard error
+    ``hypot(se_p / (p (1 - p)), se_q / (q (1 - q)))``, and ``mcse = BF * that``.
+
+    Parameters
+    ----------
+    posterior_draws, prior_draws : array-like
+        Draws of delta.
+    rope : float
+        ROPE half-width.
+    ess, prior_ess : float, optional
+        Effective sample sizes of the two samples for the Monte Carlo error (default:
+        their sizes; a prior symmetrised as ``[x, -x]`` holds ``len(x)``).
 
     Returns
     -------
-    value : float
+    BayesFactor
         The Bayes factor or its bound (``nan`` when the prior puts no mass inside
         or outside the ROPE, or `rope` is 0).
-    bound : {"", "<", ">"}
-        ``"<"`` (upper bound), ``">"`` (lower bound) or ``""``.
 
     Examples
     --------
@@ -198,23 +301,32 @@ def rope_bayes_factor(posterior_draws: Any, prior_draws: Any, *, rope: float) ->
     >>> rng = np.random.default_rng(1)
     >>> prior = rng.uniform(-1, 1, 200_000)            # P(|d| <= 0.1) = 0.1
     >>> post = rng.uniform(-0.2, 0.2, 200_000)         # P(|d| <= 0.1) = 0.5
-    >>> value, bound = rope_bayes_factor(post, prior, rope=0.1)
-    >>> round(value, 1), bound                          # (0.5 / 0.5) / (0.1 / 0.9)
-    (9.0, '')
+    >>> bf = rope_bayes_factor(post, prior, rope=0.1)
+    >>> round(bf.value, 1), bf.bound, round(bf.mcse, 2)  # (0.5 / 0.5) / (0.1 / 0.9)
+    (8.9, '', 0.08)
     """
     post = np.asarray(posterior_draws, dtype=float).ravel()
     prior = np.asarray(prior_draws, dtype=float).ravel()
-    prior_in = float(np.mean(np.abs(prior) <= rope))
-    if rope <= 0 or prior_in in (0.0, 1.0):
-        return float("nan"), ""
-    n_in = int(np.count_nonzero(np.abs(post) <= rope))
+    prior_in = np.abs(prior) <= rope
+    q = float(np.mean(prior_in))
+    if rope <= 0 or q in (0.0, 1.0):
+        return BayesFactor(float("nan"))
+    post_in = np.abs(post) <= rope
+    n_in = int(np.count_nonzero(post_in))
     n_out = post.size - n_in
-    bound = ""
     if n_in < MIN_DRAWS_NEAR:
-        n_in, n_out, bound = MIN_DRAWS_NEAR, post.size - MIN_DRAWS_NEAR, "<"
-    elif n_out < MIN_DRAWS_NEAR:
-        n_in, n_out, bound = post.size - MIN_DRAWS_NEAR, MIN_DRAWS_NEAR, ">"
-    return float((n_in / n_out) / (prior_in / (1.0 - prior_in))), bound
+        n_in, n_out = MIN_DRAWS_NEAR, post.size - MIN_DRAWS_NEAR
+        return BayesFactor((n_in / n_out) / (q / (1.0 - q)), "<")
+    if n_out < MIN_DRAWS_NEAR:
+        n_in, n_out = post.size - MIN_DRAWS_NEAR, MIN_DRAWS_NEAR
+        return BayesFactor((n_in / n_out) / (q / (1.0 - q)), ">")
+    p = n_in / post.size
+    value = (p / (1.0 - p)) / (q / (1.0 - q))
+    # d logit(x) / dx = 1 / (x (1 - x)), applied to each proportion's standard error
+    se_log = np.hypot(
+        mcse_mean(post_in, ess) / (p * (1.0 - p)), mcse_mean(prior_in, prior_ess) / (q * (1.0 - q))
+    )
+    return BayesFactor(float(value), "", float(value * se_log))
 
 
 def estimate_from_draws(
@@ -224,6 +336,7 @@ def estimate_from_draws(
     prior_delta: Any = None,
     hdi_prob: float = 0.95,
     ess: float | None = None,
+    prior_ess: float | None = None,
 ) -> Estimate:
     """Summarise posterior draws of a difference as in Zhang et al.'s Tables 4-6.
 
@@ -232,13 +345,18 @@ def estimate_from_draws(
     delta : array-like
         Posterior draws (positive: A better).
     rope : float
-        ROPE half-width of the HDI + ROPE decision.
+        ROPE half-width of the HDI + ROPE decision and of the ROPE Bayes factor.
     prior_delta : array-like, optional
-        Prior draws for the Savage–Dickey Bayes factor (NaN when None).
+        Prior draws for the Bayes factors (:func:`rope_bayes_factor`, the headline, and
+        :func:`savage_dickey_bf01`; NaN when None).
     hdi_prob : float, default: 0.95
         Mass of the highest-density interval.
     ess : float, optional
-        Effective sample size for the Monte Carlo error (default: independent draws).
+        Effective sample size of `delta` for the Monte Carlo errors (default:
+        independent draws).
+    prior_ess : float, optional
+        Number of independent draws in `prior_delta` (default: all; half for a prior
+        symmetrised as ``[x, -x]``), for the Monte Carlo errors of the Bayes factors.
 
     Returns
     -------
@@ -253,21 +371,28 @@ def estimate_from_draws(
     """
     d = np.asarray(delta, dtype=float)
     lo, hi = (float(x) for x in hdi(d, hdi_prob))
-    mean = float(d.mean())
-    bf01, bf01_bound, bf_rope, bf_rope_bound = float("nan"), "", float("nan"), ""
+    factors: dict[str, Any] = {}
     if prior_delta is not None:
-        bf01, bf01_bound = savage_dickey_bf01(d, prior_delta)
-        bf_rope, bf_rope_bound = rope_bayes_factor(d, prior_delta, rope=rope)
+        prior = np.asarray(prior_delta, dtype=float)
+        in_rope = rope_bayes_factor(d, prior, rope=rope, ess=ess, prior_ess=prior_ess)
+        at_0 = savage_dickey_bf01(d, prior, ess=ess, prior_ess=prior_ess)
+        factors = {
+            "bf_rope": in_rope.value,
+            "bf_rope_bound": in_rope.bound,
+            "bf_rope_mcse": in_rope.mcse,
+            "bf01": at_0.value,
+            "bf01_bound": at_0.bound,
+            "bf01_mcse": at_0.mcse,
+            "bf01_bandwidth": bandwidth(d) if d.size > 1 else 0.0,
+            "bf01_prior_bandwidth": bandwidth(prior),
+        }
     return Estimate(
-        mean=mean,
+        mean=float(d.mean()),
         sd=float(d.std(ddof=1)) if d.size > 1 else 0.0,
         mcse=mcse_mean(d, ess),
         interval=Interval(lo, hi, hdi_prob, "hdi"),
         p_below_0=float(np.mean(d < 0)),
         p_above_0=float(np.mean(d > 0)),
-        bf01=bf01,
-        bf01_bound=bf01_bound,
-        bf_rope=bf_rope,
-        bf_rope_bound=bf_rope_bound,
-        decision=hdi_rope_decision(lo, hi, mean, rope),
+        decision=hdi_rope_decision(lo, hi, rope),
+        **factors,
     )

@@ -1,4 +1,4 @@
-"""What the ranking plots share: the metric to draw, the rule's description, axes."""
+"""What the ranking plots share: the metric to draw, the rule's description."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from isbetter.core.errors import InputError
 
-__all__ = ["metric_of", "new_axes", "rule_text"]
+__all__ = ["metric_of", "rule_text"]
 
 
 def metric_of(result: Any, metric: str | None) -> str:
@@ -25,13 +25,3 @@ def rule_text(result: Any) -> str:
     if result.rule == "threshold":
         return f"threshold rule (P ≥ {result.threshold:g})"
     return f"{result.rule} rule (margin {result.margin:g})"
-
-
-def new_axes(ax: Any, figsize: tuple[float, float]) -> Any:
-    """Return `ax`, or the axes of a new figure of `figsize`."""
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize)
-    return ax

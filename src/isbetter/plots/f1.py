@@ -16,7 +16,6 @@ that gives BF01); nothing is refitted.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from scipy import stats
 
+from isbetter.core.vocabulary import rope_text
 from isbetter.inference.decisions import symbol
+from isbetter.inference.summaries import REFERENCE_DRAWS
+from isbetter.plots._layout import legend_outside, new_axes, wrap_to_axes
 
 __all__ = [
     "f1_plot_labels",
@@ -36,30 +38,18 @@ __all__ = [
 ]
 
 
-def _axes(ax: Axes | None) -> Axes:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
-    return ax
-
-
 def _row_name(label: Any) -> str:
     return f"{label}-averaged" if label in ("macro", "micro") else f"class {label}"
 
 
-def _wrap(ax: Axes, *lines: str) -> str:
-    """Join title lines, each wrapped to the width of `ax` (a long class name breaks too)."""
-    inches = ax.bbox.width / ax.figure.dpi
-    width = max(24, int(inches * 72 / 6.5))  # ~6.5 pt per character at the title's 10 pt
-    return "\n".join(textwrap.fill(line, width, break_long_words=True) for line in lines)
-
-
 def _kde_curve(draws: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Return the kernel density estimate BF01 is read from.
+
+    See :func:`isbetter.inference.summaries.bandwidth`.
+    """
     if np.ptp(draws) == 0:
         return np.zeros_like(grid)
-    return stats.gaussian_kde(draws)(grid)
+    return stats.gaussian_kde(draws, bw_method=REFERENCE_DRAWS ** (-0.2))(grid)
 
 
 def plot_f1_posterior(
@@ -82,7 +72,7 @@ def plot_f1_posterior(
     -------
     matplotlib.axes.Axes
     """
-    ax = _axes(ax)
+    ax = new_axes(ax, (6, 4))
     row = result.row(label)
     d = result.draws(label)
     rope = result.rope
@@ -97,9 +87,9 @@ def plot_f1_posterior(
         where=(grid >= lo) & (grid <= hi),
         color=color,
         alpha=0.3,
-        label=f"{result.hdi_prob:.0%} HDI [{lo:+.3f}, {hi:+.3f}]",
+        label=f"{result.hdi_prob:.0%} HDI\n[{lo:+.3f}, {hi:+.3f}]",
     )
-    ax.axvspan(-rope, rope, color="0.5", alpha=0.15, label=f"ROPE ±{rope:g}")
+    ax.axvspan(-rope, rope, color="0.5", alpha=0.15, label=rope_text(rope))
     ax.axvline(0.0, color="0.3", lw=0.8, ls=":")
     ax.axvline(row["mean"], color=color, lw=1, ls="--")
     ax.set_xlabel(
@@ -109,7 +99,7 @@ def plot_f1_posterior(
     )
     ax.set_ylabel("posterior density")
     ax.set_title(
-        _wrap(
+        wrap_to_axes(
             ax,
             f"{_row_name(row['label'])}: mean δ {row['mean']:+.3f}, "
             f"decision {symbol(row['decision'])}",
@@ -118,7 +108,7 @@ def plot_f1_posterior(
         ),
         fontsize="medium",
     )
-    ax.legend(loc="best", fontsize="small")
+    legend_outside(ax)
     return ax
 
 
@@ -142,7 +132,7 @@ def plot_savage_dickey(
     -------
     matplotlib.axes.Axes
     """
-    ax = _axes(ax)
+    ax = new_axes(ax, (6, 4))
     row = result.row(label)
     key = str(row["label"])
     post = result.draws(label)
@@ -156,10 +146,15 @@ def plot_savage_dickey(
     ax.plot([0.0, 0.0], at0, "o", color="k", ms=4)
     bf = row["bf01"]
     bf_text = "= ∞" if bf is None or np.isinf(bf) else f"{row.get('bf01_bound') or '='} {bf:.3g}"
-    ax.set_title(_wrap(ax, f"{_row_name(key)}: Savage–Dickey BF01 {bf_text}"), fontsize="medium")
+    h0 = row.get("bf01_prior_bandwidth")
+    if h0 is not None and h0 == h0:
+        bf_text += f" (prior bandwidth h0 = {h0:.3g})"
+    ax.set_title(
+        wrap_to_axes(ax, f"{_row_name(key)}: Savage–Dickey BF01 {bf_text}"), fontsize="medium"
+    )
     ax.set_xlabel("δ")
     ax.set_ylabel("density")
-    ax.legend(loc="best", fontsize="small")
+    legend_outside(ax)
     return ax
 
 
@@ -171,7 +166,7 @@ def plot_f1_trace(
     The exact sampler's draws are independent, so the trace is white noise; the
     plot is kept for comparison with the PyMC path.
     """
-    ax = _axes(ax)
+    ax = new_axes(ax, (6, 4))
     d = result.draws(label)
     step = max(1, d.size // max_points)
     idx = np.arange(0, d.size, step)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import numpy as np
 
-from isbetter.plots._ranking_common import metric_of, new_axes, rule_text
+from isbetter.plots._layout import new_axes, wrap_to_axes
+from isbetter.plots._ranking_common import metric_of, rule_text
 from isbetter.ranking.order import group_label
 
-__all__ = ["NODE_EDGE", "hasse_size", "plot_hasse"]
+__all__ = ["NODE_EDGE", "hasse_size", "layer_of", "plot_hasse"]
 
 _NODE_FACE = "#dbe7f3"
 NODE_EDGE = "#1f4e79"
@@ -18,6 +18,8 @@ _STRICT_COLOUR = "#1f4e79"
 _WEAK_COLOUR = "0.55"
 _WARN_COLOUR = "#c0392b"
 _MAX_GROUP_LINE = 3  # members of an equivalence group per line of its box
+_PROBLEM_SIZE = "small"  # font of the inconsistencies listed under the diagram
+_LINE_IN = 0.16  # height of one of their lines, in inches
 
 
 def _node_text(group: tuple[str, ...]) -> str:
@@ -28,7 +30,7 @@ def _node_text(group: tuple[str, ...]) -> str:
     return " ≈\n".join(lines)
 
 
-def _layers(labels: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
+def layer_of(labels: list[str], edges: list[tuple[str, ...]]) -> dict[str, int]:
     """Layer of each node: the length of the longest chain of Hasse edges below it."""
     import networkx as nx
 
@@ -47,13 +49,17 @@ def hasse_size(result: Any, metric: str) -> tuple[float, float]:
     """Return a figure size that fits the Hasse diagram of `metric` at 10 pt."""
     order = result.orders[metric]
     labels = {group_label(g): g for g in order.groups}
-    level = _layers(list(labels), list(order.hasse_edges))
+    level = layer_of(list(labels), list(order.hasse_edges))
     widths: dict[int, float] = {}
     for lab, lev in level.items():
         widths[lev] = widths.get(lev, 0.0) + _node_width(labels.get(lab, (lab,)))
     chars = max(widths.values(), default=10.0)
     n_layers = max(level.values(), default=0) + 1
-    return (max(4.5, 0.075 * chars + 1.0), max(3.0, 0.95 * n_layers + 1.3))
+    width = max(4.5, 0.075 * chars + 1.0)
+    # the inconsistencies, wrapped to the diagram's width, take this many lines below it
+    text = _problem_text(None, tuple(order.inconsistencies), 0.85 * width)
+    below = 0.0 if not text else _LINE_IN * (text.count("\n") + 1) + 0.1
+    return width, max(3.0, 0.95 * n_layers + 1.3) + below
 
 
 def _node_width(group: tuple[str, ...]) -> float:
@@ -73,7 +79,8 @@ def plot_hasse(result: Any, metric: str | None = None, *, ax: Any = None) -> Any
     grey arrows show "≳" ("better or equivalent", too close to call under the
     likelihood rule) between groups not already joined by a solid arrow.
     Inconsistencies (cycles, non-transitive "≈") are counted in the title and
-    listed in red below the diagram.
+    listed in full, in red, below the diagram (wrapped to its width; the figure that
+    :func:`hasse_size` gives grows to hold them).
 
     Parameters
     ----------
@@ -97,7 +104,7 @@ def plot_hasse(result: Any, metric: str | None = None, *, ax: Any = None) -> Any
         for lab in edge:
             labels.setdefault(lab, (lab,))
     strict = [tuple(e) for e in order.hasse_edges]
-    level = _layers(list(labels), strict)
+    level = layer_of(list(labels), strict)
     pos, span = _positions(labels, strict, level)
     # font size: fit the widest layer into the axes (10 pt when it fits)
     width_pt = ax.get_position().width * ax.figure.get_figwidth() * 72
@@ -244,7 +251,13 @@ def _titles(ax: Any, result: Any, metric: str, problems: tuple[str, ...], weak: 
         fontsize="small", color="0.35",
     )  # fmt: skip
     if problems:
-        shown = [textwrap.shorten(p, 90, placeholder=" …") for p in problems[:4]]
-        if len(problems) > 4:
-            shown.append(f"… and {len(problems) - 4} more")
-        ax.set_xlabel("Inconsistent:\n" + "\n".join(shown), color=_WARN_COLOUR, fontsize="small")
+        ax.set_xlabel(_problem_text(ax, problems), color=_WARN_COLOUR, fontsize=_PROBLEM_SIZE)
+
+
+def _problem_text(ax: Any, problems: tuple[str, ...], width_in: float | None = None) -> str:
+    """Every inconsistency in full, each wrapped to the axes' width (or `width_in` inches)."""
+    if not problems:
+        return ""
+    return "Inconsistent:\n" + wrap_to_axes(
+        ax, *problems, fontsize=_PROBLEM_SIZE, width_in=width_in
+    )

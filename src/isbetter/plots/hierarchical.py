@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from isbetter.core.vocabulary import dataset_text, rope_text
+from isbetter.plots._layout import legend_outside, new_axes
+
 __all__ = [
     "plot_difference_posterior",
     "plot_next_posterior",
@@ -23,18 +26,9 @@ _ROPE_COLOUR = "#f2b134"
 _LINE_COLOUR = "#1f4e79"
 
 
-def _new_ax(ax: Any, figsize: tuple[float, float]) -> Any:
-    if ax is not None:
-        return ax
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=figsize)
-    return ax
-
-
 def _shade_rope(ax: Any, rope: float) -> None:
     if rope > 0:
-        ax.axvspan(-rope, rope, color=_ROPE_COLOUR, alpha=0.3, lw=0, label=f"ROPE ±{rope:g}")
+        ax.axvspan(-rope, rope, color=_ROPE_COLOUR, alpha=0.3, lw=0, label=rope_text(rope))
     else:
         ax.axvline(0.0, color=_ROPE_COLOUR, lw=1.5, label="0")
 
@@ -63,7 +57,7 @@ def plot_next_posterior(
     -------
     matplotlib.axes.Axes
     """
-    ax = _new_ax(ax, (6, 3.5))
+    ax = new_axes(ax, (6, 3.5))
     rope = result.rope if rope is None else rope
     post = result.posterior
     centre = float(np.median(post.delta0))
@@ -82,7 +76,7 @@ def plot_next_posterior(
         f"P({result.system_b} better) = {p.p_b_better:.3f} (predictive)",
         fontsize="small",
     )
-    ax.legend(loc="upper right", fontsize="small", frameon=False)
+    legend_outside(ax)
     ax.set_ylim(bottom=0)
     return ax
 
@@ -121,7 +115,7 @@ def plot_shrinkage(
     if observed is None:
         observed = getattr(result, "observed_means", None)
     k = len(names) if max_datasets is None else min(len(names), max_datasets)
-    ax = _new_ax(ax, (6, max(2.5, 0.22 * k + 1)))
+    ax = new_axes(ax, (6, max(2.5, 0.22 * k + 1)))
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     lo, mid, hi = np.quantile(delta[:, :k], [lo_q, 0.5, hi_q], axis=0)
     y = np.arange(k)[::-1]
@@ -136,7 +130,7 @@ def plot_shrinkage(
     ax.set_yticks(y, names[:k], fontsize="x-small")
     ax.set_xlabel(f"mean difference, {result.system_a} − {result.system_b}")
     ax.set_title("per-data-set shrinkage", fontsize="medium")
-    ax.legend(loc="best", fontsize="x-small", frameon=False)
+    legend_outside(ax, fontsize="x-small")
     return ax
 
 
@@ -164,7 +158,7 @@ def plot_difference_posterior(
     -------
     matplotlib.axes.Axes
     """
-    ax = _new_ax(ax, (6, 3.5))
+    ax = new_axes(ax, (6, 3.5))
     rope = result.rope if rope is None else rope
     post = result.posterior
     a, b = result.system_a, result.system_b
@@ -198,13 +192,18 @@ def plot_difference_posterior(
         ax.hist(masses[:, 0], bins=bins, range=(0, 1), color=_LINE_COLOUR, alpha=0.6)
         ax.set_xlabel(f"per-draw probability that {a} is better")
     ax.set_ylabel("density")
+    where = ""
+    if getattr(result, "dataset", None):  # one data set: say which, by its name
+        where = (
+            f"{a} vs {b} on {dataset_text(result.dataset, result.settings.get('dataset_name'))}\n"
+        )
     ax.set_title(
-        f"P({a} better) = {p.p_a_better:.3f}, P(ROPE) = {p.p_rope:.3f}, "
+        f"{where}P({a} better) = {p.p_a_better:.3f}, P(ROPE) = {p.p_rope:.3f}, "
         f"P({b} better) = {p.p_b_better:.3f}",
         fontsize="small",
     )
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper right", fontsize="small", frameon=False)
+        legend_outside(ax)
     return ax
 
 

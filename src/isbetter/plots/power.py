@@ -9,7 +9,9 @@ from typing import Any
 
 from matplotlib.axes import Axes
 
+from isbetter.core.vocabulary import rope_text
 from isbetter.inference.decisions import symbol
+from isbetter.plots._layout import legend_outside, new_axes
 
 __all__ = ["plot_power", "save_power_plot"]
 
@@ -37,10 +39,7 @@ def plot_power(
         The title names the measure, the scenario (the generating distribution),
         the true difference, the goal and the ROPE.
     """
-    if ax is None:
-        import matplotlib.pyplot as plt
-
-        _, ax = plt.subplots(figsize=(6, 4), layout="constrained")
+    ax = new_axes(ax, (6, 4))
     t = result.table
     for i, model in enumerate(result.models):
         sub = t[t["model"] == model].sort_values("size")
@@ -73,13 +72,13 @@ def plot_power(
             for line in (
                 f"measure {result.measure}; scenario: {result.scenario}",
                 f"true difference δ = {result.true_delta:+.3f} (positive: A better)",
-                f"goal {symbol(result.goal)}, ROPE ±{result.rope:g}, "
+                f"goal {symbol(result.goal)}, {rope_text(result.rope)}, "
                 f"{result.replicates} test sets per N",
             )
         ),
         fontsize="medium",
     )
-    ax.legend(loc="lower right", fontsize="small")
+    legend_outside(ax)
     return ax
 
 

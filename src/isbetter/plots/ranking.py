@@ -20,13 +20,16 @@ import os
 from pathlib import Path
 from typing import Any
 
+import matplotlib
 import numpy as np
 
 from isbetter.core.errors import InputError
 from isbetter.inference.decisions import mirror, symbol
-from isbetter.plots._ranking_common import metric_of, new_axes, rule_text
-from isbetter.plots.hasse import NODE_EDGE, hasse_size, plot_hasse
+from isbetter.plots._layout import new_axes
+from isbetter.plots._ranking_common import metric_of, rule_text
+from isbetter.plots.hasse import NODE_EDGE, hasse_size, layer_of, plot_hasse
 from isbetter.plots.simplex import project_simplex
+from isbetter.ranking.order import group_label
 
 __all__ = [
     "plot_hasse",
@@ -202,39 +205,31 @@ def plot_triangle_grid(
 
 
 # ------------------------------------------------------------------ heatmap
-def plot_pairwise_heatmap(
-    result: Any, metric: str | None = None, *, ax: Any = None, by_rank: bool = True
-) -> Any:
-    """Draw P(row better than column) for every ordered pair of systems.
+_HEAT_MAP = "Blues"
+_DARK_TEXT = (0.0, 0.0, 0.0)  # black: with white, contrast >= 4.5 on every blue
 
-    Each cell holds that probability and, in smaller type, the probability of
-    practical equivalence (ROPE) of the pair, e.g. "0.83" over "(≈0.12)". The
-    diagonal is blank.
 
-    Parameters
-    ----------
-    result : RankingResult
-        From :func:`isbetter.rank`.
-    metric : str, optional
-        Which metric; default: the first.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; a new figure when None.
-    by_rank : bool, default: True
-        Order rows and columns by the partial order, best first (the order of its
-        layers, then the ranking's order); False keeps the ranking's order.
+def _luminance(rgb: Any) -> float:
+    """Relative luminance of an sRGB colour (WCAG 2)."""
+    c = np.asarray(rgb[:3], dtype=float)
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(c @ [0.2126, 0.7152, 0.0722])
 
-    Returns
-    -------
-    matplotlib.axes.Axes
-    """
-    import pandas as pd
-    import seaborn as sns
 
-    metric = metric_of(result, metric)
-    names = list(result.systems)
-    if by_rank:
-        ranked = [s for g in reversed(result.orders[metric].groups) for s in g]
-        names = [s for s in ranked if s in names] + [s for s in names if s not in ranked]
+def contrast(a: Any, b: Any) -> float:
+    """WCAG contrast ratio of two colours (1 to 21; 4.5 is enough for small text)."""
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def text_colour(background: Any) -> Any:
+    """White or near-black, whichever contrasts more with `background`."""
+    white = (1.0, 1.0, 1.0)
+    return white if contrast(white, background) > contrast(_DARK_TEXT, background) else _DARK_TEXT
+
+
+def _pairwise(result: Any, metric: str, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """P(row better than column) and P(equivalent) of every ordered pair (NaN if none)."""
     k = len(names)
     better = np.full((k, k), np.nan)
     rope = np.full((k, k), np.nan)
@@ -247,6 +242,69 @@ def plot_pairwise_heatmap(
             except InputError:
                 continue
             better[i, j], rope[i, j] = p.p_a_better, p.p_rope
+    return better, rope
+
+
+def _rank_order(result: Any, metric: str, names: list[str], better: np.ndarray) -> list[str]:
+    """Order `names` best first, as the partial order ranks them.
+
+    By the layer of the order (as the Hasse diagram draws it), then by the mean
+    probability of being better than the others, of the equivalence group and of
+    the system.
+    """
+    order = result.orders[metric]
+    labels = {group_label(g): g for g in order.groups}
+    level = layer_of(list(labels), [tuple(e) for e in order.hasse_edges])
+    score = {}
+    for name, row in zip(names, better, strict=True):
+        known = row[~np.isnan(row)]
+        score[name] = float(known.mean()) if known.size else 0.0
+    key: dict[str, tuple[float, ...]] = {}
+    for label, group in labels.items():
+        mean = float(np.mean([score.get(s, 0.0) for s in group]))
+        for s in group:
+            key[s] = (-level[label], -mean, -score.get(s, 0.0))
+    return sorted(names, key=lambda s: key.get(s, (1.0, 0.0, -score[s])))  # unordered: last
+
+
+def plot_pairwise_heatmap(
+    result: Any, metric: str | None = None, *, ax: Any = None, by_rank: bool = True
+) -> Any:
+    """Draw P(row better than column) for every ordered pair of systems.
+
+    Each cell holds that probability and, below it, the probability of
+    practical equivalence (ROPE) of the pair, e.g. "0.83" over "(≈0.12)", in
+    black or white, whichever contrasts more with the cell's colour. The
+    diagonal is blank.
+
+    Parameters
+    ----------
+    result : RankingResult
+        From :func:`isbetter.rank`.
+    metric : str, optional
+        Which metric; default: the first.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; a new figure when None.
+    by_rank : bool, default: True
+        Order rows and columns by the partial order, best first: by its layers
+        (the one-line order), and within a layer and an equivalence group by the
+        mean probability of being better than the others; False keeps the
+        ranking's order.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import pandas as pd
+    import seaborn as sns
+
+    metric = metric_of(result, metric)
+    names = list(result.systems)
+    better, rope = _pairwise(result, metric, names)
+    if by_rank:
+        names = _rank_order(result, metric, names, better)
+        better, rope = _pairwise(result, metric, names)
+    k = len(names)
     ax = new_axes(ax, (0.85 * k + 2.6, 0.75 * k + 1.4))
     frame = pd.DataFrame(better, index=names, columns=names)
     sns.heatmap(
@@ -255,21 +313,22 @@ def plot_pairwise_heatmap(
         mask=np.isnan(better),
         vmin=0.0,
         vmax=1.0,
-        cmap="Blues",
+        cmap=_HEAT_MAP,
         annot=False,
         linewidths=0.6,
         linecolor="white",
         cbar_kws={"label": "P(row better than column)"},
     )
-    big = 10 if k <= 6 else 9 if k <= 9 else 7.5
+    big = 11 if k <= 6 else 10 if k <= 9 else 9
+    cmap = matplotlib.colormaps[_HEAT_MAP]
     for i in range(k):
         for j in range(k):
             if np.isnan(better[i, j]):
                 continue
-            colour = "white" if better[i, j] > 0.6 else "0.1"
+            colour = text_colour(cmap(better[i, j]))
             ax.text(
                 j + 0.5,
-                i + 0.42,
+                i + 0.4,
                 f"{better[i, j]:.2f}",
                 ha="center",
                 va="center",
@@ -282,7 +341,7 @@ def plot_pairwise_heatmap(
                 f"(≈{rope[i, j]:.2f})",
                 ha="center",
                 va="center",
-                fontsize=big - 3,
+                fontsize=big - 2,
                 color=colour,
             )
     ax.set_xlabel("column system")

@@ -5,13 +5,15 @@ model for per-fold scores on several data sets, the correlated t-test for one
 data set, the paired F1 model for per-document predictions — reads each pair's
 relation off its probabilities (likelihood or threshold rule), and builds per
 metric the partial order (:mod:`isbetter.ranking.order`). Pairs are independent:
-they run in local processes by default, on any ``concurrent.futures`` executor
-or on a Dask cluster (:mod:`isbetter.ranking.execution`), optionally cached on
-disk so an interrupted ranking resumes.
+by default MCMC fits run in local worker processes and the exact methods in this
+process; any ``concurrent.futures`` executor or a Dask cluster can run them instead
+(:mod:`isbetter.ranking.execution`), optionally cached on disk so an interrupted
+ranking resumes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -19,15 +21,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
-from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_choice, check_probability, check_rope
-from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.core.provenance import input_settings, make_settings
+from isbetter.core.validate import check_choice, check_probability, check_rope, plural
+from isbetter.core.validate import check_options as check_method_options
+from isbetter.core.vocabulary import F1_MODELS, RANKING_RULES
+from isbetter.cv.compare import check_options, choose_method
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask
 from isbetter.results.comparison import ComparisonSummary
 
 __all__ = ["RankingResult", "rank"]
+
+#: comparison methods fitted by MCMC (seconds to minutes a pair, :data:`CV_METHODS` and
+#: :data:`F1_MODELS`): the only ones for which worker processes pay off
+_MCMC_METHODS = frozenset({"hierarchical"})
 
 
 def rank(
@@ -63,8 +71,9 @@ def rank(
         ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
     method : str, default: "auto"
         Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
-        several data sets, the correlated t-test for one). Predictions: a model of
-        :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
+        per-fold scores on several data sets, the correlated t-test for one data set,
+        the signed-rank test for one score per data set and system). Predictions: a
+        model of :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
     rule : {"likelihood", "threshold"}, default: "likelihood"
         ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
         the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
@@ -74,9 +83,15 @@ def rank(
     margin : float, default: 0.05
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the pairs run; default: local processes (`jobs` of them).
+        Where the pairs run; default: this process or local worker processes (`jobs`).
     jobs : int, optional
-        Local worker processes (default: the number of CPUs; 1 runs in this process).
+        Local worker processes; 1 runs every pair in this process. Default: one
+        per CPU when two or more pairs are fitted by MCMC (``method="hierarchical"``,
+        which ``"auto"`` picks for several data sets), else 1 — the exact methods
+        (sign, signed-rank, correlated t, paired and unpaired F1) take well under a
+        second a pair, less than a worker takes to start. Worker processes are
+        started with ``spawn``: a script that starts them must call :func:`rank`
+        under ``if __name__ == "__main__":``.
     cache_dir : path, optional
         Store each finished pair here (JSON, checksummed) and reuse it: an
         interrupted ranking resumes. Nothing is written without it.
@@ -85,8 +100,11 @@ def rank(
     rng : int, numpy.random.Generator or None
         The one seed; each pair's seed is derived from it and the pair's names.
     **options
-        Options of the comparisons (e.g. ``draws``, ``chains``, ``tune``, ``cores`` of
-        the hierarchical model; ``draws``, ``measure`` parameters of the F1 model).
+        Options of every comparison (e.g. ``rho``, the correlation of a data set's
+        scores, of the correlated t-test and the hierarchical model — needed for
+        repeated random splits, where it is n_test / (n_test + n_train), not 1/folds;
+        ``draws``, ``chains``, ``tune``, ``cores`` of the hierarchical model; ``draws``
+        and the metric parameters such as ``beta`` of the F1 model).
 
     Returns
     -------
@@ -113,12 +131,28 @@ def rank(
             f"(isbetter.read_predictions), got {type(data).__name__}."
         )
     names = tuple(systems) if systems is not None else data.systems
+    if executor is None and jobs is None:
+        jobs = _default_jobs(tasks)
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
-    return _assemble(
+    result = _assemble(
         names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
     )
+    return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+
+
+def _default_jobs(tasks: Sequence[PairTask]) -> int | None:
+    """Return the default `jobs` of :func:`rank` for `tasks`: None (one per CPU) or 1.
+
+    Worker processes pay off only for MCMC fits (:data:`_MCMC_METHODS`), and only for
+    two or more: a spawned worker takes seconds to start (measured on 2 cores: ten
+    sign-test pairs took 1.5 s in this process, 4.0 s in two workers). Everything
+    else runs in this process, so a script calling :func:`rank` on the exact
+    methods needs no ``if __name__ == "__main__":`` guard.
+    """
+    fits = sum(task.method in _MCMC_METHODS for task in tasks)
+    return None if fits >= 2 else 1
 
 
 def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[str, float]:
@@ -126,7 +160,7 @@ def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[st
         missing = [m for m in metrics if m not in rope]
         if missing:
             raise InputError(
-                "`rope` gives no ROPE for metric(s) "
+                f"`rope` gives no ROPE for {plural(len(missing), 'metric')} "
                 + ", ".join(map(repr, missing))
                 + "; give one per metric, or one number for all."
             )
@@ -143,7 +177,7 @@ def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[s
         unknown = [s for s in names if s not in available]
         if unknown:
             raise InputError(
-                "`systems`: unknown system(s) "
+                f"`systems`: unknown {plural(len(unknown), 'system')} "
                 + ", ".join(map(repr, unknown))
                 + ". Available systems: "
                 + ", ".join(map(repr, available))
@@ -178,15 +212,14 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(request.rope, metrics)
-    method = check_choice(request.method, "method", CV_METHODS)
-    if method == "auto":
-        method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
+    method = choose_method(request.method, len(table.datasets), table.per_dataset)
+    check_options(method, request.options)  # before any pair runs
     # each fit's chains run on `cores` threads (default min(chains, 2)), not pinned to one
     # core per worker: the last fits of a ranking use the cores finished workers left idle
     opts = dict(request.options)
 
-    def pair(m: str, a: str, b: str) -> Any:
-        return table.paired(a, b, metric=m)
+    def pair(m: str, a: str, b: str) -> Any:  # the ranking records the input, not each pair
+        return dataclasses.replace(table.paired(a, b, metric=m), source=None)
 
     tasks = _pair_tasks("cv", names, metrics, ropes, method, request.seed, opts, pair)
     return tasks, ropes, method
@@ -201,6 +234,7 @@ def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
     ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
     method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
+    _check_f1_options(method, request.options)
 
     def pair(m: str, a: str, b: str) -> Any:
         predictions = {a: table.predictions[a], b: table.predictions[b]}
@@ -208,6 +242,17 @@ def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
     tasks = _pair_tasks("f1", names, measures, ropes, method, request.seed, request.options, pair)
     return tasks, ropes, method
+
+
+def _check_f1_options(model: str, options: Mapping[str, Any]) -> None:
+    """Raise when an option is not one of :func:`~isbetter.compare_f1` that a ranking passes on."""
+    import inspect
+
+    from isbetter.f1.compare import compare_f1
+
+    set_here = {"data", "system_a", "system_b", "metric", "measure", "rope", "model", "rng"}
+    takes = [n for n in inspect.signature(compare_f1).parameters if n not in set_here]
+    check_method_options(options, takes, model)
 
 
 def _pair_tasks(

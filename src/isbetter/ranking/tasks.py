@@ -135,7 +135,7 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
         task.data,
         system_a=task.system_a,
         system_b=task.system_b,
-        measure=task.metric,
+        metric=task.metric,
         rope=task.rope,
         model=task.method,
         rng=task.seed,

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from isbetter.core.errors import InputTypeError
-from isbetter.core.vocabulary import METHOD_NAMES, rope_text
-from isbetter.inference.decisions import HDI_ROPE_RELATIONS, RELATIONS, symbol
+from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, rope_text
+from isbetter.inference.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.inference.records import TestResult
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
@@ -96,7 +96,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on data set {s.dataset}" if s.dataset else ""
+    where = f" on {dataset_text(s.dataset, s.settings.get('dataset_name'))}" if s.dataset else ""
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
@@ -117,10 +117,11 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     if s.estimate is not None:
         e, i = s.estimate, s.estimate.interval
         what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
+        bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
         notes.append(
             f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "
             f"[{i.low:+.4f}, {i.high:+.4f}]; HDI + ROPE decision: {symbol(e.decision)} "
-            f"({RELATIONS[e.decision][2]})"
+            f"({RELATIONS[e.decision][2]})" + ("" if bf is None else f"; BF(ROPE) {bf}")
         )
     if "rho" in s.settings and s.method == "correlated_t":
         notes.append(f"correlation of the fold differences rho = {s.settings['rho']:g}")
@@ -147,31 +148,72 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
 #: display columns of the F1 tables, in the order of Zhang et al.'s Tables 4-6
 _F1_COLUMNS = (
     Column("label", "class"),
-    Column("score_a", "A", "number"),
-    Column("score_b", "B", "number"),
-    Column("sign_p_value", "sign p", "number"),
-    Column("mcnemar_p_value", "McNemar p", "number"),
-    Column("bootstrap_p_value", "boot p", "number"),
-    Column("mean", "mean", "signed"),
-    Column("sd", "sd", "number"),
-    Column("mcse", "MC err", "number", 4),
-    Column("bf01_text", "BF01", "text"),
-    Column("bf_rope_text", "BF(ROPE)", "text"),
-    Column("p_below_0", "P(<0)", "percent"),
-    Column("p_above_0", "P(>0)", "percent"),
-    Column("p_rope", "ROPE", "percent"),
+    Column("score_a", "A", "number", group="measure"),
+    Column("score_b", "B", "number", group="measure"),
+    Column("sign_p_value", "sign p", "number", group="p-value", short="sign"),
+    Column("mcnemar_p_value", "McNemar p", "number", group="p-value", short="McNemar"),
+    Column("bootstrap_p_value", "boot p", "number", group="p-value", short="boot"),
+    Column("mean", "mean", "signed", group="posterior of δ"),
+    Column("sd", "sd", "number", group="posterior of δ"),
+    Column("mcse", "MC err", "number", 4, group="posterior of δ"),
+    Column("bf_rope_text", "BF(ROPE)", "formatted", group="Bayes factor"),
+    Column("bf01_text", "BF01", "formatted", group="Bayes factor"),
+    Column("p_below_0", "P(<0)", "percent", group="probability", short="δ < 0"),
+    Column("p_above_0", "P(>0)", "percent", group="probability", short="δ > 0"),
+    Column("p_rope", "ROPE", "percent", group="probability"),
     Column("hdi", "HDI", "interval"),
     Column("decision", "decision", "relation"),
 )
 
 
-def _bayes_factor(value: Any, bound: str) -> str:
-    """Format a Bayes factor for a table: ``13.7``, ``< 0.0012``, ``inf`` or ``–``."""
-    if value is None or value != value:  # None or NaN
-        return "–"
+def _bayes_factor(value: Any, bound: str, mcse: Any = None) -> str | None:
+    """Format a Bayes factor: ``13.7 ± 0.2``, ``< 0.0012``, ``inf``; None when missing."""
+    if value is None or value != value:  # None or NaN: the cell formatter's missing token
+        return None
     if value == float("inf"):
         return "inf"
-    return f"{bound + ' ' if bound else ''}{value:.3g}"
+    error = f" ± {mcse:.2g}" if mcse is not None and mcse == mcse and not bound else ""
+    return f"{bound + ' ' if bound else ''}{value:.3g}{error}"
+
+
+def _bandwidths(records: tuple[dict[str, Any], ...]) -> str:
+    """Return BF01's prior bandwidths over the rows, e.g. ``0.0284 (4 rows), 0.0221 (macro)``."""
+    groups: dict[str, list[str]] = {}
+    for r in records:
+        h0 = r.get("bf01_prior_bandwidth")
+        if h0 is not None and h0 == h0:
+            groups.setdefault(f"{h0:.3g}", []).append(str(r.get("label")))
+    if len(groups) == 1:
+        return next(iter(groups))
+    if len(groups) > 3:
+        shown = sorted(groups, key=float)
+        return f"{shown[0]} to {shown[-1]} by row"
+    return ", ".join(
+        f"{h0} ({', '.join(rows) if len(rows) <= 2 else f'{len(rows)} rows'})"
+        for h0, rows in groups.items()
+    )
+
+
+def _bayes_factor_notes(records: tuple[dict[str, Any], ...], rope: float) -> list[str]:
+    """Return the notes on the Bayes-factor columns: BF(ROPE) first, BF01's bandwidths named."""
+    from isbetter.inference.summaries import REFERENCE_DRAWS
+
+    h0 = _bandwidths(records)
+    if not h0:
+        return []
+    return [
+        f"BF(ROPE), the headline Bayes factor: posterior over prior odds of |delta| <= "
+        f"{rope:g} (> 1 favours practical equivalence, < 1 a practical difference), "
+        "counted from the draws",
+        "BF01: Savage–Dickey ratio of posterior to prior density at delta = 0 (> 1 favours "
+        f"delta = 0), Gaussian kernels of bandwidth h0 = {h0} on the prior "
+        f"draws and {REFERENCE_DRAWS**-0.2:.3f} x sd on the posterior's (each row's in "
+        "the JSON and CSV: bf01_prior_bandwidth, bf01_bandwidth); the prior density of "
+        "delta diverges at 0, so BF01 falls as h0 shrinks: it weighs delta within about h0 "
+        "of 0, not delta = 0 exactly",
+        "Bayes factors: ± one Monte Carlo standard error (delta method); '<' / '>' an "
+        "upper / lower bound where too few draws fall near 0, or inside / outside the ROPE",
+    ]
 
 
 def _f1_table(s: F1Summary) -> ReportTable:
@@ -183,8 +225,10 @@ def _f1_table(s: F1Summary) -> ReportTable:
         {
             **r,
             "hdi": (r.get("interval_low"), r.get("interval_high")),
-            "bf01_text": _bayes_factor(r.get("bf01"), r.get("bf01_bound", "")),
-            "bf_rope_text": _bayes_factor(r.get("bf_rope"), r.get("bf_rope_bound", "")),
+            "bf_rope_text": _bayes_factor(
+                r.get("bf_rope"), r.get("bf_rope_bound", ""), r.get("bf_rope_mcse")
+            ),
+            "bf01_text": _bayes_factor(r.get("bf01"), r.get("bf01_bound", ""), r.get("bf01_mcse")),
         }
         for r in records
     )
@@ -195,14 +239,10 @@ def _f1_table(s: F1Summary) -> ReportTable:
         f"{s.hdi_prob:.0%} HDI"
     )
     notes = [_test_line(t) for t in s.across_classes]
-    notes.append(
-        "BF01: Savage–Dickey Bayes factor of delta = 0 (kernel densities, bandwidth "
-        "sd x 50000^-1/5; '<' an upper bound where 0 is far in the tail); BF(ROPE): posterior "
-        f"over prior odds of |delta| <= {s.rope:g}; both > 1 favour no practical difference"
-    )
+    notes += _bayes_factor_notes(records, s.rope)
     notes.append(
         "decision (HDI + ROPE): "
-        + ", ".join(f"{symbol(k)} {RELATIONS[k][2]}" for k in HDI_ROPE_RELATIONS)
+        + ", ".join(f"{symbol(k)} {where}" for k, where in HDI_ROPE_RULE.items())
     )
     if s.diagnostics is not None:
         notes.append(s.diagnostics.line())
@@ -222,7 +262,10 @@ def _power_table(s: PowerSummary) -> ReportTable:
     columns = [Column("size", "N")]
     by_size: dict[int, dict[str, Any]] = {n: {"size": n} for n in s.sizes}
     for m in s.models:
-        columns += [Column(f"{m}", f"power {m}", "number"), Column(f"{m}_se", "+- se", "number")]
+        columns += [
+            Column(f"{m}", f"power {m}", "number", group=m, short="power"),
+            Column(f"{m}_se", "± se", "number", group=m),
+        ]
     for r in s.rows:
         by_size[int(r["size"])][r["model"]] = r["power"]
         by_size[int(r["size"])][f"{r['model']}_se"] = r["se"]
@@ -251,10 +294,10 @@ def _ranking_table(r: Any) -> ReportTable:
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for m in r.metrics:
         columns += [
-            Column(f"{m}|a", f"{m} >", "probability"),
-            Column(f"{m}|rope", f"{m} ≈", "probability"),
-            Column(f"{m}|b", f"{m} <", "probability"),
-            Column(f"{m}|rel", "", "relation"),
+            Column(f"{m}|a", f"{m} >", "probability", group=m, short=">"),
+            Column(f"{m}|rope", f"{m} ≈", "probability", group=m, short="≈"),
+            Column(f"{m}|b", f"{m} <", "probability", group=m, short="<"),
+            Column(f"{m}|rel", "", "relation", group=m),
         ]
     for p in r.pairs:
         m = p.settings.get("ranking_metric", p.metric)

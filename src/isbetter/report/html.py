@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.core.errors import InputError
-from isbetter.core.vocabulary import METHOD_NAMES
+from isbetter.core.vocabulary import METHOD_NAMES, rope_text
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.render import render_html
+from isbetter.report.table import Column, format_cell
 
 __all__ = ["default_plots", "html_report"]
 
@@ -43,6 +44,7 @@ h2 { font-size: 1.1em; margin-top: 1.8em; border-bottom: 1px solid #ddd; padding
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1.2em; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
+dl.facts code { overflow-wrap: anywhere; }
 table { border-collapse: collapse; margin: .6em 0; font-size: .92em; }
 caption { text-align: left; font-weight: 600; padding: .3em 0; }
 th, td { padding: .25em .6em; border-bottom: 1px solid #e3e3e3; vertical-align: top; }
@@ -280,6 +282,11 @@ def _measure_direction(name: str) -> str:
         return "see the table"
 
 
+def _rope(rope: float) -> str:
+    """Name the ROPE as every report does: ``±0.01``, or none."""
+    return rope_text(rope).removeprefix("ROPE ") if rope else "none (zero width)"
+
+
 def _facts(s: Any) -> str:
     """Describe what was compared: method, systems, metric and direction, ROPE."""
     rows: list[tuple[str, str]] = []
@@ -294,13 +301,13 @@ def _facts(s: Any) -> str:
             pair = directions.get(m)
             way = _direction(pair.higher_is_better) if pair is not None else ""
             rope = ropes.get(m, ropes.get(m.split(" ")[0], s.settings.get("rope")))
-            rows.append((f"metric {m}", f"{way}; ROPE ±{rope:g}" if rope is not None else way))
+            rows.append((f"metric {m}", f"{way}; {rope_text(rope)}" if rope is not None else way))
     elif hasattr(s, "true_delta"):  # power
         rows += [
             ("method", "power of the F1 models by simulation"),
             ("measure", f"{s.measure} ({_measure_direction(s.measure)})"),
             ("scenario", f"{s.scenario}; true difference {s.true_delta:+.4g} (positive: A better)"),
-            ("ROPE", f"±{s.rope:g}"),
+            ("ROPE", _rope(s.rope)),
         ]
     else:
         metric = getattr(s, "metric", None) or getattr(s, "measure", "")
@@ -312,9 +319,15 @@ def _facts(s: Any) -> str:
             ("method", str(method)),
             ("systems", f"A = {s.system_a}, B = {s.system_b}"),
             ("metric", f"{metric} ({_direction(s.higher_is_better)})"),
-            ("ROPE", f"±{s.rope:g}" + (" (none: zero width)" if s.rope == 0 else "")),
+            ("ROPE", _rope(s.rope)),
         ]
     items = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in rows)
+    record = (getattr(s, "settings", None) or {}).get("input")
+    if record:  # what the result was computed from: a page meant to be kept says so
+        items += (
+            f"<dt>input</dt><dd>{html.escape(str(record['source']))}, {record['rows']} rows, "
+            f"SHA-256 <code>{html.escape(str(record['sha256']))}</code></dd>"
+        )
     return f'<dl class="facts">{items}</dl>'
 
 
@@ -342,6 +355,24 @@ def _settings(s: Any) -> str:
     return _kv_table(_flat(settings), "settings and versions that reproduce the result")
 
 
+#: the columns of the diagnostics table: R-hat to 3 decimals, sample sizes as integers
+_DIAGNOSTICS = (
+    Column("r_hat_max", "R-hat max", "number", 3),
+    Column("ess_bulk_min", "ESS bulk min", "number", 0),
+    Column("ess_tail_min", "ESS tail min", "number", 0),
+    Column("divergences", "divergences", "number", 0),
+    Column("chains", "chains", "number", 0),
+    Column("draws", "draws per chain", "number", 0),
+    Column("backend", "sampler"),
+    Column("converged", "converged"),
+)
+
+
+def _diagnostic(d: Any, key: str) -> Any:
+    value = getattr(d, key)
+    return ("yes" if value else "no") if key == "converged" else value
+
+
 def _diagnostics(s: Any) -> str:
     diags = []
     if getattr(s, "kind", None) == "ranking":
@@ -357,11 +388,17 @@ def _diagnostics(s: Any) -> str:
             '<p class="note">No MCMC: the posterior is exact (closed form or independent '
             "draws), so there is nothing to diagnose.</p>"
         )
-    keys = [k for k in diags[0][1].to_dict() if k != "variables"]
-    head = "".join(f"<th>{html.escape(k)}</th>" for k in ["fit", *keys])
+    head = "".join(
+        f"<th>{html.escape(c.header)}</th>" for c in (Column("fit", "fit"), *_DIAGNOSTICS)
+    )
+    num = ' class="num"'
     body = "".join(
         f"<tr><th>{html.escape(name)}</th>"
-        + "".join(f'<td class="num">{html.escape(str(d.to_dict()[k]))}</td>' for k in keys)
+        + "".join(
+            f"<td{num if c.numeric else ''}>"
+            f"{html.escape(format_cell(c, _diagnostic(d, c.key), 'html'))}</td>"
+            for c in _DIAGNOSTICS
+        )
         + "</tr>"
         for name, d in diags
     )

@@ -10,11 +10,11 @@ import csv
 import html
 import io
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
-from isbetter.report.table import ReportTable, format_cell
+from isbetter.report.latex import render_latex
+from isbetter.report.table import ReportTable, display_cells, record_value
 
 __all__ = [
     "RENDERERS",
@@ -28,9 +28,7 @@ __all__ = [
 
 
 def _display(table: ReportTable, target: Any = "text") -> tuple[list[str], list[list[str]]]:
-    header = [c.header for c in table.columns]
-    body = [[format_cell(c, row.get(c.key), target) for c in table.columns] for row in table.rows]
-    return header, body
+    return [c.header for c in table.columns], display_cells(table, target)
 
 
 def render_text(table: ReportTable) -> str:
@@ -66,73 +64,6 @@ def render_markdown(table: ReportTable) -> str:
     if table.notes:
         out += ["", *(f"* {_md_escape(n)}" for n in table.notes)]
     out += ["", f"`{table.signature}`"]
-    return "\n".join(out) + "\n"
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "≫": r"$\gg$",
-    "≪": r"$\ll$",
-    "≈": r"$\approx$",
-    "≳": r"$\gtrsim$",
-    "≲": r"$\lesssim$",
-    "×": r"$\times$",
-    "−": "-",
-    "→": r"$\rightarrow$",
-    "…": r"\ldots{}",
-    "≤": r"$\le$",
-    "≥": r"$\ge$",
-    "±": r"$\pm$",
-    "–": "--",
-    "δ": r"$\delta$",
-    "<": r"$<$",
-    ">": r"$>$",
-}
-_LATEX_RE = re.compile("|".join(re.escape(k) for k in _LATEX_SPECIAL))
-
-
-def latex_escape(text: str) -> str:
-    r"""Escape LaTeX's special characters (``_ & % $ # { } ~ ^ \``) and typeset symbols."""
-    return _LATEX_RE.sub(lambda m: _LATEX_SPECIAL[m.group()], text)
-
-
-def render_latex(table: ReportTable) -> str:
-    """Return a booktabs ``table`` environment: caption, tabular, notes; the signature as a note."""
-    header, body = _display(table, "latex")
-    spec = "".join(
-        "r" if c.numeric else ("c" if c.kind == "relation" else "l") for c in table.columns
-    )
-    out = [
-        r"\begin{table}[ht]",
-        r"\centering",
-        r"\caption{" + latex_escape(table.title) + "}",
-        r"\begin{tabular}{" + spec + "}",
-        r"\toprule",
-        " & ".join(latex_escape(h) for h in header) + r" \\",
-        r"\midrule",
-    ]
-    for row, col_cells in zip(table.rows, body, strict=True):
-        del row
-        cells = [
-            cell if col.kind == "relation" else latex_escape(cell)
-            for col, cell in zip(table.columns, col_cells, strict=True)
-        ]
-        out.append(" & ".join(cells) + r" \\")
-    out += [r"\bottomrule", r"\end{tabular}"]
-    notes = [*table.notes, table.signature]
-    out.append(
-        r"\par\smallskip{\footnotesize " + r" \\ ".join(latex_escape(n) for n in notes) + "}"
-    )
-    out.append(r"\end{table}")
     return "\n".join(out) + "\n"
 
 
@@ -174,7 +105,10 @@ def render_json(table: ReportTable) -> str:
 
 def render_csv(table: ReportTable) -> str:
     """Return the flat records (one row per comparison, class or size), with a signature column."""
-    records = [{**r, "signature": table.signature} for r in table.records]
+    records = [
+        {**{k: record_value(v) for k, v in r.items()}, "signature": table.signature}
+        for r in table.records
+    ]
     keys: list[str] = []
     for r in records:
         keys += [k for k in r if k not in keys]

@@ -14,10 +14,23 @@ from typing import Any, Literal
 
 from isbetter.inference.decisions import RELATIONS, latex_symbol, symbol
 
-__all__ = ["Column", "ReportTable", "format_cell"]
+__all__ = [
+    "MISSING",
+    "Column",
+    "ReportTable",
+    "display_cells",
+    "format_cell",
+    "is_missing",
+    "record_value",
+]
 
-CellKind = Literal["text", "number", "probability", "percent", "signed", "interval", "relation"]
+CellKind = Literal[
+    "text", "number", "probability", "percent", "signed", "interval", "relation", "formatted"
+]
 Target = Literal["text", "latex", "html"]
+
+#: the one token of a missing value in a table cell (text, Markdown, HTML; ``--`` in LaTeX)
+MISSING = "–"
 
 
 @dataclass(frozen=True)
@@ -33,16 +46,25 @@ class Column:
     kind : str
         ``"text"``, ``"number"`` (``digits`` decimals), ``"probability"``
         (4 decimals), ``"percent"``, ``"signed"`` (with a sign), ``"interval"``
-        (a ``(low, high)`` pair) or ``"relation"`` (a decision key, typeset
-        per format).
+        (a ``(low, high)`` pair), ``"relation"`` (a decision key, typeset
+        per format) or ``"formatted"`` (a number already formatted as text,
+        such as the bound ``< 0.06``: aligned as a number, never wrapped).
     digits : int
         Decimals of numbers.
+    group : str
+        Heading shared by consecutive columns (a metric over its ``>``, ``≈``,
+        ``<`` columns; "p-value" over the tests): LaTeX sets it above them, with
+        `short` under it, and never splits a group across panels.
+    short : str
+        The header under the group in LaTeX (``>`` for ``accuracy >``); default: `header`.
     """
 
     key: str
     header: str
     kind: CellKind = "text"
     digits: int = 3
+    group: str = ""
+    short: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -81,21 +103,33 @@ class ReportTable:
     data: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """Tell a missing value: None or NaN (a float, NumPy's included)."""
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def record_value(value: Any) -> Any:
+    """Return a record's value as CSV writes it: a missing value is an empty field."""
+    return "" if is_missing(value) else value
+
+
 def format_cell(column: Column, value: Any, target: Target = "text") -> str:
-    """Format one value for `target` (``"latex"`` typesets relations and signs)."""
+    """Format one value for `target` (``"latex"`` typesets relations and signs).
+
+    A missing value (None, NaN, an interval with a missing bound) is :data:`MISSING`
+    in every kind of column, ``--`` in LaTeX.
+    """
+    if column.kind == "interval" and isinstance(value, tuple | list):
+        value = None if any(is_missing(v) for v in value) else value
+    if is_missing(value):
+        return "--" if target == "latex" else MISSING
     if column.kind == "relation":
         if value not in RELATIONS:
-            return "" if _missing(value) else str(value)
+            return str(value)
         return latex_symbol(value) if target == "latex" else symbol(value)
     if column.kind == "interval":
         low, high = value
         return f"[{_number(low, column.digits, True)}, {_number(high, column.digits, True)}]"
-    if _missing(value):
-        return "–" if target != "latex" else "--"
     if column.kind == "probability":
         return f"{float(value):.4f}"
     if column.kind == "percent":
@@ -105,9 +139,12 @@ def format_cell(column: Column, value: Any, target: Target = "text") -> str:
     return str(value)
 
 
+def display_cells(table: ReportTable, target: Target = "text") -> list[list[str]]:
+    """Return the formatted cells of every display row of `table`, column by column."""
+    return [[format_cell(c, row.get(c.key), target) for c in table.columns] for row in table.rows]
+
+
 def _number(value: Any, digits: int, signed: bool) -> str:
-    if _missing(value):
-        return "–"
     x = float(value)
     if math.isinf(x):
         return ("+" if signed and x > 0 else "-" if x < 0 else "") + "inf"

@@ -180,10 +180,7 @@ class ComparisonSummary:
                 interval_prob=e.interval.prob,
                 p_below_0=e.p_below_0,
                 p_above_0=e.p_above_0,
-                bf01=e.bf01,
-                bf01_bound=e.bf01_bound,
-                bf_rope=e.bf_rope,
-                bf_rope_bound=e.bf_rope_bound,
+                **e.bayes_factors(),
                 decision=e.decision,
             )
         for t in self.tests:

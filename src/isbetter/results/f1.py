@@ -116,7 +116,7 @@ class F1Result(_F1Head):
         ROPE half-width and HDI mass used for the decisions.
     comparisons : dict of str to ComparisonResult
         Per row (class label, ``"macro"``, ``"micro"``), the comparison, with its
-        ``observed`` scores, ``estimate`` (mean, sd, MC error, HDI, BF01, decision)
+        ``observed`` scores, ``estimate`` (mean, sd, MC error, HDI, Bayes factors, decision)
         and frequentist ``tests``.
     counts : dict
         Per class, the joint outcome counts the models saw

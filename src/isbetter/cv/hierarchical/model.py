@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.provenance import make_settings
+from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_positive_int, check_rope
 from isbetter.cv.hierarchical.compiled_backend import (
     DENSITY_PARAMETERIZATIONS,
@@ -308,6 +308,7 @@ class HierarchicalModel:
             zero_variance_sd=prepared.zero_variance_sd,
             metric=scores.metric,
             n_datasets=scores.n_datasets,
+            **input_settings(scores),
         )
         masses = posterior.region_masses(rope)
         return HierarchicalResult.from_posterior(  # type: ignore[return-value]

@@ -1,0 +1,54 @@
+"""What every plot shares: new axes, text wrapped to the axes, legends that hide nothing."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+__all__ = ["legend_outside", "new_axes", "wrap_to_axes"]
+
+#: average width of a character of the default font (DejaVu Sans), in ems
+_CHAR_EM = 0.65
+
+
+def new_axes(ax: Any, figsize: tuple[float, float]) -> Any:
+    """Return `ax`, or the axes of a new figure of `figsize`.
+
+    The new figure has the constrained layout, so that a legend beside the axes stays in it.
+    """
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def font_points(size: Any) -> float:
+    """Return a matplotlib font size (``"small"``, 9, ...) in points."""
+    from matplotlib.font_manager import FontProperties
+
+    return float(FontProperties(size=size).get_size_in_points())
+
+
+def wrap_to_axes(
+    ax: Any, *lines: str, fontsize: Any = "medium", width_in: float | None = None
+) -> str:
+    """Join `lines`, each wrapped (never cut) to the width of `ax` at `fontsize`.
+
+    `width_in` gives the width in inches instead (e.g. before the axes exist).
+    """
+    if width_in is None:
+        width_in = ax.get_position().width * ax.figure.get_figwidth()
+    chars = max(24, int(width_in * 72 / (_CHAR_EM * font_points(fontsize))))
+    return "\n".join(textwrap.fill(line, chars, break_long_words=True) for line in lines)
+
+
+def legend_outside(ax: Any, **kwargs: Any) -> Any:
+    """Put the legend of `ax` to the right of its data area, where it hides no data.
+
+    Inside the axes a legend sits on the ROPE's shading or on a curve wherever
+    the data happen to fall; beside them it never does.
+    """
+    options = {"fontsize": "small", "frameon": False, **kwargs}
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **options)
