@@ -48,7 +48,10 @@ from isbetter.f1.rows import RowContext, across_class_tests, average_rows, class
 from isbetter.inference.records import TestResult
 from isbetter.results.f1 import F1Result
 
-__all__ = ["AVERAGE_MAX_DRAWS", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
+__all__ = ["AVERAGE_MAX_DRAWS", "DEFAULT_ROPE", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
+
+#: the ROPE half-width of :func:`compare_f1` (and of a ranking of predictions) by default
+DEFAULT_ROPE = 0.05
 
 
 def _averaged_model(plan: Plan, tune: int, chains: int) -> AveragedModel | None:
@@ -100,7 +103,7 @@ def compare_f1(
     cost_fn: float = 1.0,
     cost_fp: float = 1.0,
     p_positive: float = 0.5,
-    rope: float = 0.05,
+    rope: float = DEFAULT_ROPE,
     model: str = "paired",
     prior: F1Prior | None = None,
     draws: int = 50_000,

@@ -20,15 +20,9 @@ from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import (
-    RNGLike,
-    check_choice,
-    check_probability,
-    check_rope,
-    resolve_seed,
-)
-from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
-from isbetter.ranking.result import RankingResult, orders_of, relations_of
+from isbetter.core.validate import RNGLike, check_choice, check_rope, resolve_seed
+from isbetter.core.vocabulary import CV_METHODS, F1_MODELS
+from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
 
@@ -40,7 +34,7 @@ def rank(
     *,
     systems: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
-    rope: float | Mapping[str, float] = 0.0,
+    rope: float | Mapping[str, float] | None = None,
     method: str = "auto",
     rule: str = "likelihood",
     threshold: float = 0.95,
@@ -64,8 +58,10 @@ def rank(
     metrics : sequence of str, optional
         Metric columns (scores), or measures such as ``"f1"`` (predictions);
         default: every metric column, or ``("f1",)``.
-    rope : float or mapping, default: 0.0
-        ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
+    rope : float or mapping, optional
+        ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``);
+        0 is no ROPE. Default: the comparisons' own, 0 for scores (as
+        :func:`~isbetter.compare`) and 0.05 for predictions (as :func:`~isbetter.compare_f1`).
     method : str, default: "auto"
         Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
         several data sets, the correlated t-test for one). Predictions: a model of
@@ -75,7 +71,7 @@ def rank(
         the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
         relation only where its probability reaches `threshold`, else undecided.
     threshold : float, default: 0.95
-        Probability the threshold rule needs.
+        Probability the threshold rule needs, in (0, 1].
     margin : float, default: 0.05
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
@@ -101,11 +97,7 @@ def rank(
     from isbetter.f1.predictions import PredictionTable
     from isbetter.ranking.execution import run_tasks
 
-    rule = check_choice(rule, "rule", RANKING_RULES)
-    threshold = check_probability(threshold, "threshold", open_interval=False)
-    if threshold <= 0:
-        raise InputError(f"`threshold` must be in (0, 1], got {threshold!r}.")
-    margin = check_probability(margin, "margin")
+    rule, threshold, margin = check_rule(rule, threshold, margin)
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     if isinstance(data, ScoreTable):
@@ -167,7 +159,7 @@ class _Request:
 
     systems: Sequence[str] | None
     metrics: Sequence[str] | None
-    rope: float | Mapping[str, float]
+    rope: float | Mapping[str, float] | None
     method: str
     seed: int
     options: dict[str, Any]
@@ -182,7 +174,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
         for s in names:
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
-    ropes = _ropes(request.rope, metrics)
+    ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
     method = check_choice(request.method, "method", CV_METHODS)
     if method == "auto":
         method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
@@ -199,12 +191,12 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
 
 def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]:
+    from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
     from isbetter.f1.predictions import PredictionTable
 
     names = _systems(table.systems, request.systems)
     measures = ("f1",) if request.metrics is None else tuple(request.metrics)
-    rope = request.rope
-    ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
+    ropes = _ropes(F1_DEFAULT_ROPE if request.rope is None else request.rope, measures)
     method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
 
@@ -236,11 +228,10 @@ def _pair_tasks(
     ]
 
 
-def _ranking_metric(task: PairTask, summary: dict[str, Any]) -> str:
-    label = summary.get("label")
-    if task.kind == "f1" and label in ("macro", "micro"):
-        return f"{task.metric} {label}"
-    return task.metric
+def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
+    """The ranking's name of a comparison: the metric, or "<measure> <row>" for one of
+    several rows of a per-document task ("f1 macro", "f1 micro", or "f1 <class>")."""
+    return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
 
 
 def _assemble(
@@ -261,7 +252,7 @@ def _assemble(
     for task, items in zip(tasks, outcomes, strict=True):
         for item in items:
             data = dict(item["summary"])
-            metric = _ranking_metric(task, data)
+            metric = _ranking_metric(task, data, len(items))
             data["settings"] = {**data["settings"], "ranking_metric": metric}
             summary = ComparisonSummary.from_dict(data)
             simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from isbetter.core.errors import InputError
+from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
+from isbetter.core.validate import check_choice, check_probability
+from isbetter.core.vocabulary import RANKING_RULES
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.ranking.order import PartialOrder, partial_order
 from isbetter.results.comparison import ComparisonSummary
 
-__all__ = ["RankingResult", "relations_of"]
+__all__ = ["RankingResult", "check_rule", "relations_of"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,8 @@ class RankingResult:
         The systems ranked, in the order given.
     metrics : tuple of str
         The metrics (per-document input: the measure, or ``"<measure> macro"`` and
-        ``"<measure> micro"`` for a multi-class task).
+        ``"<measure> micro"`` for a multi-class task, or ``"<measure> <class>"`` per
+        class when some classes are named or the averages are left out).
     rule : {"likelihood", "threshold"}
         How a pair's relation was read off its probabilities.
     threshold : float
@@ -104,14 +108,11 @@ class RankingResult:
         """
         from dataclasses import replace
 
-        from isbetter.core.validate import check_choice, check_probability
-        from isbetter.core.vocabulary import RANKING_RULES
-
-        rule = check_choice(rule, "rule", RANKING_RULES)
-        threshold = (
-            self.threshold if threshold is None else check_probability(threshold, "threshold")
+        rule, threshold, margin = check_rule(
+            rule,
+            self.threshold if threshold is None else threshold,
+            self.margin if margin is None else margin,
         )
-        margin = self.margin if margin is None else check_probability(margin, "margin")
         relations = relations_of(self.pairs, rule, threshold, margin)
         return replace(
             self,
@@ -204,6 +205,20 @@ class RankingResult:
             simplex=simplex,
             settings=dict(data["settings"]),
         )
+
+
+def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, float]:
+    """Return the relation rule, its threshold and margin, checked (for rank and with_rule).
+
+    `threshold` must lie in (0, 1]: a relation needs a positive probability to be
+    decided; `margin` in [0, 1].
+    """
+    rule = check_choice(rule, "rule", RANKING_RULES)
+    number = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool)
+    if not number or not 0 < float(threshold) <= 1:
+        error = InputError if number else InputTypeError
+        raise error(f"`threshold` must be in (0, 1], got {threshold!r}.")
+    return rule, float(threshold), check_probability(margin, "margin")
 
 
 def relations_of(
