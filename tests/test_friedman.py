@@ -185,3 +185,47 @@ def test_bad_input_names_the_argument(table6):
         friedman_nemenyi(table6, metric="auc")
     with pytest.raises(InputError, match="no critical difference at 0.01"):
         friedman_nemenyi(table6).critical_difference(0.01)
+
+
+def test_ties_do_not_depend_on_the_order_of_summation():
+    """j48 and j48gr have the same mean accuracy on UCI data set 10 (0.7217) from different
+    folds; summed in another order the two means differ in the last bit. They tie."""
+    folds = np.array([[0.76, 0.70, 0.75, 0.71], [0.77, 0.68, 0.76, 0.71]])
+    a, b = folds.mean(axis=1)
+    c = np.nextafter(a, 1.0)  # the same mean, one bit up
+    scores = np.array([[a, c, 0.5], [0.6, 0.6, 0.8]])
+    assert c != a and a == pytest.approx(b)
+    res = friedman_nemenyi(scores, systems=["j48", "j48gr", "nbc"])
+    assert res.mean_ranks["j48"] == res.mean_ranks["j48gr"] == 2.0
+    assert (
+        res.mean_ranks
+        == friedman_nemenyi(
+            np.array([[a, a, 0.5], [0.6, 0.6, 0.8]]), systems=["j48", "j48gr", "nbc"]
+        ).mean_ranks
+    )
+    # a real difference, however small next to the scores' own precision, is not a tie
+    assert friedman_nemenyi(np.array([[0.7217, 0.7217 + 1e-9], [0.5, 0.6]])).mean_ranks == {
+        "1": 2.0,
+        "2": 1.0,
+    }
+
+
+def test_uci_folds_give_the_baselines_of_the_shipped_means():
+    """Fold-level input is ranked on each system's mean per data set: the 27 000 UCI
+    accuracies give what the shipped table of means (12 decimals) gives."""
+    root = TABLE6.parents[1] / "uci_benavoli2017"
+    table = read_scores(
+        root / "uci_cv_accuracy_long.csv",
+        dataset="dataset_id",
+        system="classifier",
+        score="accuracy",
+    )
+    means = pd.read_csv(root / "uci_mean_accuracy.csv")[list(table.systems)]
+    res = friedman_nemenyi(table)
+    assert res.to_dict() == friedman_nemenyi(means).to_dict()
+    assert res.by_rank == ("aode", "hnb", "j48gr", "j48", "nbc")
+    assert round(res.friedman.statistic, 3) == 20.204 and res.n_datasets == 54
+    assert res.critical_difference(0.05).groups == (
+        ("aode", "hnb", "j48gr", "j48"),
+        ("j48gr", "j48", "nbc"),
+    )

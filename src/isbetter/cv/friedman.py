@@ -4,7 +4,9 @@ What reviewers expect beside a ranking of systems over many data sets (Demšar
 2006 [1]_; autorank, scmamp): from a data-set × system table of scores,
 
 * each system's **mean rank** — the systems are ranked on every data set (1 =
-  best, ties get the average of the ranks they span), and the ranks averaged;
+  best, ties get the average of the ranks they span; scores within a relative
+  1e-12 of each other are tied, as a mean summed in another order may differ in
+  its last bit), and the ranks averaged;
 * **Friedman's** χ²_F = 12N / (k(k + 1)) · [Σ_j R_j² − k(k + 1)² / 4] on k − 1
   degrees of freedom, from the mean ranks R_j of k systems on N data sets;
 * **Iman–Davenport's** F_F = (N − 1) χ²_F / (N(k − 1) − χ²_F) on k − 1 and
@@ -187,8 +189,28 @@ class FriedmanNemenyi:
 
     def significant_levels(self, a: str, b: str) -> tuple[float, ...]:
         """Return the levels α at which the mean ranks of `a` and `b` differ significantly."""
+        record = self.pair_record(a, b)
+        return tuple(c.alpha for c in self.nemenyi if record[f"nemenyi_different_{c.alpha:g}"])
+
+    def pair_record(self, a: str, b: str) -> dict[str, Any]:
+        """Return the flat columns of the pair `a`, `b` in a ranking's table (and CSV).
+
+        The mean ranks of both, per level whether they differ by at least the
+        critical difference, and the two omnibus tests.
+        """
         diff = abs(self.mean_ranks[a] - self.mean_ranks[b])
-        return tuple(c.alpha for c in self.nemenyi if diff >= c.cd)
+        out: dict[str, Any] = {"mean_rank_a": self.mean_ranks[a], "mean_rank_b": self.mean_ranks[b]}
+        for c in self.nemenyi:
+            out[f"nemenyi_cd_{c.alpha:g}"] = c.cd
+            out[f"nemenyi_different_{c.alpha:g}"] = bool(diff >= c.cd)
+        return {
+            **out,
+            "friedman_statistic": self.friedman.statistic,
+            "friedman_p_value": self.friedman.p_value,
+            "iman_davenport_statistic": self.iman_davenport.statistic,
+            "iman_davenport_p_value": self.iman_davenport.p_value,
+            "n_datasets": self.n_datasets,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-safe data, the ``baselines`` block of a ranking's metric."""
@@ -215,7 +237,9 @@ class FriedmanNemenyi:
         )
 
 
-def dataset_means(table: Any, metric: str | None = None, systems: Sequence[str] | None = None):
+def dataset_means(
+    table: Any, metric: str | None = None, systems: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Return each system's mean score per data set: a data set × system DataFrame.
 
     Parameters
@@ -328,7 +352,8 @@ def friedman_nemenyi(
     if len(set(names)) != k:
         raise InputError(f"`data` names a system twice: {names!r}.")
 
-    ranks = stats.rankdata(-scores if direction else scores, method="average", axis=1)
+    signed = _snap_ties(-scores if direction else scores)
+    ranks = stats.rankdata(signed, method="average", axis=1)
     mean = ranks.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(mean**2) - k * (k + 1) ** 2 / 4.0)
     chi2 = max(float(chi2), 0.0)  # all ties: 0 up to rounding
@@ -352,7 +377,7 @@ def friedman_nemenyi(
 
 
 def _frame(data: Any, systems: Sequence[str] | None) -> pd.DataFrame:
-    """A data set × system DataFrame from a DataFrame or a 2-D array."""
+    """Return a data set × system DataFrame from a DataFrame or a 2-D array."""
     if isinstance(data, pd.DataFrame):
         if systems is None:
             return data
@@ -381,6 +406,28 @@ def _frame(data: Any, systems: Sequence[str] | None) -> pd.DataFrame:
             f"`systems` names {len(names)} systems, but `data` has {arr.shape[1]} columns."
         )
     return pd.DataFrame(arr, columns=names)
+
+
+#: scores of one data set this close (relative to the larger) are tied: floating-point
+#: rounding of a mean, not a difference (0.7217 summed in two orders differs in the last bit)
+TIE_TOLERANCE = 1e-12
+
+
+def _snap_ties(scores: np.ndarray) -> np.ndarray:
+    """Return `scores` with the values of a row that differ by rounding only made equal.
+
+    Each row is sorted; a value within :data:`TIE_TOLERANCE` (relative) of the one
+    before it takes that one's value, so the ranks of ties are averaged.
+    """
+    order = np.argsort(scores, axis=1, kind="stable")
+    ranked = np.take_along_axis(scores, order, axis=1)
+    scale = np.maximum(np.abs(ranked[:, 1:]), np.abs(ranked[:, :-1]))
+    close = np.diff(ranked, axis=1) <= TIE_TOLERANCE * scale
+    starts = np.concatenate([np.ones((len(ranked), 1), dtype=bool), ~close], axis=1)
+    first = np.maximum.accumulate(np.where(starts, np.arange(ranked.shape[1]), 0), axis=1)
+    out = np.empty_like(scores)
+    np.put_along_axis(out, order, np.take_along_axis(ranked, first, axis=1), axis=1)
+    return out
 
 
 def _levels(alpha: float | Sequence[float]) -> tuple[float, ...]:

@@ -92,6 +92,11 @@ def rank(
     Returns
     -------
     RankingResult
+        With per-fold scores on several data sets, each metric also carries the
+        frequentist baselines (:attr:`RankingResult.baselines`): mean ranks,
+        Friedman, Iman–Davenport and Nemenyi's critical differences at α 0.05 and
+        0.10, from each system's mean score per data set. Per-document predictions
+        (one test set) and scores on one data set have none.
     """
     from isbetter.cv.scores import ScoreTable
     from isbetter.f1.predictions import PredictionTable
@@ -110,12 +115,34 @@ def rank(
             f"(isbetter.read_predictions), got {type(data).__name__}."
         )
     names = tuple(systems) if systems is not None else data.systems
+    baselines = _baselines(data, names, tuple(ropes)) if isinstance(data, ScoreTable) else {}
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
     return _assemble(
-        names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
+        names,
+        tasks,
+        outcomes,
+        stats,
+        ropes,
+        baselines,
+        method,
+        (rule, threshold, margin),
+        seed,
+        options,
     )
+
+
+def _baselines(table: Any, names: tuple[str, ...], metrics: tuple[str, ...]) -> dict[str, Any]:
+    """Per metric, mean ranks, Friedman, Iman–Davenport and Nemenyi over the data sets.
+
+    None for one data set: there is nothing to rank the systems across.
+    """
+    from isbetter.cv.friedman import friedman_nemenyi
+
+    if len(table.datasets) < 2:
+        return {}
+    return {m: friedman_nemenyi(table, metric=m, systems=names) for m in metrics}
 
 
 def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[str, float]:
@@ -229,8 +256,11 @@ def _pair_tasks(
 
 
 def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
-    """The ranking's name of a comparison: the metric, or "<measure> <row>" for one of
-    several rows of a per-document task ("f1 macro", "f1 micro", or "f1 <class>")."""
+    """Return the ranking's name of a comparison: the metric, or "<measure> <row>".
+
+    The second for one of several rows of a per-document task ("f1 macro",
+    "f1 micro", or "f1 <class>").
+    """
     return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
 
 
@@ -240,13 +270,13 @@ def _assemble(
     outcomes: list[list[dict]],
     stats: dict[str, Any],
     ropes: dict[str, float],
+    baselines: dict[str, Any],
     method: str,
-    rule: str,
-    threshold: float,
-    margin: float,
+    reading: tuple[str, float, float],
     seed: int,
     options: dict[str, Any],
 ) -> RankingResult:
+    rule, threshold, margin = reading
     pairs: list[ComparisonSummary] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
@@ -296,5 +326,6 @@ def _assemble(
         relations=relations,
         orders=orders,
         simplex=simplex,
+        baselines=baselines,
         settings=settings,
     )

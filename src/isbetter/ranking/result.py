@@ -12,6 +12,7 @@ from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice, check_probability
 from isbetter.core.vocabulary import RANKING_RULES
+from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.ranking.order import PartialOrder, partial_order
 from isbetter.results.comparison import ComparisonSummary
@@ -50,6 +51,11 @@ class RankingResult:
     simplex : dict
         ``{metric: {(a, b): [[mass A better, ROPE, B better], ...]}}``: up to 200
         per-draw points of each pair, for the triangle plots.
+    baselines : dict of str to FriedmanNemenyi
+        Per metric, the frequentist baselines of a ranking over several data sets
+        (:func:`~isbetter.cv.friedman.friedman_nemenyi`: mean ranks, Friedman,
+        Iman–Davenport, Nemenyi's critical differences); empty for one data set or
+        one test set, where there is nothing to rank across.
     settings : dict
         Seed, rule, ROPEs, method, options, execution, cache use, versions.
     """
@@ -65,6 +71,7 @@ class RankingResult:
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    baselines: dict[str, FriedmanNemenyi] = field(default_factory=dict, repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     kind = "ranking"
@@ -129,17 +136,24 @@ class RankingResult:
         return self
 
     def to_frame(self) -> pd.DataFrame:
-        """Return the pairwise table: one row per metric and pair, with the relation decided."""
+        """Return the pairwise table: one row per metric and pair, with the relation decided.
+
+        With :attr:`baselines`, each row also has both systems' mean ranks, whether
+        they differ by Nemenyi's critical difference at each level
+        (``nemenyi_different_0.05``, ...) and the Friedman and Iman–Davenport tests.
+        """
         rows = []
         for p in self.pairs:
             metric = p.settings.get("ranking_metric", p.metric)
             rel = self.relations[metric][(p.system_a, p.system_b)]
+            base = self.baselines.get(metric)
             rows.append(
                 {
                     "ranking_metric": metric,
                     **p.to_record(),
                     "relation": rel,
                     "relation_symbol": symbol(rel),
+                    **(base.pair_record(p.system_a, p.system_b) if base is not None else {}),
                 }
             )
         return pd.DataFrame(rows)
@@ -167,6 +181,8 @@ class RankingResult:
                     }
                 )
             metrics[m] = {"pairs": pairs, **self.orders[m].to_dict()}
+            if m in self.baselines:
+                metrics[m]["baselines"] = self.baselines[m].to_dict()
         return {
             "kind": self.kind,
             "systems": list(self.systems),
@@ -186,7 +202,10 @@ class RankingResult:
         relations: dict[str, dict[tuple[str, str], str]] = {}
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
+        baselines: dict[str, FriedmanNemenyi] = {}
         for m, block in data["metrics"].items():
+            if "baselines" in block:
+                baselines[m] = FriedmanNemenyi.from_dict(block["baselines"])
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
                 pairs.append(ComparisonSummary.from_dict(p["comparison"]))
@@ -203,6 +222,7 @@ class RankingResult:
             relations=relations,
             orders=orders,
             simplex=simplex,
+            baselines=baselines,
             settings=dict(data["settings"]),
         )
 
