@@ -68,14 +68,14 @@ class RankTest:
     statistic : float
         χ²_F (Friedman) or F_F (Iman–Davenport); ``inf`` when every data set
         ranks the systems the same way, without ties.
-    df : tuple of float
+    df : tuple of int
         Degrees of freedom: ``(k - 1,)`` for χ², ``(k - 1, (k - 1)(N - 1))`` for F.
     p_value : float
         Upper tail probability of the statistic.
     """
 
     statistic: float
-    df: tuple[float, ...]
+    df: tuple[int, ...]
     p_value: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,7 +93,7 @@ class RankTest:
         df = data["df"]
         return cls(
             statistic=from_json_number(data["statistic"]),
-            df=tuple(float(d) for d in (df if isinstance(df, list) else [df])),
+            df=tuple(int(d) for d in (df if isinstance(df, list) else [df])),
             p_value=from_json_number(data["p_value"]),
         )
 
@@ -357,9 +357,9 @@ def friedman_nemenyi(
     mean = ranks.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(mean**2) - k * (k + 1) ** 2 / 4.0)
     chi2 = max(float(chi2), 0.0)  # all ties: 0 up to rounding
-    friedman = RankTest(chi2, (k - 1.0,), float(stats.chi2.sf(chi2, k - 1)))
+    friedman = RankTest(chi2, (k - 1,), float(stats.chi2.sf(chi2, k - 1)))
     room = n * (k - 1) - chi2  # 0 when every data set ranks the systems alike, without ties
-    d1, d2 = k - 1.0, (k - 1.0) * (n - 1.0)
+    d1, d2 = k - 1, (k - 1) * (n - 1)
     if room <= 1e-9 * n * (k - 1):
         iman = RankTest(math.inf, (d1, d2), 0.0)
     else:

@@ -334,8 +334,8 @@ def _baseline_notes(m: str, base: Any) -> list[str]:
     lines = [
         f"{m}: mean ranks on {base.n_datasets} data sets (1 = best, ties averaged; each "
         f"system's mean score per data set): {ranks}",
-        f"{m}: Friedman χ²({f.df[0]:g}) = {f.statistic:.3f}, p = {f.p_value:.4g}; "
-        f"Iman–Davenport F({i.df[0]:g}, {i.df[1]:g}) = {i.statistic:.3f}, p = {i.p_value:.4g} "
+        f"{m}: Friedman χ²({f.df[0]}) = {f.statistic:.3f}, p = {f.p_value:.4g}; "
+        f"Iman–Davenport F({i.df[0]}, {i.df[1]}) = {i.statistic:.3f}, p = {i.p_value:.4g} "
         "(Demšar 2006, no tie correction)",
     ]
     for c in base.nemenyi:
