@@ -1,11 +1,14 @@
 """Generate the README's pictures into ``docs/img/`` from the shipped data, with fixed seeds.
 
-Three pictures, each made with the public API exactly as the README's tour calls it:
+Four pictures, each made with the public API exactly as the README's tour calls it:
 
 * ``triangle.png`` — nbc vs aode on the 54 UCI data sets (hierarchical model,
   ROPE 0.01, seed 1): ``isbetter.compare`` + ``isbetter.plots.plot_simplex``;
 * ``hasse.png`` — the partial order of the five UCI classifiers
   (``isbetter.rank(table, rope=0.01, rng=1)`` + ``isbetter.plots.plot_hasse``);
+* ``cd.png`` — the critical-difference diagram of the same five classifiers' mean
+  ranks (``isbetter.friedman_nemenyi(table)`` + ``isbetter.plots.plot_cd_diagram``:
+  the ranking's ``baselines["accuracy"]`` without its pairwise fits, in a second);
 * ``f1_posterior.png`` — the posterior of the F1 difference of svm vs nb on
   class "sport" of ``data/f1_example`` (``isbetter.compare_f1`` +
   ``isbetter.plots.plot_f1_posterior``): the class whose 95% HDI straddles the
@@ -46,6 +49,7 @@ F1_CLASS = "sport"  # the row of the F1 comparison that f1_posterior.png shows
 SIZES: dict[str, tuple[float, float]] = {
     "triangle.png": (5.0, 4.6),
     "hasse.png": (7.5, 4.4),  # wide enough for the inconsistencies listed below it
+    "cd.png": (7.5, 2.5),  # plots.cd.cd_size of five systems and two groups
     "f1_posterior.png": (6.4, 4.0),
 }
 # no "Software: matplotlib x.y" entry: the bytes do not change with the version
@@ -98,6 +102,20 @@ def make_hasse(out: Path, jobs: int | None) -> Path:
     return _save(fig, out / "hasse.png")
 
 
+def make_cd(out: Path, jobs: int | None) -> Path:
+    """Critical-difference diagram of the five UCI classifiers' mean ranks (Demšar 2006)."""
+    import isbetter
+    from isbetter.plots import plot_cd_diagram
+
+    baselines = isbetter.friedman_nemenyi(_uci_table())
+    ranks = ", ".join(f"{s} {baselines.mean_ranks[s]:.3f}" for s in baselines.by_rank)
+    cd = baselines.critical_difference(0.05)
+    print(f"mean ranks: {ranks}; CD {cd.cd:.3f}, groups {cd.groups}")
+    fig, ax = _figure("cd.png")
+    plot_cd_diagram(baselines, ax=ax)
+    return _save(fig, out / "cd.png")
+
+
 def make_f1_posterior(out: Path, jobs: int | None) -> Path:
     """F1 of svm vs nb on class "sport" of one test set of 2 000 documents (Zhang et al. 2016)."""
     import isbetter
@@ -118,6 +136,7 @@ def make_f1_posterior(out: Path, jobs: int | None) -> Path:
 MAKERS: dict[str, Callable[[Path, int | None], Path]] = {
     "triangle.png": make_triangle,
     "hasse.png": make_hasse,
+    "cd.png": make_cd,
     "f1_posterior.png": make_f1_posterior,
 }
 

@@ -29,6 +29,7 @@ _LAZY: dict[str, str] = {
     "PairedScores": "isbetter.cv.scores",
     "ScoreTable": "isbetter.cv.scores",
     "from_arrays": "isbetter.cv.scores",
+    "friedman_nemenyi": "isbetter.cv.friedman",
     "read_scores": "isbetter.cv.scores",
     "compare_f1": "isbetter.f1.compare",
     "Measure": "isbetter.f1.measures",
@@ -92,6 +93,7 @@ __all__ = [
     "corrected_resampled_ttest",
     "correlated_ttest",
     "from_arrays",
+    "friedman_nemenyi",
     "get_measure",
     "hierarchical_test",
     "power_analysis",
@@ -126,6 +128,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         correlated_ttest,
         rho_from_sizes,
     )
+    from isbetter.cv.friedman import friedman_nemenyi
     from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
     from isbetter.cv.hierarchical.priors import HierarchicalPriors
     from isbetter.cv.scores import PairedScores, ScoreTable, from_arrays, read_scores

@@ -24,7 +24,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="rank many systems: every pair on every metric, a partial order per metric",
         description=(
             "Compare every pair of systems on every metric and write the partial order "
-            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram. "
+            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram; "
+            "for scores on several data sets also the mean ranks, Friedman's and "
+            "Iman-Davenport's tests and Nemenyi's critical difference (Demšar 2006). "
             "Per-fold scores (long form) by default, one score per data set and system (long, "
             "or --wide), or per-document predictions with --gold."
         ),
@@ -76,7 +78,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     _add_rule_args(p)
     _add_execution_args(p)
-    add_output_args(p, "write the Hasse diagram and the pairwise heatmap here")
+    add_output_args(
+        p,
+        "write the Hasse diagram and the pairwise heatmap here, with the critical-difference "
+        "diagram of the mean ranks for scores on several data sets",
+    )
     cols = add_column_args(p)
     cols.add_argument(
         "--drop-incomplete",

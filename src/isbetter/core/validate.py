@@ -19,6 +19,7 @@ from isbetter.core.errors import InputError, InputTypeError, RenamedArgumentWarn
 __all__ = [
     "check_choice",
     "check_columns",
+    "check_finite_array",
     "check_positive_int",
     "check_probability",
     "check_rope",
@@ -94,6 +95,25 @@ def check_probability(value: Any, name: str, *, open_interval: bool = False) -> 
     elif not 0 <= out <= 1:
         raise InputError(f"`{name}` must be a probability in [0, 1], got {value!r}.")
     return out
+
+
+def check_finite_array(values: Any, name: str) -> np.ndarray:
+    """Return `values` as a float array after checking it has no NaN or infinity."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputTypeError(
+            f"`{name}` must hold numbers, got values that are not: {exc}."
+        ) from exc
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(bad.sum()) - n_nan
+        raise InputError(
+            f"`{name}` has {n_nan} NaN and {n_inf} infinite values; scores must be finite "
+            "(remove or impute them before comparing)."
+        )
+    return arr
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:

@@ -52,7 +52,16 @@ from isbetter.inference.records import TestResult
 from isbetter.inference.seeds import RNGLike, child
 from isbetter.results.f1 import F1Result
 
-__all__ = ["AVERAGE_MAX_RESAMPLES", "F1_MODELS", "HIERARCHICAL_MAX_DRAWS", "compare_f1"]
+__all__ = [
+    "AVERAGE_MAX_RESAMPLES",
+    "DEFAULT_ROPE",
+    "F1_MODELS",
+    "HIERARCHICAL_MAX_DRAWS",
+    "compare_f1",
+]
+
+#: the ROPE half-width of :func:`compare_f1` (and of a ranking of predictions) by default
+DEFAULT_ROPE = 0.05
 
 
 def _averaged_model(plan: Plan, tune: int, chains: int) -> AveragedModel | None:
@@ -103,7 +112,7 @@ def compare_f1(
     cost_fn: float = 1.0,
     cost_fp: float = 1.0,
     p_positive: float = 0.5,
-    rope: float = 0.05,
+    rope: float = DEFAULT_ROPE,
     model: str = "paired",
     prior: F1Prior | None = None,
     draws: int = 50_000,

@@ -6,6 +6,7 @@ does no statistics beyond projecting points and never changes
 ``matplotlib.rcParams``.
 """
 
+from isbetter.plots.cd import plot_cd_diagram
 from isbetter.plots.f1 import (
     plot_f1_posterior,
     plot_f1_trace,
@@ -28,6 +29,7 @@ from isbetter.plots.ranking import (
 from isbetter.plots.simplex import plot_simplex, project_simplex
 
 __all__ = [
+    "plot_cd_diagram",
     "plot_difference_posterior",
     "plot_f1_posterior",
     "plot_f1_trace",

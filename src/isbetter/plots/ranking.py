@@ -9,8 +9,10 @@ All read a :class:`~isbetter.ranking.result.RankingResult` and do no statistics:
   ``result.simplex``;
 * :func:`plot_pairwise_heatmap` — P(row better than column) for every ordered
   pair, with the ROPE probability beside it;
-* :func:`save_ranking_plot` — the Hasse diagram and the heatmap side by side, as
-  the command line's ``rank --plot FILE`` writes them.
+* :func:`save_ranking_plot` — the Hasse diagram and the heatmap side by side, and
+  below them the critical-difference diagram of the mean ranks (Demšar 2006) when
+  the ranking is over several data sets, as the command line's ``rank --plot FILE``
+  writes them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from isbetter.core.errors import InputError
 from isbetter.inference.decisions import mirror, symbol
 from isbetter.plots._layout import new_axes
 from isbetter.plots._ranking_common import metric_of, rule_text
+from isbetter.plots.cd import cd_size, plot_cd_diagram
 from isbetter.plots.hasse import NODE_EDGE, hasse_size, layer_of, plot_hasse
 from isbetter.plots.simplex import project_simplex
 from isbetter.ranking.order import group_label
@@ -361,7 +364,9 @@ def save_ranking_plot(
 ) -> Path:
     """Write the Hasse diagram and the pairwise heatmap side by side to `path`.
 
-    One row per metric (only `metric` when given). The figure is made without
+    One row per metric (only `metric` when given); below it, for a ranking over
+    several data sets, the critical-difference diagram of the mean ranks
+    (:func:`~isbetter.plots.cd.plot_cd_diagram`). The figure is made without
     pyplot, so it is closed when this returns, and matplotlib's rcParams are
     left untouched.
 
@@ -388,12 +393,23 @@ def save_ranking_plot(
     k = len(result.systems)
     heat_w, heat_h = 0.85 * k + 2.6, 0.75 * k + 1.6
     width = max(w for w, _ in sizes) + heat_w
-    heights = [max(h, heat_h) for _, h in sizes]
-    fig = Figure(figsize=(width, sum(heights)), layout="constrained")
+    baselines = getattr(result, "baselines", {})
+    rows: list[tuple[str, str, float]] = []  # (kind, metric, height) of each row of plots
+    for m, (_, h) in zip(metrics, sizes, strict=True):
+        rows.append(("order", m, max(h, heat_h)))
+        if m in baselines:
+            rows.append(("cd", m, cd_size(baselines[m])[1]))
+    fig = Figure(figsize=(width, sum(h for *_, h in rows)), layout="constrained")
     grid = fig.add_gridspec(
-        len(metrics), 2, width_ratios=[max(w for w, _ in sizes), heat_w], height_ratios=heights
+        len(rows),
+        2,
+        width_ratios=[max(w for w, _ in sizes), heat_w],
+        height_ratios=[h for *_, h in rows],
     )
-    for r, m in enumerate(metrics):
+    for r, (kind, m, _) in enumerate(rows):
+        if kind == "cd":
+            plot_cd_diagram(result, m, ax=fig.add_subplot(grid[r, :]))
+            continue
         plot_hasse(result, m, ax=fig.add_subplot(grid[r, 0]))
         plot_pairwise_heatmap(result, m, ax=fig.add_subplot(grid[r, 1]))
     fig.savefig(path, dpi=dpi, bbox_inches="tight")

@@ -22,12 +22,12 @@ from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import input_settings, make_settings
-from isbetter.core.validate import check_choice, check_probability, check_rope, plural
+from isbetter.core.validate import check_choice, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import F1_MODELS, RANKING_RULES
+from isbetter.core.vocabulary import F1_MODELS
 from isbetter.cv.compare import check_options, choose_method
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
-from isbetter.ranking.result import RankingResult, orders_of, relations_of
+from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask
 from isbetter.results.comparison import ComparisonSummary
 
@@ -43,7 +43,7 @@ def rank(
     *,
     systems: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
-    rope: float | Mapping[str, float] = 0.0,
+    rope: float | Mapping[str, float] | None = None,
     method: str = "auto",
     rule: str = "likelihood",
     threshold: float = 0.95,
@@ -67,8 +67,10 @@ def rank(
     metrics : sequence of str, optional
         Metric columns (scores), or measures such as ``"f1"`` (predictions);
         default: every metric column, or ``("f1",)``.
-    rope : float or mapping, default: 0.0
-        ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
+    rope : float or mapping, optional
+        ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``);
+        0 is no ROPE. Default: the comparisons' own, 0 for scores (as
+        :func:`~isbetter.compare`) and 0.05 for predictions (as :func:`~isbetter.compare_f1`).
     method : str, default: "auto"
         Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
         per-fold scores on several data sets, the correlated t-test for one data set,
@@ -79,7 +81,7 @@ def rank(
         the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
         relation only where its probability reaches `threshold`, else undecided.
     threshold : float, default: 0.95
-        Probability the threshold rule needs.
+        Probability the threshold rule needs, in (0, 1].
     margin : float, default: 0.05
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
@@ -109,16 +111,17 @@ def rank(
     Returns
     -------
     RankingResult
+        With per-fold scores on several data sets, each metric also carries the
+        frequentist baselines (:attr:`RankingResult.baselines`): mean ranks,
+        Friedman, Iman–Davenport and Nemenyi's critical differences at α 0.05 and
+        0.10, from each system's mean score per data set. Per-document predictions
+        (one test set) and scores on one data set have none.
     """
     from isbetter.cv.scores import ScoreTable
     from isbetter.f1.predictions import PredictionTable
     from isbetter.ranking.execution import run_tasks
 
-    rule = check_choice(rule, "rule", RANKING_RULES)
-    threshold = check_probability(threshold, "threshold", open_interval=False)
-    if threshold <= 0:
-        raise InputError(f"`threshold` must be in (0, 1], got {threshold!r}.")
-    margin = check_probability(margin, "margin")
+    rule, threshold, margin = check_rule(rule, threshold, margin)
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     if isinstance(data, ScoreTable):
@@ -131,13 +134,23 @@ def rank(
             f"(isbetter.read_predictions), got {type(data).__name__}."
         )
     names = tuple(systems) if systems is not None else data.systems
+    baselines = _baselines(data, names, tuple(ropes)) if isinstance(data, ScoreTable) else {}
     if executor is None and jobs is None:
         jobs = _default_jobs(tasks)
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
     result = _assemble(
-        names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
+        names,
+        tasks,
+        outcomes,
+        stats,
+        ropes,
+        baselines,
+        method,
+        (rule, threshold, margin),
+        seed,
+        options,
     )
     return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
 
@@ -153,6 +166,18 @@ def _default_jobs(tasks: Sequence[PairTask]) -> int | None:
     """
     fits = sum(task.method in _MCMC_METHODS for task in tasks)
     return None if fits >= 2 else 1
+
+
+def _baselines(table: Any, names: tuple[str, ...], metrics: tuple[str, ...]) -> dict[str, Any]:
+    """Per metric, mean ranks, Friedman, Iman–Davenport and Nemenyi over the data sets.
+
+    None for one data set: there is nothing to rank the systems across.
+    """
+    from isbetter.cv.friedman import friedman_nemenyi
+
+    if len(table.datasets) < 2:
+        return {}
+    return {m: friedman_nemenyi(table, metric=m, systems=names) for m in metrics}
 
 
 def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[str, float]:
@@ -196,7 +221,7 @@ class _Request:
 
     systems: Sequence[str] | None
     metrics: Sequence[str] | None
-    rope: float | Mapping[str, float]
+    rope: float | Mapping[str, float] | None
     method: str
     seed: int
     options: dict[str, Any]
@@ -211,7 +236,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
         for s in names:
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
-    ropes = _ropes(request.rope, metrics)
+    ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
     method = choose_method(request.method, len(table.datasets), table.per_dataset)
     check_options(method, request.options)  # before any pair runs
     # each fit's chains run on `cores` threads (default min(chains, 2)), not pinned to one
@@ -226,12 +251,12 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
 
 def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]:
+    from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
     from isbetter.f1.predictions import PredictionTable
 
     names = _systems(table.systems, request.systems)
     measures = ("f1",) if request.metrics is None else tuple(request.metrics)
-    rope = request.rope
-    ropes = _ropes(rope if not (isinstance(rope, int | float) and rope == 0) else 0.05, measures)
+    ropes = _ropes(F1_DEFAULT_ROPE if request.rope is None else request.rope, measures)
     method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
     _check_f1_options(method, request.options)
@@ -275,11 +300,13 @@ def _pair_tasks(
     ]
 
 
-def _ranking_metric(task: PairTask, summary: dict[str, Any]) -> str:
-    label = summary.get("label")
-    if task.kind == "f1" and label in ("macro", "micro"):
-        return f"{task.metric} {label}"
-    return task.metric
+def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
+    """Return the ranking's name of a comparison: the metric, or "<measure> <row>".
+
+    The second for one of several rows of a per-document task ("f1 macro",
+    "f1 micro", or "f1 <class>").
+    """
+    return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
 
 
 def _assemble(
@@ -288,19 +315,19 @@ def _assemble(
     outcomes: list[list[dict]],
     stats: dict[str, Any],
     ropes: dict[str, float],
+    baselines: dict[str, Any],
     method: str,
-    rule: str,
-    threshold: float,
-    margin: float,
+    reading: tuple[str, float, float],
     seed: int,
     options: dict[str, Any],
 ) -> RankingResult:
+    rule, threshold, margin = reading
     pairs: list[ComparisonSummary] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
         for item in items:
             data = dict(item["summary"])
-            metric = _ranking_metric(task, data)
+            metric = _ranking_metric(task, data, len(items))
             data["settings"] = {**data["settings"], "ranking_metric": metric}
             summary = ComparisonSummary.from_dict(data)
             simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
@@ -344,5 +371,6 @@ def _assemble(
         relations=relations,
         orders=orders,
         simplex=simplex,
+        baselines=baselines,
         settings=settings,
     )

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
-from isbetter.core.errors import InputError
+from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
+from isbetter.core.validate import check_choice, check_probability
+from isbetter.core.vocabulary import RANKING_RULES
+from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.ranking.order import PartialOrder, partial_order
 from isbetter.results.comparison import ComparisonSummary
 
-__all__ = ["RankingResult", "relations_of"]
+__all__ = ["RankingResult", "check_rule", "relations_of"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +33,8 @@ class RankingResult:
         The systems ranked, in the order given.
     metrics : tuple of str
         The metrics (per-document input: the measure, or ``"<measure> macro"`` and
-        ``"<measure> micro"`` for a multi-class task).
+        ``"<measure> micro"`` for a multi-class task, or ``"<measure> <class>"`` per
+        class when some classes are named or the averages are left out).
     rule : {"likelihood", "threshold"}
         How a pair's relation was read off its probabilities.
     threshold : float
@@ -46,6 +51,11 @@ class RankingResult:
     simplex : dict
         ``{metric: {(a, b): [[mass A better, ROPE, B better], ...]}}``: up to 200
         per-draw points of each pair, for the triangle plots.
+    baselines : dict of str to FriedmanNemenyi
+        Per metric, the frequentist baselines of a ranking over several data sets
+        (:func:`~isbetter.cv.friedman.friedman_nemenyi`: mean ranks, Friedman,
+        Iman–Davenport, Nemenyi's critical differences); empty for one data set or
+        one test set, where there is nothing to rank across.
     settings : dict
         Seed, rule, ROPEs, method, options, execution, cache use, versions.
     """
@@ -61,6 +71,7 @@ class RankingResult:
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    baselines: dict[str, FriedmanNemenyi] = field(default_factory=dict, repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     kind = "ranking"
@@ -100,14 +111,11 @@ class RankingResult:
         --------
         >>> strict = ranking.with_rule("threshold", threshold=0.99)  # doctest: +SKIP
         """
-        from isbetter.core.validate import check_choice, check_probability
-        from isbetter.core.vocabulary import RANKING_RULES
-
-        rule = check_choice(rule, "rule", RANKING_RULES)
-        threshold = (
-            self.threshold if threshold is None else check_probability(threshold, "threshold")
+        rule, threshold, margin = check_rule(
+            rule,
+            self.threshold if threshold is None else threshold,
+            self.margin if margin is None else margin,
         )
-        margin = self.margin if margin is None else check_probability(margin, "margin")
         relations = relations_of(self.pairs, rule, threshold, margin)
         return replace(
             self,
@@ -124,17 +132,24 @@ class RankingResult:
         return self
 
     def to_frame(self) -> pd.DataFrame:
-        """Return the pairwise table: one row per metric and pair, with the relation decided."""
+        """Return the pairwise table: one row per metric and pair, with the relation decided.
+
+        With :attr:`baselines`, each row also has both systems' mean ranks, whether
+        they differ by Nemenyi's critical difference at each level
+        (``nemenyi_different_0.05``, ...) and the Friedman and Iman–Davenport tests.
+        """
         rows = []
         for p in self.pairs:
             metric = p.settings.get("ranking_metric", p.metric)
             rel = self.relations[metric][(p.system_a, p.system_b)]
+            base = self.baselines.get(metric)
             rows.append(
                 {
                     "ranking_metric": metric,
                     **p.to_record(),
                     "relation": rel,
                     "relation_symbol": symbol(rel),
+                    **(base.pair_record(p.system_a, p.system_b) if base is not None else {}),
                 }
             )
         return pd.DataFrame(rows)
@@ -162,6 +177,8 @@ class RankingResult:
                     }
                 )
             metrics[m] = {"pairs": pairs, **self.orders[m].to_dict()}
+            if m in self.baselines:
+                metrics[m]["baselines"] = self.baselines[m].to_dict()
         return {
             "kind": self.kind,
             "systems": list(self.systems),
@@ -181,7 +198,10 @@ class RankingResult:
         relations: dict[str, dict[tuple[str, str], str]] = {}
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
+        baselines: dict[str, FriedmanNemenyi] = {}
         for m, block in data["metrics"].items():
+            if "baselines" in block:
+                baselines[m] = FriedmanNemenyi.from_dict(block["baselines"])
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
                 pairs.append(ComparisonSummary.from_dict(p["comparison"]))
@@ -198,8 +218,23 @@ class RankingResult:
             relations=relations,
             orders=orders,
             simplex=simplex,
+            baselines=baselines,
             settings=dict(data["settings"]),
         )
+
+
+def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, float]:
+    """Return the relation rule, its threshold and margin, checked (for rank and with_rule).
+
+    `threshold` must lie in (0, 1]: a relation needs a positive probability to be
+    decided; `margin` in [0, 1].
+    """
+    rule = check_choice(rule, "rule", RANKING_RULES)
+    number = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool)
+    if not number or not 0 < float(threshold) <= 1:
+        error = InputError if number else InputTypeError
+        raise error(f"`threshold` must be in (0, 1], got {threshold!r}.")
+    return rule, float(threshold), check_probability(margin, "margin")
 
 
 def relations_of(

@@ -110,8 +110,9 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
     """Run one task; return, per comparison, its JSON-safe summary and simplex points.
 
     A per-fold task gives one comparison; a per-document task gives one per
-    ranked row: the positive class of a binary task, or the macro- and
-    micro-averaged rows of a multi-class one. Each item is
+    ranked row: the positive class of a binary task, the macro- and
+    micro-averaged rows of a multi-class one, or each reported class when there
+    are no averaged rows (``classes=`` names some classes, or ``averages=False``). Each item is
     ``{"summary": ComparisonSummary.to_dict(), "simplex": [[a, rope, b], ...]}``
     with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
     """
@@ -141,5 +142,7 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
         rng=task.seed,
         **task.options,
     )
-    rows = f1.classes[:1] if len(f1.classes) == 1 else ("macro", "micro")
-    return [_outcome(f1.comparisons[r]) for r in rows if r in f1.comparisons]
+    # a multi-class task with every class reported is ranked on its macro and micro rows;
+    # otherwise on each reported class (a binary task: its positive class)
+    rows = ("macro", "micro") if "macro" in f1.comparisons else f1.classes
+    return [_outcome(f1.comparisons[r]) for r in rows]

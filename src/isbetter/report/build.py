@@ -299,6 +299,8 @@ def _ranking_table(r: Any) -> ReportTable:
             Column(f"{m}|b", f"{m} <", "probability", group=m, short="<"),
             Column(f"{m}|rel", "", "relation", group=m),
         ]
+        if m in r.baselines:
+            columns.append(Column(f"{m}|rank", f"{m} Δ rank", "text", group=m, short="Δ rank"))
     for p in r.pairs:
         m = p.settings.get("ranking_metric", p.metric)
         row = rows.setdefault((p.system_a, p.system_b), {"a": p.system_a, "b": p.system_b})
@@ -310,6 +312,8 @@ def _ranking_table(r: Any) -> ReportTable:
                 f"{m}|rel": r.relations[m][(p.system_a, p.system_b)],
             }
         )
+        if m in r.baselines:
+            row[f"{m}|rank"] = _rank_cell(r.baselines[m], p.system_a, p.system_b)
     ropes = r.settings.get("ropes", {})
     rule = (
         f"likelihood (most probable relation; ≳/≲ when within {r.margin:g} of the ROPE)"
@@ -328,7 +332,24 @@ def _ranking_table(r: Any) -> ReportTable:
             f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
         )
         notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
+        if m in r.baselines:
+            notes += _baseline_notes(m, r.baselines[m])
     notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
+    if r.baselines:
+        levels = [c.alpha for c in next(iter(r.baselines.values())).nemenyi]
+        stars = ", ".join(
+            f"{'*' * (len(levels) - i)} at α {a:g}" + (" only" if i else "")
+            for i, a in enumerate(levels)
+        )
+        notes.append(
+            "Δ rank: mean rank of B minus mean rank of A (positive: A ranks better); "
+            f"|Δ| at least Nemenyi's critical difference: {stars}"
+        )
+    else:
+        notes.append(
+            "no mean ranks, Friedman test or Nemenyi critical difference: they rank the "
+            "systems on each of several data sets, and this ranking has one data set or test set"
+        )
     if r.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {r.settings['dropped']}")
     return ReportTable(
@@ -340,3 +361,30 @@ def _ranking_table(r: Any) -> ReportTable:
         records=tuple(r.to_frame().to_dict(orient="records")),
         data=r.to_dict(),
     )
+
+
+def _rank_cell(base: Any, a: str, b: str) -> str:
+    """Return a pair's difference of mean ranks, e.g. ``+1.24 **`` (B's minus A's)."""
+    diff = base.mean_ranks[b] - base.mean_ranks[a]
+    stars = "*" * len(base.significant_levels(a, b))
+    return f"{diff:+.2f}" + (f" {stars}" if stars else "")
+
+
+def _baseline_notes(m: str, base: Any) -> list[str]:
+    """Mean ranks, Friedman and Iman–Davenport, Nemenyi's groups: one line each (Demšar 2006)."""
+    ranks = ", ".join(f"{s} {base.mean_ranks[s]:.3f}" for s in base.by_rank)
+    f, i = base.friedman, base.iman_davenport
+    lines = [
+        f"{m}: mean ranks on {base.n_datasets} data sets (1 = best, ties averaged; each "
+        f"system's mean score per data set): {ranks}",
+        f"{m}: Friedman χ²({f.df[0]}) = {f.statistic:.3f}, p = {f.p_value:.4g}; "
+        f"Iman–Davenport F({i.df[0]}, {i.df[1]}) = {i.statistic:.3f}, p = {i.p_value:.4g} "
+        "(Demšar 2006, no tie correction)",
+    ]
+    for c in base.nemenyi:
+        groups = ", ".join("{" + ", ".join(g) + "}" for g in c.groups)
+        lines.append(
+            f"{m}: Nemenyi CD = {c.cd:.3f} at α {c.alpha:g} (q = {c.q:.3f}); groups without "
+            f"a significant difference: {groups}"
+        )
+    return lines

@@ -244,7 +244,9 @@ _CAPTIONS = {
     "posterior densities near 0, whose ratio at 0 is the Savage–Dickey BF01 (right).",
     "save_power_plot": "Power against test-set size, one line per model, ±1 standard error.",
     "save_ranking_plot": "Hasse diagram of the partial order (left) and the pairwise "
-    "probabilities (right), one row per metric.",
+    "probabilities (right), one row per metric; below each, for a ranking over several data "
+    "sets, the critical-difference diagram of the mean ranks (Demšar 2006): bars join systems "
+    "whose mean ranks differ by less than Nemenyi's critical difference at α 0.05.",
     "save_comparison_plot": "Posterior of the difference with the ROPE shaded, or, for "
     "argmax-counted posteriors, the per-draw region masses in the triangle.",
 }
