@@ -32,6 +32,7 @@ from typing import Any
 
 from isbetter._errors import InputTypeError, IsbetterError
 from isbetter._validate import check_positive_int
+from isbetter._writable import check_writable_folder
 from isbetter.ranking.tasks import PairTask, run_task
 
 __all__ = ["CACHE_FORMAT", "run_tasks"]
@@ -88,7 +89,8 @@ def run_tasks(
     Raises
     ------
     InputError
-        A task's own input error, its message prefixed with the pair; any other
+        `cache_dir` cannot be written (checked before any task runs), or a task's
+        own input error, its message prefixed with the pair; any other
         exception of a task is re-raised as :class:`RuntimeError` naming the
         pair, with the original as its cause. The remaining tasks are cancelled.
     InputTypeError
@@ -110,6 +112,8 @@ def run_tasks(
             continue
         stats["recomputed_corrupt"] += int(status == "corrupt")
         todo.append(i)
+    if cache is not None and todo:  # before any work, not after the first fit
+        check_writable_folder(cache.root, "`cache_dir`")
 
     bar = _progress_bar(len(tasks), progress)
     try:
