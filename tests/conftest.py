@@ -1,6 +1,7 @@
 """Shared fixtures; every random test is seeded from here."""
 
 import os
+import signal
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -70,3 +71,15 @@ def hierarchical_fit(hierarchical_model, hierarchical_scores):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # small run; diagnostics tested
         return hierarchical_model.fit(hierarchical_scores, rope=0.01, rng=7, **HIER_SMALL)
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler for the test, whatever the process inherited.
+
+    A process started in the background by a non-interactive shell (``cmd &``, as CI
+    scripts may) inherits SIGINT ignored, and then Python installs no handler at all.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)

@@ -311,18 +311,6 @@ def _interrupted_fit(then: str):
     return compare
 
 
-@pytest.fixture
-def python_sigint():
-    """Python's own SIGINT handler for the test, whatever the process inherited.
-
-    A process started in the background by a non-interactive shell (``cmd &``, as CI
-    scripts may) inherits SIGINT ignored, and then Python installs no handler at all.
-    """
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 @pytest.mark.parametrize("then", ["return", "raise"])
 def test_ctrl_c_caught_by_a_sampler_still_stops_the_command(
     capsys, full, monkeypatch, then, python_sigint

@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import combinations
 from pathlib import Path
 
@@ -294,3 +295,120 @@ def test_progress_bar(tmp_path, capsys):
     assert "pairs" in err and "3/3" in err
     run_tasks(tasks, jobs=1, progress=None)  # stderr is not a terminal under capsys
     assert capsys.readouterr().err == ""
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+CHILD_SIGINT_BLOCKED = (
+    "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"
+)
+
+
+def _gone(pid: int, within: float = 2.0) -> bool:
+    """Whether process `pid` has ended (reaped, or a zombie) within `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_held_ctrl_c_comes_after_the_block(python_sigint):
+    """Held, not lost: delivered once the block is done; processes started in it block it."""
+    reached = False
+    with pytest.raises(KeyboardInterrupt):
+        with execution._interrupts_held():
+            signal.raise_signal(signal.SIGINT)
+            reached = True
+            child = subprocess.run(
+                [sys.executable, "-c", CHILD_SIGINT_BLOCKED], capture_output=True, text=True
+            )
+    assert reached and child.stdout == "True\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_local_workers_ignore_ctrl_c():
+    """Ctrl-C reaches every process of the terminal's group: a worker carries on."""
+    with execution._resolve_executor(None, 2, 1) as (pool, kind, workers):
+        assert (kind, workers) == ("processes", 1)
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+        blocked = pool.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result()
+        assert signal.SIGINT not in blocked  # ignored, not left blocked
+        (pid,) = pool._processes
+        os.kill(pid, signal.SIGINT)  # before: KeyboardInterrupt in the worker
+        assert pool.submit(int, "7").result() == 7
+
+
+def test_a_stopped_pool_kills_its_workers_instead_of_waiting(python_sigint):
+    """Ctrl-C (or a failed task) ends the run now, not when the running fits end."""
+    with pytest.raises(KeyboardInterrupt):
+        with execution._resolve_executor(None, 2, 2) as (pool, kind, workers):
+            running = [pool.submit(time.sleep, 20) for _ in range(workers)]
+            while len(pool._processes) < workers or not all(f.running() for f in running):
+                time.sleep(0.01)
+            pids = list(pool._processes)
+            time.sleep(0.5)  # the workers are asleep in their tasks
+            start = time.monotonic()
+            raise KeyboardInterrupt
+    assert time.monotonic() - start < 2  # before: 20 s, shutdown(wait=True)
+    assert all(_gone(pid) for pid in pids)
+    assert all(isinstance(f.exception(), BrokenProcessPool) for f in running)
+
+
+def test_ctrl_c_stops_a_task_running_in_this_process(monkeypatch, python_sigint):
+    """jobs=1 runs each task inside its submit: Ctrl-C must reach it there, at once."""
+    monkeypatch.setattr(execution, "run_task", lambda task: time.sleep(20))
+    timer = threading.Timer(
+        0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)
+    )
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_tasks(make_tasks(n_systems=2), jobs=1, progress=False)
+    timer.join()
+    assert time.monotonic() - start < 2.5
+
+
+def _interrupt_after(cache: Path, n_files: int, out: dict) -> None:
+    """Ctrl-C this process's main thread once `cache` holds `n_files` entries."""
+    deadline = time.monotonic() + 120
+    while len(cache_files(cache)) < n_files and time.monotonic() < deadline:
+        time.sleep(0.01)
+    out["at"] = time.monotonic()
+    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+
+@pytest.mark.parametrize("where", ["serial", "processes", "dask"])
+def test_ctrl_c_stops_a_run_and_keeps_every_finished_pair(request, tmp_path, python_sigint, where):
+    tasks, cache = slow_tasks(), tmp_path / "cache"
+    executor = request.getfixturevalue("dask_client") if where == "dask" else None
+    jobs = 1 if where == "serial" else 2
+    pressed: dict = {}
+    watcher = threading.Thread(target=_interrupt_after, args=(cache, 3, pressed))
+    watcher.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_tasks(tasks, executor=executor, jobs=jobs, cache_dir=cache, progress=False)
+        stopped = time.monotonic() - pressed["at"]
+    finally:
+        watcher.join()
+    assert stopped < 2
+    if where == "dask":  # cancelled on the cluster, not left to run there
+        deadline = time.monotonic() + 10
+        while executor.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
+            assert time.monotonic() < deadline, "tasks left on the Dask scheduler"
+            time.sleep(0.05)
+    done = len(cache_files(cache))
+    assert 3 <= done < N_SLOW
+    assert not list(cache.glob("*/.*.tmp"))  # no half-written entry
+    _, stats = run_tasks(tasks, executor=executor, jobs=jobs, cache_dir=cache, progress=False)
+    assert (stats["cached"], stats["computed"], stats["recomputed_corrupt"]) == (
+        done,
+        N_SLOW - done,
+        0,
+    )

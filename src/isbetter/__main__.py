@@ -1,8 +1,6 @@
 """Run the command line: ``python -m isbetter``."""
 
-import sys
-
-from isbetter.cli import main
+from isbetter.cli import program
 
 if __name__ == "__main__":
-    sys.exit(main())
+    program()

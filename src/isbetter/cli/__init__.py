@@ -3,10 +3,12 @@
 Thin by design: it parses arguments, reads input with :mod:`isbetter.cv.scores`,
 calls the public API, renders with :mod:`isbetter.report` and returns an exit
 code. Bad input prints one line to stderr and exits with 2; no tracebacks.
+:func:`program` is the program itself (the ``isbetter`` script and ``python -m
+isbetter``): :func:`main`, then the exit.
 
 Each subcommand is a module of this package with two functions, ``add(subparsers)``
 that declares its arguments and ``run(args) -> int`` that runs it, registered in
-:data:`_COMMANDS`; :mod:`isbetter.cli.common` holds what they share.
+:func:`_build_parser`; :mod:`isbetter.cli.common` holds what they share.
 """
 
 from __future__ import annotations
@@ -15,20 +17,21 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import NoReturn
 
-from isbetter.cli import cache, cv, demo, f1, interrupt, power, rank
-from isbetter.cli.common import Parser, check_destinations, formatter
-from isbetter.cli.messages import cli_message
+from isbetter.cli import interrupt
+
+# only what the first line of main() needs: the subcommands, and what they import
+# (numpy, for one), are imported inside it, where a Ctrl-C is already caught
 from isbetter.core.errors import IsbetterError
 
-__all__ = ["main"]
-
-
-_COMMANDS = (cv, f1, power, rank, demo, cache)
+__all__ = ["main", "program"]
 
 
 def _build_parser() -> argparse.ArgumentParser:
     from isbetter import __version__
+    from isbetter.cli import cache, cv, demo, f1, power, rank
+    from isbetter.cli.common import Parser, formatter
 
     parser = Parser(
         prog="isbetter",
@@ -39,7 +42,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
-    for command in _COMMANDS:
+    for command in (cv, f1, power, rank, demo, cache):
         before = set(sub.choices)
         command.add(sub)
         for name in set(sub.choices) - before:
@@ -48,37 +51,56 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input)."""
-    parser = _build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and usage errors (already printed)
-        return int(exc.code or 0)
-    try:
-        with warnings.catch_warnings(), interrupt.watch():
-            # PyTensor's notice that it found no BLAS library concerns how it was installed,
-            # not the results; it would otherwise be the first thing every user reads.
-            warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
-            check_destinations(args)
-            code = int(args._run(args))
-            interrupt.check()  # a sampler may have caught the Ctrl-C: still stop with 130
-            return code
-    except Exception as exc:
-        if not interrupt.seen() and not isinstance(exc, IsbetterError | OSError):
-            raise
-        return _failure(exc, args)
-    except KeyboardInterrupt as exc:
-        return _failure(exc, args)
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 Ctrl-C)."""
+    args = argparse.Namespace(command=None)
+    with interrupt.watch():  # first of all: a Ctrl-C from here on is one line and 130
+        try:
+            try:
+                args = _build_parser().parse_args(argv)
+            except SystemExit as exc:  # --help, --version and usage errors (already printed)
+                return int(exc.code or 0)
+            return _run(args)
+        except Exception as exc:
+            if not interrupt.seen() and not isinstance(exc, IsbetterError | OSError):
+                raise
+            return _failure(exc, args)
+        except KeyboardInterrupt as exc:
+            return _failure(exc, args)
+
+
+def program() -> NoReturn:
+    """Run the ``isbetter`` program (script, ``python -m isbetter``); exit with main's code."""
+    code = main()
+    if code == 130:
+        interrupt.exiting()  # at once, and a second Ctrl-C cannot print a traceback
+    sys.exit(code)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from isbetter.cli.common import check_destinations
+
+    with warnings.catch_warnings():
+        # PyTensor's notice that it found no BLAS library concerns how it was installed,
+        # not the results; it would otherwise be the first thing every user reads.
+        warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        check_destinations(args)
+        code = int(args._run(args))
+        interrupt.check()  # a sampler may have caught the Ctrl-C: still stop with 130
+        return code
 
 
 def _failure(exc: BaseException, args: argparse.Namespace) -> int:
     """Print the one line that says why the command stopped; return its exit code."""
+    name = f"isbetter {args.command}" if args.command else "isbetter"
     if isinstance(exc, KeyboardInterrupt) or interrupt.seen():
         # after a Ctrl-C a sampler's clean-up may fail in its own way: still an interrupt
-        print(f"isbetter {args.command}: interrupted", file=sys.stderr)
+        interrupt.stopping()
+        print(f"{name}: interrupted", file=sys.stderr)
         return 130
     if isinstance(exc, IsbetterError):
-        print(f"isbetter {args.command}: error: {cli_message(str(exc), args)}", file=sys.stderr)
+        from isbetter.cli.messages import cli_message
+
+        print(f"{name}: error: {cli_message(str(exc), args)}", file=sys.stderr)
         return 2
-    print(f"isbetter {args.command}: error: {exc}", file=sys.stderr)  # OSError
+    print(f"{name}: error: {exc}", file=sys.stderr)  # OSError
     return 1

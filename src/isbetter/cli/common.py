@@ -149,25 +149,32 @@ def lazy_plot(module: str, name: str, *args: Any) -> Callable[[Any, Path], Any]:
     return save
 
 
+def _report_path(path: Path, flag: str) -> None:
+    from isbetter.report.html import check_report_path
+
+    check_report_path(path, flag)
+
+
 def check_destinations(args: argparse.Namespace) -> None:
-    """Check --output, --plot and --report before any work starts: folder, format."""
+    """Check every output path before any work starts: writable (a test write), format.
+
+    A destination that cannot be written (a missing, read-only or immutable folder)
+    is an error naming its flag now, not an OSError after the fit.
+    """
     from isbetter.core.errors import InputError
+    from isbetter.core.writable import check_writable_file, check_writable_folder
 
-    for flag, path in (
-        ("--output", getattr(args, "output", None)),
-        ("--plot", getattr(args, "plot", None)),
-    ):
-        if path is None:
-            continue
-        folder = path.parent if str(path.parent) else Path(".")
-        if not folder.is_dir():
-            raise InputError(f"{flag} {str(path)!r}: the folder {str(folder)!r} does not exist.")
-        if path.is_dir():
-            raise InputError(f"{flag} {str(path)!r} is a directory; give a file name.")
-    if getattr(args, "report", None) is not None:
-        from isbetter.report.html import check_report_path
-
-        check_report_path(args.report, "--report")
+    checks = {
+        "output": check_writable_file,
+        "plot": check_writable_file,
+        "report": _report_path,  # an .html file that can be written
+        "plot_dir": check_writable_folder,
+        "cache_dir": check_writable_folder,
+    }
+    for dest, check in checks.items():
+        path = getattr(args, dest, None)
+        if path is not None:
+            check(path, "--" + dest.replace("_", "-"))
     plot = getattr(args, "plot", None)
     if plot is not None:
         from matplotlib.backend_bases import FigureCanvasBase

@@ -34,13 +34,18 @@ def shows_progress(progress: bool | None) -> bool:
     return bool(isatty and isatty())
 
 
-def progress_bar(total: int, progress: bool | None, *, desc: str, unit: str) -> Any:
-    """Return a tqdm bar of `total` steps on stderr, or a silent stand-in (see module doc)."""
+def progress_bar(
+    total: int, progress: bool | None, *, desc: str, unit: str, leave: bool = False
+) -> Any:
+    """Return a tqdm bar of `total` steps on stderr, or a silent stand-in (see module doc).
+
+    `leave` keeps the finished bar on the screen (a ranking's count of pairs).
+    """
     if not shows_progress(progress):
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=leave)
 
 
 @contextmanager

@@ -13,6 +13,14 @@ atomically by this process as outcomes arrive, so a killed run keeps every pair
 finished so far and the next run resumes. An entry is used only when its format,
 key and checksum match and its summaries parse; anything else is recomputed and
 overwritten, never trusted. Nothing is written without a `cache_dir`.
+
+Ctrl-C is for this process alone. The local worker processes start with SIGINT
+blocked and ignore it (:func:`_ignore_interrupts`), so no sampler in a worker is
+cut short and no worker prints a traceback; when the run stops — Ctrl-C or a
+failed task — this process kills its workers instead of waiting for their fits,
+and cancels what a Dask cluster has not finished. A Ctrl-C is held while a
+worker is started or a cache entry written (:func:`_interrupts_held`), so neither
+is left half done, and the pairs that finished before it are kept in the cache.
 """
 
 from __future__ import annotations
@@ -25,13 +33,17 @@ import multiprocessing
 import os
 import re
 import secrets
-import sys
-from collections.abc import Iterator, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from isbetter.core.errors import InputTypeError, IsbetterError
+from isbetter.core.progress import progress_bar
 from isbetter.core.validate import check_positive_int
+from isbetter.core.writable import check_writable_folder
 from isbetter.ranking.tasks import PairTask, run_task
 
 __all__ = ["CACHE_FORMAT", "run_tasks"]
@@ -88,7 +100,8 @@ def run_tasks(
     Raises
     ------
     InputError
-        A task's own input error, its message prefixed with the pair; any other
+        `cache_dir` cannot be written (checked before any task runs), or a task's
+        own input error, its message prefixed with the pair; any other
         exception of a task is re-raised as :class:`RuntimeError` naming the
         pair, with the original as its cause. The remaining tasks are cancelled.
     InputTypeError
@@ -110,19 +123,26 @@ def run_tasks(
             continue
         stats["recomputed_corrupt"] += int(status == "corrupt")
         todo.append(i)
+    if cache is not None and todo:  # before any work, not after the first fit
+        check_writable_folder(cache.root, "`cache_dir`")
 
-    bar = _progress_bar(len(tasks), progress)
+    bar = progress_bar(len(tasks), progress, desc="pairs", unit="pair", leave=True)
+
+    def keep(i: int, outcome: Outcome) -> None:
+        with _interrupts_held():  # an entry is written whole, and counted
+            outcomes[i] = outcome
+            if cache is not None:
+                cache.store(keys[i], outcome)
+            stats["computed"] += 1
+            bar.update(1)
+
     try:
         bar.update(stats["cached"])
         with _resolve_executor(executor, jobs, len(todo)) as (pool, kind, workers):
             stats.update(executor=kind, workers=workers)
             window = 1 if kind == "serial" else 2 * max(workers, 1)
-            for i, outcome in _completed(pool, tasks, todo, window=window):
-                outcomes[i] = outcome
-                if cache is not None:
-                    cache.store(keys[i], outcome)
-                stats["computed"] += 1
-                bar.update(1)
+            local = isinstance(pool, cf.ProcessPoolExecutor) and kind == "processes"
+            _run_all(pool, tasks, todo, window=window, keep=keep, local_pool=local)
     finally:
         bar.close()
     return [o if o is not None else [] for o in outcomes], stats
@@ -170,11 +190,16 @@ def _resolve_executor(
             yield _SerialExecutor(), "processes", 0
             return
         ctx = multiprocessing.get_context("spawn")  # not fork: sampler and compiler threads
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        pool = cf.ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_ignore_interrupts
+        )
         try:
             yield pool, "processes", workers
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+        except BaseException:
+            with _interrupts_held():  # a second Ctrl-C does not leave workers running
+                _kill_workers(pool)
+            raise
+        pool.shutdown(wait=True)  # every task has finished: the workers are idle
     elif isinstance(executor, str):
         from distributed import Client
 
@@ -197,27 +222,115 @@ def _resolve_executor(
         )
 
 
-def _completed(
-    pool: cf.Executor, tasks: list[PairTask], todo: list[int], *, window: int
-) -> Iterator[tuple[int, Outcome]]:
-    """Yield ``(index, outcome)`` as tasks finish, at most `window` of them in flight."""
+def _run_all(
+    pool: cf.Executor,
+    tasks: list[PairTask],
+    todo: list[int],
+    *,
+    window: int,
+    keep: Callable[[int, Outcome], None],
+    local_pool: bool,
+) -> None:
+    """Run the tasks `todo`, at most `window` in flight; `keep` each outcome as it arrives.
+
+    When the run stops early (Ctrl-C, a failed task), the outcomes that had already
+    arrived are kept too, and the tasks not yet finished are cancelled — except on
+    the `local_pool` started here, which is stopped by killing its workers: that fails
+    their futures, and cancelling them as well races with it (Python < 3.12 breaks).
+    A submit to the local pool may start a worker process: Ctrl-C is held meanwhile,
+    so the worker is started whole and begins with SIGINT blocked. (Not elsewhere:
+    the serial executor runs the task itself in its submit.)
+    """
     pending: dict[cf.Future[Any], int] = {}
     queue = iter(todo)
     try:
         while True:
-            for i in queue:
-                pending[pool.submit(run_task, tasks[i])] = i
-                if len(pending) >= window:
-                    break
+            with _interrupts_held() if local_pool else contextlib.nullcontext():
+                for i in queue:
+                    pending[pool.submit(run_task, tasks[i])] = i
+                    if len(pending) >= window:
+                        break
             if not pending:
                 return
             done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
             for future in done:
                 i = pending.pop(future)
-                yield i, _normalise(_result(future, tasks[i]))
+                keep(i, _normalise(_result(future, tasks[i])))
+    except BaseException:
+        for future, i in list(pending.items()):
+            if future.done() and not future.cancelled() and future.exception() is None:
+                keep(i, _normalise(future.result()))
+        raise
     finally:
-        for future in pending:
+        for future in () if local_pool else pending:
             future.cancel()
+
+
+# ----------------------------------------------------------------------------- Ctrl-C
+
+
+def _ignore_interrupts() -> None:
+    """Ignore Ctrl-C in a local worker (its initializer): the parent stops the workers.
+
+    A worker starts with SIGINT blocked (it is started under :func:`_interrupts_held`),
+    so not even its start-up imports see a Ctrl-C; here it is ignored for good.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop the worker processes now: a running fit is lost anyway, and may take minutes.
+
+    Killing is safe: the workers write nothing (this process keeps the cache). Waiting
+    instead (``shutdown(wait=True)``) took seconds and could hang for good.
+    """
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14
+    if kill is not None:
+        kill()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(OSError, ValueError):  # gone already, or closed
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold a Ctrl-C until the block has run, then deliver it (a no-op off the main thread).
+
+    SIGINT is also blocked at the level of the operating system, so the worker
+    processes the block starts begin with it blocked (see :func:`_ignore_interrupts`).
+    """
+    before = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or before is None:
+        yield  # off the main thread, or a handler not set from Python: left alone
+        return
+    held: list[FrameType | None] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(frame)
+
+    before = signal.signal(signal.SIGINT, hold)
+    blocked = hasattr(signal, "pthread_sigmask")
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else set()
+    try:
+        yield
+    finally:
+        if blocked:  # a Ctrl-C pending at the OS level now reaches `hold`
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, before)
+        if held:
+            _deliver(before, held[0])
+
+
+def _deliver(handler: Any, frame: FrameType | None) -> None:
+    """Act on a held SIGINT as `handler` (the one that was installed) would have."""
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(signal.SIGINT)
 
 
 def _describe(task: PairTask) -> str:
@@ -335,28 +448,3 @@ def _validated(raw: bytes, key: str) -> Outcome | None:
     except Exception:  # truncated, not JSON, wrong shape: not trusted
         return None
     return payload
-
-
-# ----------------------------------------------------------------------------- progress
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(total: int, progress: bool | None) -> Any:
-    """Return a tqdm bar on stderr when asked (or on a terminal), else a silent stand-in."""
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    if not show:
-        return _NoBar()
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        if progress:
-            raise ImportError("progress=True needs tqdm: pip install tqdm") from None
-        return _NoBar()
-    return tqdm(total=total, desc="pairs", unit="pair", file=sys.stderr)

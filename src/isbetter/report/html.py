@@ -154,18 +154,15 @@ def html_report(
 
 
 def check_report_path(path: str | os.PathLike[str], name: str) -> Path:
-    """Check that `path` is an ``.html`` file in an existing folder; `name` is the flag."""
+    """Check that `path` is an ``.html`` file that can be written; `name` is the flag."""
+    from isbetter.core.writable import check_writable_file
+
     p = Path(path)
     if p.suffix.lower() not in (".html", ".htm"):
         raise InputError(
             f"{name} {str(p)!r}: the report is an HTML page; give a file name ending in .html."
         )
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise InputError(f"{name} {str(p)!r}: the folder {str(folder)!r} does not exist.")
-    if p.is_dir():
-        raise InputError(f"{name} {str(p)!r} is a directory; give a file name.")
-    return p
+    return check_writable_file(p, name)
 
 
 # ---------------------------------------------------------------- plots

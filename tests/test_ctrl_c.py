@@ -1,0 +1,238 @@
+"""Ctrl-C stops the command line at any moment: exit 130, one line, no traceback (issue 20).
+
+Before: ``isbetter rank`` hung in 2 of 11 trials (the parent waiting on workers that
+had themselves been interrupted), the exits that worked took 4–19 s, tracebacks
+leaked (a Ctrl-C during the imports before the handler was installed; ``Process
+SpawnProcess-1: Traceback``), and workers' samplers warned about their cut-short
+chains. The slow test presses Ctrl-C, as a terminal does (SIGINT to the whole
+process group), at 3, 6, 9 and 12 s into a two-worker hierarchical ranking.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import isbetter.cli
+from isbetter.cli import main
+from isbetter.ranking.execution import _Cache
+from test_ranking_execution import _gone
+
+ROOT = Path(__file__).resolve().parents[1]
+UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+SRC = Path(isbetter.cli.__file__).resolve().parents[2]
+
+
+def test_ctrl_c_while_the_command_line_is_built(capsys, monkeypatch, python_sigint):
+    """The handler comes first: before, a Ctrl-C here (imports) printed a traceback."""
+
+    def add(sub):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("isbetter.cli.cv.add", add)
+    try:
+        code = main(["cv", "scores.csv"])
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C left main() (a traceback)")
+    assert code == 130
+    assert capsys.readouterr() == ("", "isbetter: interrupted\n")
+
+
+def test_once_stopping_a_second_ctrl_c_changes_nothing(python_sigint):
+    """Pressed twice, Ctrl-C must not cut the one-line message with a traceback."""
+    from isbetter.cli import interrupt
+
+    with interrupt.watch():
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        interrupt.stopping()
+        signal.raise_signal(signal.SIGINT)  # ignored: the command is already stopping
+    assert interrupt.seen()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+_INTERRUPTED_IN_EXEC = """
+import sys
+import isbetter.cli
+import isbetter.cli.cv
+
+def run(args):  # a Ctrl-C while a dataclass is made (exec of a string), as on import
+    exec("raise KeyboardInterrupt")
+
+isbetter.cli.cv.run = run
+sys.argv = ["isbetter", "cv", "scores.csv", "--a", "a", "--b", "b"]
+isbetter.cli.program()
+"""
+
+
+def test_python_m_exits_130_after_a_ctrl_c_inside_exec(tmp_path):
+    """``python -m`` killed itself with SIGINT (-2) when the Ctrl-C had left an exec()."""
+    (tmp_path / "interrupted_in_exec.py").write_text(_INTERRUPTED_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(tmp_path)])}
+    run = subprocess.run(
+        [sys.executable, "-m", "interrupted_in_exec"], capture_output=True, text=True, env=env
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (130, "", "isbetter cv: interrupted\n")
+
+
+# ------------------------------------------------------------------ a real ranking, Ctrl-C
+RANK = [
+    sys.executable, "-m", "isbetter", "rank", str(UCI), "--dataset-col", "dataset_id",
+    "--system-col", "classifier", "--metric", "accuracy", "--rope", "0.01", "--seed", "1",
+    "--jobs", "2",
+    "--draws", "4000",  # twice the default: still running at 12 s on an idle machine
+]  # fmt: skip
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT as a terminal's foreground job has it.
+
+    A process started in the background by a non-interactive shell inherits SIGINT
+    ignored (see tests/conftest.py, python_sigint); the command must see a real one.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def press_ctrl_c(after: float, cache: Path, kept: int = 0) -> dict:
+    """Start the ranking in its own process group; Ctrl-C it after `after` seconds.
+
+    With `kept`, wait also until the cache holds that many pairs.
+    """
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.Popen(
+        [*RANK, "--cache-dir", str(cache)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        process_group=0,
+        preexec_fn=_default_sigint,
+    )
+    time.sleep(after)
+    deadline = time.monotonic() + 600
+    while len(list(cache.glob("*/*.json"))) < kept and proc.poll() is None:
+        assert time.monotonic() < deadline, "no pair finished in 10 minutes"
+        time.sleep(0.05)
+    workers = [p for p in _children(proc.pid) if b"spawn_main" in _cmdline(p)]
+    pressed = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # as the terminal does: the whole group
+    try:
+        out, err = proc.communicate(timeout=30)
+        seconds = time.monotonic() - pressed
+    except subprocess.TimeoutExpired:  # a hang: do not leave it behind
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        seconds = float("inf")
+    return {
+        "code": proc.returncode,
+        "seconds": seconds,
+        "out": out.decode(),
+        "err": err.decode(),
+        "workers": workers,
+        "alive": [p for p in workers if not _gone(p)],
+    }
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize(("after", "kept"), [(3, 0), (6, 0), (9, 0), (12, 0), (0, 2)])
+def test_ctrl_c_stops_a_two_worker_ranking_within_2_s(tmp_path, after, kept):
+    """Ctrl-C at 3, 6, 9 and 12 s, and once two pairs are kept (under load, none by 12 s)."""
+    cache = tmp_path / "cache"
+    run = press_ctrl_c(after, cache, kept)
+    print(
+        f"Ctrl-C at {after} s ({kept} pairs kept): exit {run['code']} after "
+        f"{run['seconds']:.2f} s, {len(list(cache.glob('*/*.json')))} pairs in the cache"
+    )
+    assert run["code"] == 130, run["err"]
+    assert run["seconds"] < 2  # before: 4-19 s, and 2 hangs in 11 trials
+    assert run["err"] == "isbetter rank: interrupted\n"  # one line, no traceback
+    assert run["out"] == ""
+    assert run["alive"] == []  # no worker left running
+    entries = sorted(cache.glob("*/*.json"))
+    assert len(entries) >= kept and not list(cache.glob("*/.*.tmp"))
+    for path in entries:  # every pair kept is whole and is used by the next run
+        assert _Cache(cache).load(path.stem)[0] == "valid", path
+
+
+_DASK_SCHEDULER = """
+import logging, sys, time
+from distributed import LocalCluster
+cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                       dashboard_address=":0", silence_logs=logging.ERROR)
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()  # until the test closes stdin
+cluster.close()
+"""
+
+
+def _scheduler_tasks(address: str) -> int:
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_ranking_on_a_dask_scheduler(tmp_path):
+    """--scheduler: the command stops within 2 s and leaves no task on the cluster."""
+    pytest.importorskip("distributed")
+    cluster = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_DASK_SCHEDULER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        address = cluster.stdout.readline().strip()
+        jobs = RANK.index("--jobs")
+        command = [*RANK[:jobs], *RANK[jobs + 2 :], "--scheduler", address]
+        proc = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(SRC)}, process_group=0,
+            preexec_fn=_default_sigint,
+        )  # fmt: skip
+        time.sleep(8)
+        pressed = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        seconds = time.monotonic() - pressed
+        deadline = time.monotonic() + 10
+        while (left := _scheduler_tasks(address)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        cluster.communicate(timeout=60)  # closes its stdin: the cluster shuts down
+    print(f"Dask: exit {proc.returncode} after {seconds:.2f} s")
+    assert (proc.returncode, out.decode(), err.decode()) == (
+        130,
+        "",
+        "isbetter rank: interrupted\n",
+    )
+    assert seconds < 2
+    assert left == 0
