@@ -331,3 +331,33 @@ def test_old_keyword_measure_still_works_and_says_the_current_name():
     with pytest.warns(FutureWarning, match="write metric='accuracy'"):
         again = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, measure="accuracy", **args)
     assert again.table.equals(new.table) and new.measure == "accuracy"
+
+
+def test_compare_and_rank_take_tables_dataframes_and_paths(tmp_path):
+    """One front door: compare() given a DataFrame raised AttributeError ('DataFrame' object
+    has no attribute 'n_datasets'); rank() refused it. Both now read it like read_scores."""
+    g = np.random.default_rng(0)
+    df = pd.DataFrame(
+        [
+            (f"d{d}", s, 1, f, 0.8 + 0.01 * (s == "a") + g.normal(0, 0.01))
+            for d in range(6)
+            for s in ("a", "b", "c")
+            for f in range(1, 6)
+        ],
+        columns=["dataset", "system", "run", "fold", "score"],
+    )
+    path = tmp_path / "scores.csv"
+    df.to_csv(path, index=False)
+    table = isbetter.read_scores(df)
+    expected = isbetter.compare(table, "a", "b", method="signed_rank", rng=1)
+    for given in (df, path, str(path)):
+        res = isbetter.compare(given, "a", "b", method="signed_rank", rng=1)
+        assert res.p_a_better == expected.p_a_better
+        ranking = isbetter.rank(given, method="signed_rank", rng=1)
+        assert ranking.order("score") == isbetter.rank(table, method="signed_rank", rng=1).order(
+            "score"
+        )
+    with pytest.raises(isbetter.InputTypeError, match="`scores` must be a ScoreTable"):
+        isbetter.compare(42, "a", "b")
+    preds = pd.DataFrame({"gold": [0, 1] * 50, "x": [0, 1] * 50, "y": [1, 1] * 50})
+    assert isbetter.rank(preds, rng=1).metrics == ("f1",)

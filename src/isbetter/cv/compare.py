@@ -13,7 +13,7 @@ from isbetter.core.table_rows import describe_dropped
 from isbetter.core.validate import check_choice
 from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import CV_METHODS
-from isbetter.cv.scores import PairedScores, ScoreTable
+from isbetter.cv.scores import PairedScores, ScoreTable, as_scores
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["METHODS", "OPTIONS", "check_options", "choose_method", "compare"]
@@ -90,9 +90,10 @@ def compare(
 
     Parameters
     ----------
-    scores : ScoreTable or PairedScores
-        Per-fold scores (:func:`~isbetter.read_scores`, :func:`~isbetter.from_arrays`)
-        or already paired differences.
+    scores : ScoreTable, PairedScores, DataFrame or path
+        Per-fold scores (:func:`~isbetter.read_scores`, :func:`~isbetter.from_arrays`),
+        already paired differences, or a table with the default column names
+        (``dataset, system, run, fold`` and `metric`, default ``score``).
     system_a, system_b : str
         The systems to compare (not needed for `PairedScores`).
     metric : str, optional
@@ -124,6 +125,7 @@ def compare(
     ('correlated_t', 0.6187)
     """
     check_choice(method, "method", METHODS)
+    scores = as_scores(scores, metric)
     if isinstance(scores, ScoreTable):
         if system_a is None or system_b is None:
             raise InputError(

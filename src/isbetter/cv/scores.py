@@ -15,6 +15,7 @@ difference means system A is better, whatever the direction of the metric.
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,7 +29,7 @@ from isbetter.core.table_rows import keep_systems
 from isbetter.core.tables import first_line, read_table, where
 from isbetter.core.validate import check_columns, check_positive_int, counted, plural
 
-__all__ = ["PairedScores", "ScoreTable", "from_arrays", "read_scores", "read_table"]
+__all__ = ["PairedScores", "ScoreTable", "as_scores", "from_arrays", "read_scores", "read_table"]
 
 _KEY = ("dataset", "system", "run", "fold")
 
@@ -783,3 +784,21 @@ def from_arrays(
         higher_is_better=higher_is_better,
     )
     return replace(table, source=input_record(frame, what="arrays"))
+
+
+def as_scores(data: Any, metric: str | None = None) -> ScoreTable | PairedScores:
+    """Return the scores given to :func:`~isbetter.compare` as a table, however given.
+
+    A :class:`ScoreTable` or :class:`PairedScores` is used as it is; a DataFrame or a
+    file is read by :func:`read_scores` with its default column names (``dataset,
+    system, run, fold`` and `metric`, default ``score``). For other names, call
+    :func:`read_scores` and pass its table.
+    """
+    if isinstance(data, ScoreTable | PairedScores):
+        return data
+    if isinstance(data, pd.DataFrame | str | os.PathLike):
+        return read_scores(data, score=metric or "score")
+    raise InputTypeError(
+        "`scores` must be a ScoreTable (isbetter.read_scores), PairedScores, a DataFrame or "
+        f"the path of a score table, got {type(data).__name__}."
+    )

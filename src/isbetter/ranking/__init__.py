@@ -59,9 +59,11 @@ def rank(
 
     Parameters
     ----------
-    data : ScoreTable or PredictionTable
+    data : ScoreTable, PredictionTable, DataFrame or path
         Per-fold scores (:func:`~isbetter.read_scores`; each metric column with
-        its direction) or per-document predictions (:func:`~isbetter.read_predictions`).
+        its direction) or per-document predictions (:func:`~isbetter.read_predictions`);
+        a DataFrame or file is read as predictions if it has a ``gold`` column, else as
+        scores with the default column names (``dataset, system, run, fold``).
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional
@@ -124,6 +126,7 @@ def rank(
     rule, threshold, margin = check_rule(rule, threshold, margin)
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
+    data = _front_door(data, metrics)
     if isinstance(data, ScoreTable):
         tasks, ropes, method = _cv_tasks(data, request)
     elif isinstance(data, PredictionTable):
@@ -153,6 +156,28 @@ def rank(
         options,
     )
     return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+
+
+def _front_door(data: Any, metrics: Sequence[str] | None) -> Any:
+    """Read a DataFrame or file given to :func:`rank`; return tables as they are.
+
+    A table with a ``gold`` column is read as predictions, any other as scores with the
+    default column names (``dataset, system, run, fold`` and `metrics`, default ``score``).
+    """
+    import os
+
+    import pandas as pd
+
+    from isbetter.core.tables import read_table
+    from isbetter.cv.scores import read_scores
+    from isbetter.f1.predictions import read_predictions
+
+    if not isinstance(data, pd.DataFrame | str | os.PathLike):
+        return data
+    frame = data if isinstance(data, pd.DataFrame) else read_table(data, argument="data")
+    if "gold" in frame.columns:
+        return read_predictions(data)
+    return read_scores(data, score=list(metrics) if metrics else "score")
 
 
 def _default_jobs(tasks: Sequence[PairTask]) -> int | None:
