@@ -4,7 +4,7 @@ For q = 3, 10, 54 and 1000 data sets, each parameterisation at default settings
 (4 chains x 2000 draws after 500 tuning, nutpie): compile time, fit time, bulk
 ESS per second of delta0 and nu, divergences and R-hat, over ``--seeds`` fits;
 for q = 10 also the accuracy against the independent oracle of
-``tests/test_hierarchical_oracle.py`` (largest |z| and mean z^2 of the 10
+``tests/cv/test_hierarchical_oracle.py`` (largest |z| and mean z^2 of the 10
 posterior means of delta_i and the 10 P(delta_i > rope), z in combined Monte
 Carlo standard errors).
 

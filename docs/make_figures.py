@@ -16,7 +16,7 @@ Four pictures, each made with the public API exactly as the README's tour calls 
 
 Every figure has a fixed size in inches and is saved at :data:`DPI` without
 ``bbox_inches="tight"``, so its size in pixels is fixed too (``SIZES``;
-``tests/test_docs_figures.py`` checks it). The PNGs carry no software-version
+``tests/plots/test_docs_figures.py`` checks it). The PNGs carry no software-version
 metadata, so regenerating them with the same libraries rewrites the same bytes.
 
 The hierarchical fits load the compiled model from isbetter's on-disk cache

@@ -4,7 +4,7 @@ Each notebook is copied into a temporary directory and executed there with nbcli
 (``ISBETTER_NOTEBOOK_QUICK=1``: fewer draws, resamples and simulations); its last cell,
 tagged ``results``, prints the key numbers as JSON, which are checked here against the
 published reference values (tests/reference/reference_values.csv, SIGIR 2016 Table 3 as
-in tests/test_power.py) or against an independent computation from the shipped data.
+in tests/f1/test_power.py) or against an independent computation from the shipped data.
 The notebooks with a hierarchical (MCMC) fit take a minute or more each and are slow.
 """
 
@@ -157,7 +157,7 @@ def test_03_paired_f1(tmp_path, monkeypatch):
         assert lo < res["mean"][label] < hi
         # the posterior mean sits near the observed difference (flat prior, ~7 500 documents)
         assert res["mean"][label] == pytest.approx(f_a - f_b, abs=0.005)
-    # SIGIR 2016 Table 3, as tests/test_power.py checks it: within 3.5 combined binomial
+    # SIGIR 2016 Table 3, as tests/f1/test_power.py checks it: within 3.5 combined binomial
     # standard errors (ours with the quick replicates, the paper's assumed 100)
     reps = res["replicates"]
     for scenario, size, model, ours, published in res["power"]:

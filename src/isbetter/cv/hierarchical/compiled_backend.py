@@ -7,7 +7,7 @@ and gradients, in the same unconstrained coordinates (PyMC's interval and log
 transforms, its variable order), are numba functions of the data arrays of any
 length, kept in isbetter's on-disk cache (:mod:`isbetter.core.cache`): a fresh process
 loads them in well under a second and one compiled function serves every study.
-``tests/test_hierarchical_density.py`` checks the value and gradient against PyMC's
+``tests/cv/test_hierarchical_density.py`` checks the value and gradient against PyMC's
 compiled ``logp``/``dlogp`` of :func:`~.hierarchical_pymc.build_model` to 1e-9.
 
 Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) and

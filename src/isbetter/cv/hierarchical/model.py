@@ -359,11 +359,12 @@ def _ess(idata: Any, name: str) -> float:
 
 #: NUTS's target acceptance per parameterization: the integrated model's three
 #: hyper-parameters are cheap, and 0.9 removed the last divergences at 3-5 data sets
-#: (tests/test_hierarchical_reference.py::test_default_fits_do_not_diverge_and_mix)
+#: (tests/cv/test_hierarchical_reference.py::test_default_fits_do_not_diverge_and_mix)
 TARGET_ACCEPT = {"integrated": 0.9, "centred": 0.8, "noncentred": 0.8}
 
 #: "auto" integrates the delta_i out up to this many data sets and samples them (centred)
-#: above: with few data sets the centred funnel under-shrinks (tests/test_hierarchical_oracle.py);
+#: above: with few data sets the centred funnel under-shrinks
+#: (tests/cv/test_hierarchical_oracle.py);
 #: with many, each delta_i is pinned by its data, and on the 54 UCI data sets the centred
 #: model converged in 30 of 30 fits where the integrated one was flagged in 3 of 10 pairs
 AUTO_INTEGRATED_MAX_DATASETS = 20
@@ -430,7 +431,7 @@ def hierarchical_test(
         ``"integrated"`` integrates them out by quadrature and draws them
         afterwards from their conditionals; it agrees with an independent
         quadrature of the posterior where ``"centred"`` under-shrinks with few
-        data sets (``tests/test_hierarchical_oracle.py``).
+        data sets (``tests/cv/test_hierarchical_oracle.py``).
     rng : int, numpy.random.Generator or None
         Seed; it is recorded in ``result.settings["seed"]``.
 

@@ -17,7 +17,7 @@ regularised incomplete gamma function :math:`P`. The compiled log densities of
 (the sampler's own coordinate) and interpolate it by cubic Hermite polynomials:
 :func:`nu_prior_table` builds it with :class:`NuPrior`, :func:`interpolate` reads
 it (plain Python, compiled by numba where the kernels use it). The interpolation
-error is below 1e-9 in :math:`f` (``tests/test_hierarchical_density.py``).
+error is below 1e-9 in :math:`f` (``tests/cv/test_hierarchical_density.py``).
 """
 
 from __future__ import annotations

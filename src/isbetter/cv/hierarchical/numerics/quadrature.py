@@ -53,7 +53,7 @@ __all__ = [
 #: (2 <= n <= 1000 scores, std0 / likelihood width 1e-5..1e3, |xbar - delta0| up to 1000
 #: likelihood widths, 1 < nu < 1000): largest error of log p(x_i | delta0, std0, nu) 9e-5
 #: where std0 is within 1e-2..1e2 likelihood widths, 6e-3 at the extremes (96 nodes: 4e-7
-#: and 6e-4); tests/test_hierarchical.py checks a grid of cases.
+#: and 6e-4); tests/cv/test_hierarchical.py checks a grid of cases.
 QUADRATURE_NODES = 64
 
 

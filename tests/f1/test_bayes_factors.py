@@ -17,7 +17,7 @@ from isbetter.f1.paired import sample_delta
 from isbetter.f1.predictions import JointCounts
 from isbetter.inference.summaries import _kde_density_at, rope_bayes_factor
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
 
 
 def _bf(draws, seed, label="politics"):

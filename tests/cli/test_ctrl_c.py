@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 import isbetter.cli
+from _tasks import _gone
 from isbetter.cli import main
 from isbetter.ranking.execution import _Cache
-from test_ranking_execution import _gone
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 SRC = Path(isbetter.cli.__file__).resolve().parents[2]
 

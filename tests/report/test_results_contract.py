@@ -37,7 +37,7 @@ from isbetter.results import (
 )
 
 NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _cv_scores(q, seed=5):

@@ -28,7 +28,7 @@ from isbetter.cli import main
 from isbetter.report import render
 from isbetter.report.html import html_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 F1_EXAMPLE = ROOT / "data" / "f1_example" / "predictions.csv"
 PNG = b"\x89PNG\r\n\x1a\n"
 

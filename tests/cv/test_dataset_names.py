@@ -11,7 +11,7 @@ from isbetter.cli import main
 from isbetter.plots import plot_difference_posterior
 from isbetter.report import render
 
-UCI = Path(__file__).resolve().parents[1] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+UCI = Path(__file__).resolve().parents[2] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 COLUMNS = {"dataset": "dataset_id", "system": "classifier", "score": "accuracy"}
 
 

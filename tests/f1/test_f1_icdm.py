@@ -29,7 +29,7 @@ def make_predictions(rng, n, n_classes, acc_a=0.85, acc_b=0.8):
 
 def _example_confusions():
     df = pd.read_csv(
-        Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+        Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
     )
     t = predictions_from_arrays(df.gold, svm=df.svm, nb=df.nb)
     return t, t.confusion("svm"), t.confusion("nb")

@@ -41,7 +41,7 @@ CLASSIFIERS = ("nbc", "aode", "hnb", "j48", "j48gr")
 
 @pytest.fixture(scope="module")
 def reference(uci_long_path):
-    path = Path(__file__).resolve().parent / "reference" / "reference_values.csv"
+    path = Path(__file__).resolve().parents[1] / "reference" / "reference_values.csv"
     with open(path, newline="", encoding="utf-8") as fh:
         return {row["case_id"]: row for row in csv.DictReader(fh)}
 

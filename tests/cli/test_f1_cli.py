@@ -9,7 +9,7 @@ import pytest
 
 from isbetter.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
 
 
 def test_f1_json_rows(capsys):
@@ -287,7 +287,7 @@ def test_power_cli_bad_input(capsys):
     assert "sum to 1" in capsys.readouterr().err
 
 
-TWENTY = Path(__file__).resolve().parents[1] / "data" / "f1_20class" / "predictions.csv"
+TWENTY = Path(__file__).resolve().parents[2] / "data" / "f1_20class" / "predictions.csv"
 
 
 @pytest.mark.slow  # compiles the ICDM model (numba) once

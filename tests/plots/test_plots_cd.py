@@ -15,14 +15,14 @@ from isbetter.plots import plot_cd_diagram
 from isbetter.plots.cd import cd_size
 from isbetter.plots.ranking import save_ranking_plot
 
-TABLE6 = Path(__file__).resolve().parents[1] / "data" / "demsar2006" / "table6_auc.csv"
+TABLE6 = Path(__file__).resolve().parents[2] / "data" / "demsar2006" / "table6_auc.csv"
 GROUP_WIDTH = 3.2  # the thick bars of the groups
 
 
 @pytest.fixture(scope="module")
 def demsar():
     auc = pd.read_csv(TABLE6, index_col="dataset")
-    auc.loc["voting", "C4.5+cf"] += 1e-4  # Demšar's tie-break (tests/test_friedman.py)
+    auc.loc["voting", "C4.5+cf"] += 1e-4  # Demšar's tie-break (tests/cv/test_friedman.py)
     return friedman_nemenyi(auc)
 
 

@@ -126,7 +126,7 @@ def test_power_plot_names_measure_scenario_and_true_difference():
 def test_savage_dickey_plot_shows_the_ratio_it_names():
     """Regression: the plotted densities used scipy's bandwidth, not BF01's, so their ratio
     at 0 was not the BF01 in the title; the title names the prior bandwidth h0."""
-    example = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+    example = Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
     res = compare_f1(
         example,
         system_a="svm",

@@ -28,12 +28,12 @@ from pathlib import Path
 import pytest
 
 import isbetter
+from _tasks import make_tasks
 from isbetter import InputError
 from isbetter.cli import _build_parser, main
 from isbetter.ranking.execution import run_tasks
-from test_ranking_execution import make_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = Path(isbetter.__file__).resolve().parents[1]
 UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 F1_EXAMPLE = ROOT / "data" / "f1_example" / "predictions.csv"

@@ -17,7 +17,7 @@ import pytest
 import isbetter
 from isbetter.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

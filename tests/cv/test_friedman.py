@@ -16,7 +16,7 @@ from scipy import stats
 from isbetter import InputError, friedman_nemenyi, read_scores
 from isbetter.cv.friedman import FriedmanNemenyi, dataset_means
 
-TABLE6 = Path(__file__).resolve().parents[1] / "data" / "demsar2006" / "table6_auc.csv"
+TABLE6 = Path(__file__).resolve().parents[2] / "data" / "demsar2006" / "table6_auc.csv"
 SYSTEMS = ("C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf")
 
 

@@ -24,7 +24,7 @@ from isbetter.cli import _build_parser, main
 from isbetter.core.errors import InputError
 from isbetter.core.vocabulary import FORMATS
 
-F1_EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "f1_example" / "predictions.csv"
+F1_EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
 
 
 def _scores(missing: bool = False, offset: bool = False) -> pd.DataFrame:
@@ -334,7 +334,7 @@ def test_readme_tour_prints_no_blas_warning(tmp_path):
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = (root / "README.md").read_text(encoding="utf-8")
     block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
     (tmp_path / "data").symlink_to(root / "data")

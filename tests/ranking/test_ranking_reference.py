@@ -1,7 +1,7 @@
 """The five UCI classifiers ranked end to end (slow: 10 hierarchical fits on 54 data sets).
 
 Provenance: ``tests/reference/reference_values.csv`` rows ``hier_R2016_*`` (see
-tests/test_hierarchical_reference.py): the pairs published by Corani et al. must be
+tests/cv/test_hierarchical_reference.py): the pairs published by Corani et al. must be
 reproduced within +-0.03 inside a ranking too, with each pair's own seed.
 """
 

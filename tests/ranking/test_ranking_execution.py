@@ -12,47 +12,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from itertools import combinations
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from isbetter import InputError, InputTypeError, from_arrays
-from isbetter.inference.seeds import pair_seed
+from _tasks import SEED, _gone, make_tasks  # noqa: F401 (SEED used by the tests below)
+from isbetter import InputError, InputTypeError
 from isbetter.ranking import execution
 from isbetter.ranking.execution import CACHE_FORMAT, run_tasks
 from isbetter.ranking.tasks import PairTask
-
-SEED = 20240917
-
-
-def make_tasks(
-    n_systems: int = 5,
-    metrics: tuple[str, ...] = ("acc",),
-    method: str = "signed_rank",
-    options: dict | None = None,
-    n_datasets: int = 10,
-) -> list[PairTask]:
-    """Every pair of `n_systems` synthetic systems on each metric (10 folds per data set)."""
-    g = np.random.default_rng(SEED)
-    names = [f"s{i}" for i in range(n_systems)]
-    scores = {
-        (m, s): 0.8 + 0.005 * i + g.normal(0, 0.02, size=(n_datasets, 10))
-        for m in metrics
-        for i, s in enumerate(names)
-    }
-    opts = {"draws": 2000} if options is None and method != "correlated_t" else options or {}
-    tasks = []
-    for m in metrics:
-        for a, b in combinations(names, 2):
-            x, y = scores[m, a], scores[m, b]
-            if n_datasets == 1:
-                x, y = x[0], y[0]
-            data = from_arrays(x, y, names=(a, b), metric=m, runs=1).paired(a, b)
-            seed = pair_seed(SEED, m, a, b)
-            tasks.append(PairTask("cv", m, a, b, 0.01, method, seed, data, dict(opts)))
-    return tasks
 
 
 def as_json(outcomes) -> str:
@@ -175,7 +143,7 @@ def test_other_errors_name_the_pair(monkeypatch):
 N_SLOW = 20
 _KILLED_RUN = """
 import sys
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {helpers!r}]
 from test_ranking_execution import slow_tasks
 from isbetter.ranking.execution import run_tasks
 run_tasks(slow_tasks(), jobs=1, cache_dir={cache!r}, progress=False)
@@ -204,7 +172,8 @@ def _kill_after(proc: subprocess.Popen, cache: Path, n_files: int, out: dict) ->
 
 def test_killed_run_resumes(tmp_path):
     cache = tmp_path / "cache"
-    script = _KILLED_RUN.format(tests=str(Path(__file__).parent), cache=str(cache))
+    here = Path(__file__).parent
+    script = _KILLED_RUN.format(tests=str(here), helpers=str(here.parent), cache=str(cache))
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
     killed: dict = {}
     watcher = threading.Thread(target=_kill_after, args=(proc, cache, 3, killed))
@@ -301,20 +270,6 @@ def test_progress_bar(tmp_path, capsys):
 CHILD_SIGINT_BLOCKED = (
     "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"
 )
-
-
-def _gone(pid: int, within: float = 2.0) -> bool:
-    """Whether process `pid` has ended (reaped, or a zombie) within `within` seconds."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def test_a_held_ctrl_c_comes_after_the_block(python_sigint):

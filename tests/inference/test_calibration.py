@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from validation.calibration import (  # noqa: E402
     HIERARCHICAL_PARAMETERS,

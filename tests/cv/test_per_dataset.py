@@ -21,7 +21,7 @@ from scipy.stats import rankdata
 from isbetter import InputError, compare, rank, read_scores
 from isbetter.cli import main
 
-DEMSAR = Path(__file__).resolve().parents[1] / "data" / "demsar2006" / "table6_auc.csv"
+DEMSAR = Path(__file__).resolve().parents[2] / "data" / "demsar2006" / "table6_auc.csv"
 CLASSIFIERS = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
 
 

@@ -18,7 +18,7 @@ from isbetter import (
 )
 from isbetter.report import render
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 UCI = DATA / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 F1_EXAMPLE = DATA / "f1_example" / "predictions.csv"
 UCI_COLUMNS = {"dataset": "dataset_id", "system": "classifier", "score": "accuracy"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "docs" / "make_figures.py"
 COMMITTED = ROOT / "docs" / "img"
 # (width, height) in pixels: the script's figure size in inches x 100 dpi
