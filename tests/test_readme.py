@@ -202,7 +202,7 @@ def test_python_blocks_run_in_a_notebook(tmp_path):
     for name, cell in zip(blocks, nb.cells, strict=True):
         out = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
         CHECKS[name](out)
-    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["hasse.png", "triangle.png"]
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["cd.png", "hasse.png", "triangle.png"]
 
 
 @pytest.mark.parametrize(
