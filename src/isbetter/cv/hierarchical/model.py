@@ -479,8 +479,11 @@ def hierarchical_test(
     posterior improper. As in the reference code, which replaces such scores by
     U(-rope, rope) noise, it is given the variance of that noise, ``rope**2 / 3``
     (keeping its observed mean); with ``rope = 0``, a hundredth of the mean
-    standard deviation of the other data sets. ``settings`` records which data
-    sets were treated so and the standard deviation used.
+    standard deviation of the other data sets. That value is immaterial: as it goes
+    to 0 the posterior tends to that of :math:`\delta_i` equal to the observed
+    mean, and departs from it as its square (from 0.1% to 3% of the mean sd the
+    probabilities move by less than 1e-4). ``settings`` records which data sets
+    were treated so and the standard deviation used.
 
     Each posterior draw :math:`s` gives :math:`\delta_{next} \sim
     t_{\nu_s}(\delta_{0,s}, \sigma_{0,s})` and its masses in the three regions.

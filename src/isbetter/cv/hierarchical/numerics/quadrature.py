@@ -31,8 +31,10 @@ import numpy as np
 from scipy import special
 
 from isbetter.cv.hierarchical.numerics.kernels import (
+    _U_TOL,
     NODE_SPACING,
     TAIL_LOG_MASS,
+    _mode_centres,
     compiled_kernels,
     no_bound,
     with_bound,
@@ -48,12 +50,11 @@ __all__ = [
 ]
 
 
-#: Nodes per data set of the quadrature that integrates each delta_i out (the "integrated"
-#: parameterisation). Measured against adaptive quadrature over 1165 random configurations
-#: (2 <= n <= 1000 scores, std0 / likelihood width 1e-5..1e3, |xbar - delta0| up to 1000
-#: likelihood widths, 1 < nu < 1000): largest error of log p(x_i | delta0, std0, nu) 9e-5
-#: where std0 is within 1e-2..1e2 likelihood widths, 6e-3 at the extremes (96 nodes: 4e-7
-#: and 6e-4); tests/cv/test_hierarchical.py checks a grid of cases.
+#: Nodes per data set of the NumPy rule (the reference of the compiled one, which spaces its
+#: nodes NODE_SPACING apart in u instead). Over the 2000 random configurations of
+#: bench/bench_quadrature_accuracy.py: error of log p(x_i | delta0, std0, nu) median 1e-7,
+#: 99% below 8e-3, at most 4e-2, where the map spans a wide range of u (256 nodes: at most
+#: 3.2e-7); tests/cv/test_hierarchical_oracle.py checks a grid of cases.
 QUADRATURE_NODES = 64
 
 
@@ -69,9 +70,56 @@ def _map(u: Any, kappa: Any, gap: Any) -> tuple[Any, Any, Any, Any]:
     return (x - 1.0 / x) / 2.0, (x + 1.0 / x) / 2.0, (y - 1.0 / y) / 2.0, (y + 1.0 / y) / 2.0
 
 
+def _extra_terms(y: Any, centres: tuple[Any, ...]) -> tuple[Any, Any]:
+    # the terms sum_k asinh((y - y_k) / s_k) of u at the mode centres, and their derivative
+    total: Any = 0.0
+    slope: Any = 0.0
+    for y_k, s_k in zip(centres[::2], centres[1::2], strict=True):
+        on = s_k > 0.0
+        t = (y - y_k) / np.where(on, s_k, 1.0)
+        total = total + np.where(on, np.arcsinh(t), 0.0)
+        slope = slope + np.where(on, 1.0 / (np.where(on, s_k, 1.0) * np.hypot(1.0, t)), 0.0)
+    return total, slope
+
+
+def _solve_y(target: Any, lo: Any, hi: Any, frame: tuple[Any, ...]) -> tuple[Any, Any]:
+    # NumPy form of ._quadrature_kernels._solve_y (the nodes of the map with mode centres),
+    # all at once: Newton's method from the middle of the bracket [lo, hi], which bisects
+    # where Newton would leave the bracket or the last step did not halve the miss
+    kappa, gap, centres = frame[0], frame[1], frame[2:]
+    y, last = (lo + hi) / 2.0, np.inf
+    for _ in range(400):
+        extra, d_extra = _extra_terms(y, centres)
+        miss = np.arcsinh(y / kappa) + np.arcsinh(y - gap) + extra - target
+        slope = 1.0 / np.hypot(kappa, y) + 1.0 / np.hypot(1.0, y - gap) + d_extra
+        if np.all(np.abs(miss) < _U_TOL):
+            break
+        lo, hi = np.where(miss < 0.0, y, lo), np.where(miss < 0.0, hi, y)
+        newton = y - miss / slope
+        bisect = ~((lo < newton) & (newton < hi)) | (np.abs(miss) > last / 2.0)
+        y, last = np.where(bisect, (lo + hi) / 2.0, newton), np.abs(miss)
+    return y, slope
+
+
+def _points(u: Any, std0: Any, width: Any, frame: tuple[Any, ...]) -> tuple[Any, Any, Any]:
+    # z_prior, z_lik and d delta / du at u under the map of quadrature_nodes (frame: its
+    # last output, each broadcast to u's shape): two centres, or more where an s_k > 0
+    kappa, gap, *centres, y_lo, y_hi = frame
+    z_prior, cosh_prior, z_lik, cosh_lik = _map(u, kappa, gap)
+    # d delta / du = 1 / (1 / (std0 cosh(asinh z_prior)) + 1 / (width cosh(asinh z_lik)))
+    jac = 1.0 / (1.0 / (std0 * cosh_prior) + 1.0 / (width * cosh_lik))
+    modes = (centres[1] > 0.0) | (centres[3] > 0.0) | (centres[5] > 0.0)
+    if np.any(modes):
+        sub = tuple(v[modes] for v in (kappa, gap, *centres))
+        y, slope = _solve_y(u[modes], y_lo[modes], y_hi[modes], sub)
+        z_prior[modes], z_lik[modes] = y / sub[0], y - sub[1]
+        jac[modes] = width[modes] / slope
+    return z_prior, z_lik, jac
+
+
 def quadrature_nodes(
-    delta0: Any, std0: Any, nu: Any, xbar: Any, width: Any, a: Any, n_nodes: int
-) -> tuple[Any, Any, Any, Any]:
+    delta0: Any, std0: Any, nu: Any, lik: tuple[Any, ...], width: Any, n_nodes: int
+) -> tuple[Any, Any, Any, Any, tuple[Any, ...]]:
     r"""Nodes of the quadrature over :math:`\delta_i` for given hyper-parameters.
 
     The integrand, a Student-t prior (centre :math:`\delta_0`, scale
@@ -82,40 +130,56 @@ def quadrature_nodes(
     \operatorname{asinh}((\delta - \bar x_i)/w_i)`, which puts them at spacing
     :math:`\propto\sigma_0` at the prior's centre, :math:`\propto w_i` at the
     likelihood's and geometrically wider elsewhere; :math:`u \mapsto \delta`
-    has a closed form.
+    has a closed form. The product can also peak away from both centres, far
+    in units of its own scale :math:`s`, where those nodes are too sparse: between
+    them, where both kernels are near-Gaussian and many widths apart, or pushed off
+    one centre by the other kernel's tail. :math:`u` then gets a term
+    :math:`\operatorname{asinh}((\delta - m)/s)` for each such mode :math:`m`
+    (``_quadrature_kernels._mode_centres``), and :math:`u \mapsto \delta` is
+    solved by Newton's method.
 
     Parameters
     ----------
     delta0, std0, nu : array_like
         Hyper-parameters (broadcast against the data).
-    xbar, width, a : array_like
-        Per data set: mean, width of the likelihood in :math:`\delta_i`,
-        :math:`(n - 1)/2` (the tail power).
+    lik : tuple of array_like
+        Per data set ``(a, w, ssr, xbar)``, as for :func:`integrated_loglik`.
+    width : array_like
+        Per data set: width of the likelihood in :math:`\delta_i`.
     n_nodes : int
         Nodes per data set (a trailing axis of the outputs).
 
     Returns
     -------
-    u, z_prior, z_lik, log_weight
+    u, z_prior, z_lik, log_weight, frame
         Nodes in :math:`u`, :math:`(\delta - \delta_0)/\sigma_0`,
         :math:`(\delta - \bar x_i)/w_i` and the log of (step x Jacobian
-        :math:`d\delta/du`).
+        :math:`d\delta/du`); the map's parameters (without the node axis), with
+        which :func:`_points` maps any :math:`u`.
     """
     delta0, std0, nu = (np.asarray(v) for v in (delta0, std0, nu))
+    a, xbar = lik[0], lik[3]
     gap = xbar - delta0
+    kappa = std0 / width
+    centres = _mode_centres(nu, lik, width, np.inf, (kappa, gap / width))
     tails = np.maximum(10.0, 2.0 * np.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
     reach = np.maximum(np.maximum(std0, width), np.abs(gap)) * tails
     lo = np.minimum(delta0, xbar) - reach
     hi = np.maximum(delta0, xbar) + reach
-    u_lo = np.arcsinh((lo - delta0) / std0) + np.arcsinh((lo - xbar) / width)
-    u_hi = np.arcsinh((hi - delta0) / std0) + np.arcsinh((hi - xbar) / width)
+    y_lo, y_hi = ((edge - delta0) / width for edge in (lo, hi))
+    u_lo, u_hi = (
+        np.arcsinh((edge - delta0) / std0)
+        + np.arcsinh((edge - xbar) / width)
+        + _extra_terms(y, centres)[0]
+        for edge, y in ((lo, y_lo), (hi, y_hi))
+    )
     step = ((u_hi - u_lo) / n_nodes)[..., None]
     u = u_lo[..., None] + step * (np.arange(n_nodes) + 0.5)
-    std0_, width_ = std0[..., None], width[..., None]
-    z_prior, cosh_prior, z_lik, cosh_lik = _map(u, std0_ / width_, (gap / width)[..., None])
-    # d delta / du = 1 / (1 / (std0 cosh(asinh z_prior)) + 1 / (width cosh(asinh z_lik)))
-    jac = 1.0 / (1.0 / (std0_ * cosh_prior) + 1.0 / (width_ * cosh_lik))
-    return u, z_prior, z_lik, np.log(jac * step)
+    frame = tuple(np.broadcast_arrays(kappa, gap / width, *centres, y_lo, y_hi))
+    at_nodes = tuple(np.broadcast_to(v[..., None], u.shape) for v in frame)
+    std0_, width_ = (np.broadcast_to(np.asarray(v)[..., None], u.shape) for v in (std0, width))
+    z_prior, z_lik, jac = _points(u, std0_, width_, at_nodes)
+    return u, z_prior, z_lik, np.log(jac * step), frame
 
 
 def likelihood_width(a: Any, w: Any, ssr: Any) -> Any:
@@ -176,7 +240,9 @@ def integrated_loglik(
     delta0, std0, nu = (np.asarray(v, dtype=float) for v in (delta0, std0, nu))
     a, w, ssr, xbar, std_hi = data
     width = likelihood_width(a, w, ssr)
-    _, z_prior, z_lik, log_weight = quadrature_nodes(delta0, std0, nu, xbar, width, a, n_nodes)
+    _, z_prior, z_lik, log_weight, _ = quadrature_nodes(
+        delta0, std0, nu, (a, w, ssr, xbar), width, n_nodes
+    )
     nodes = (a[..., None], w[..., None], ssr[..., None], width[..., None], std_hi)
     log_f = log_integrand(z_prior, z_lik, nu[..., None], nodes, bounded=bounded)
     log_t_norm = (
@@ -239,12 +305,15 @@ def draw_deltas(
     step = max(1, chunk // (xbar.size * n_nodes))
     for lo in range(0, out.shape[0], step):
         d0, s0, v = (h[lo : lo + step] for h in hyper)
-        u, z_prior, z_lik, log_weight = quadrature_nodes(d0, s0, v, xbar, width, a, n_nodes)
+        u, z_prior, z_lik, log_weight, frame = quadrature_nodes(
+            d0, s0, v, (a, w, ssr, xbar), width, n_nodes
+        )
         nodes = (a[:, None], w[:, None], ssr[:, None], width[:, None], std_hi)
         log_g = log_integrand(z_prior, z_lik, v[..., None], nodes, bounded=bounded)
         log_g = log_g + log_weight
         u_draw = _sample_interpolant(u, log_g, rng)
-        z_prior = _map(u_draw, s0 / width, (xbar - d0) / width)[0]
+        _, std0_, width_ = np.broadcast_arrays(u_draw, s0, width)
+        z_prior = _points(u_draw, std0_, width_, frame)[0]
         out[lo : lo + step] = d0 + s0 * z_prior
     return out
 
