@@ -332,8 +332,15 @@ def _ranking_table(r: Any) -> ReportTable:
             f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
         )
         notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
+        notes.append(f"{m} chain: {order.chain}")
         if m in r.baselines:
             notes += _baseline_notes(m, r.baselines[m])
+    by = "; ".join(dict.fromkeys(r.orders[m].chain_by for m in r.metrics))
+    notes.append(
+        f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
+        "the two systems beside it (a < b: b better by more than the ROPE; ≈: equivalent; "
+        "≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is possible"
+    )
     notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
     if r.baselines:
         levels = [c.alpha for c in next(iter(r.baselines.values())).nemenyi]
