@@ -11,7 +11,7 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice, check_probability
-from isbetter.core.vocabulary import RANKING_RULES
+from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
 from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.inference.ranks import RankSummary
@@ -313,8 +313,8 @@ def orders_of(
     orders = {}
     for m in relations:
         if m in joint:
-            ranks = joint[m].expected_rank
-            by = f"posterior expected rank of the {joint[m].method} model"
+            ranks, method = joint[m].expected_rank, joint[m].method
+            by = f"the posterior expected rank of the {METHOD_NAMES.get(method, method)}"
         else:
             ranks, by = expected_ranks(systems, probabilities[m]), CHAIN_BY_PROBABILITIES
         orders[m] = partial_order(systems, relations[m], strengths.get(m), ranks, by)
