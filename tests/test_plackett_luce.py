@@ -2,7 +2,8 @@
 
 Fast checks of the model's density, prior, rankings and input; one compiled model of
 K = 4 systems serves the MCMC checks (recovery of a known order, seeds, direction,
-per-fold input, the ranking and its reports); scmamp's published example is slow.
+per-fold input, the ranking and its reports); then scmamp's published example. PyMC's
+own sampler (which compiles C code on a first run) is checked in the slow suite.
 """
 
 import json
@@ -84,6 +85,27 @@ def test_model_density_is_plackett_luce_with_a_dirichlet_prior():
             pl += np.log(w[r[j]] / w[r[j:]].sum())
     prior = np.sum(alpha * theta - np.exp(theta) - gammaln(alpha))
     assert logp({"g_log__": theta}) == pytest.approx(pl + prior, rel=1e-12)
+
+
+def test_compiled_density_is_the_pymc_models():
+    """nutpie samples a numba density: its value and gradient are PyMC's, to 1e-9."""
+    import pymc as pm
+
+    from isbetter.cv.plackett_luce_density import log_density
+
+    g = np.random.default_rng(4)
+    for k, n in ((2, 1), (4, 30), (9, 7)):
+        rankings = np.argsort(g.random((n, k)), axis=1)
+        alpha = g.uniform(0.2, 3.0, size=k)
+        model = build_model(k)
+        with model:
+            pm.set_data({"rankings": rankings, "alpha": alpha})
+        logp, dlogp = model.compile_logp(), model.compile_dlogp()
+        for theta in (g.normal(size=k), 30 * g.normal(size=k)):  # also far in the tails
+            value, grad = log_density(theta, rankings, alpha)
+            point = {"g_log__": theta}
+            assert value == pytest.approx(float(logp(point)), rel=1e-9, abs=1e-9)
+            np.testing.assert_allclose(grad, dlogp(point), rtol=1e-9, atol=1e-9)
 
 
 def test_prior_of_the_weights_is_the_dirichlet():
@@ -253,8 +275,17 @@ def test_cli_rank_plackett_luce(tmp_path, capsys):
     assert "c < a < d < b" in capsys.readouterr().out
 
 
-# --------------------------------------------------------------- scmamp's published example
 @pytest.mark.slow
+def test_pymc_backend_samples_the_same_posterior(study, fit):
+    """PyMC's own NUTS on the PyMC model: the same E[w] within Monte Carlo error."""
+    other = plackett_luce(study, rng=11, backend="pymc", draws=1000, tune=500, chains=2)
+    assert other.settings["backend"] == "pymc" and other.diagnostics.converged
+    a, b = fit.draws, other.draws
+    se = np.sqrt(a.var(axis=0) / 1000 + b.var(axis=0) / 500)  # ESS well above these
+    assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < 4 * se)
+
+
+# --------------------------------------------------------------- scmamp's published example
 def test_scmamp_blum2015_published_example():
     """scmamp's vignette: 8 algorithms on 300 graphs of 100 nodes, maximising.
 

@@ -14,9 +14,12 @@ weights :math:`w` on the simplex,
 
 with :math:`\alpha = 1` (uniform on the simplex; ``concentration``) by default,
 as in scmamp. The
-model is stated in PyMC (:func:`build_model`: the Dirichlet and a
+model is stated in PyMC (:func:`build_model`: the Dirichlet prior and a
 ``pm.Potential`` of the log-likelihood summed over data sets) and sampled by NUTS
-through :func:`isbetter.inference.sampling.sample`, with its diagnostics.
+through :func:`isbetter.inference.sampling.sample`, with its diagnostics: nutpie on
+the same log density written in numba and kept in isbetter's cache
+(:mod:`isbetter.cv.plackett_luce_density`, checked against PyMC's to 1e-9), or
+PyMC's own sampler (``backend="pymc"``).
 
 What it answers (:meth:`PlackettLuceFit.ranks`, :meth:`PlackettLuceFit.p_better`):
 
@@ -139,19 +142,32 @@ _LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=8)
-def _compiled(backend: str, k: int) -> tuple[Any, Any]:
-    """Return the model of K systems and its nutpie sampler (None for PyMC), once per process.
+def _pymc_model(k: int) -> Any:
+    """Return the PyMC model of K systems, built once per process (data set per fit).
 
-    The data are set per fit (nutpie's ``with_data``): one compilation serves any
-    number of data sets. Hold :data:`_LOCK` while setting data and sampling.
+    Hold :data:`_LOCK` while setting its data and sampling.
     """
-    model = build_model(k)
-    compiled = None
-    if backend == "nutpie":
-        import nutpie
+    return build_model(k)
 
-        compiled = nutpie.compile_pymc_model(model, backend="numba", freeze_model=False)
-    return model, compiled
+
+def _sample(rankings: np.ndarray, alpha: np.ndarray, backend: str, **settings: Any) -> Any:
+    """Sample the posterior of the weights: nutpie on the compiled density, or PyMC's NUTS.
+
+    nutpie samples the hand-written density of :mod:`.plackett_luce_density` (the
+    same model in the same coordinates, loaded from isbetter's cache instead of
+    compiled in every process); PyMC samples :func:`build_model`.
+    """
+    if backend == "nutpie":
+        from isbetter.cv.plackett_luce_density import nutpie_model
+
+        return sample(None, backend=backend, compiled=nutpie_model(rankings, alpha), **settings)
+    import pymc as pm
+
+    with _LOCK:
+        model = _pymc_model(alpha.shape[0])
+        with model:
+            pm.set_data({"rankings": rankings, "alpha": alpha})
+        return sample(model, backend=backend, **settings)
 
 
 @dataclass(frozen=True)
@@ -264,7 +280,7 @@ def plackett_luce(
     higher_is_better: bool | None = None,
     concentration: float | Sequence[float] = 1.0,
     draws: int = 1000,
-    tune: int = 1000,
+    tune: int = 500,
     chains: int = 4,
     cores: int | None = None,
     backend: str = "auto",
@@ -329,25 +345,16 @@ def plackett_luce(
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
     rankings, tied = rankings_from_scores(scores, direction, np.random.default_rng(child(root, 0)))
-    with _LOCK:
-        import pymc as pm
-
-        model, compiled = _compiled(backend, k)
-        values = {"rankings": rankings, "alpha": concentrations}
-        with model:
-            pm.set_data(values)
-        if compiled is not None:
-            compiled = compiled.with_data(**values)
-        idata = sample(
-            model,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            seed=sampler_seed(child(root, 1)),
-            backend=backend,
-            compiled=compiled,
-        )
+    idata = _sample(
+        rankings,
+        concentrations,
+        backend,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        seed=sampler_seed(child(root, 1)),
+    )
     diagnostics = diagnose(idata, DIAGNOSED, backend=backend)
     warn_if_poor(diagnostics, "Plackett–Luce model", stacklevel=3)
     alphas = tuple(float(a) for a in concentrations)
