@@ -329,15 +329,12 @@ def friedman_nemenyi(
     """
     from scipy import stats
 
-    names, frame, direction = score_matrix(data, metric, systems, higher_is_better)
+    names, frame, direction = score_matrix(
+        data, metric, systems, higher_is_better, "mean ranks and the Friedman test need"
+    )
     levels = _levels(alpha)
     scores = frame.to_numpy()
     n, k = scores.shape
-    if n < 2 or k < 2:
-        raise InputError(
-            f"`data` has {n} data set(s) and {k} system(s); mean ranks and the Friedman test "
-            "need at least 2 of each."
-        )
 
     signed = snap_ties(-scores if direction else scores)
     ranks = stats.rankdata(signed, method="average", axis=1)
@@ -368,6 +365,7 @@ def score_matrix(
     metric: str | None = None,
     systems: Sequence[str] | None = None,
     higher_is_better: bool | None = None,
+    needs: str = "a ranking over data sets needs",
 ) -> tuple[list[str], pd.DataFrame, bool]:
     """Return the systems, their scores per data set and the scores' direction.
 
@@ -375,7 +373,8 @@ def score_matrix(
     Plackett–Luce model): a ScoreTable (each system's mean score per data set,
     :func:`dataset_means`; direction: the table's), or a DataFrame or 2-D array of
     one row per data set and one column per system (direction: higher is better
-    unless told). The scores are checked finite and the systems distinct.
+    unless told). The scores are checked finite, the systems distinct, and at least 2
+    of each present (`needs` says who needs them, in the error).
     """
     from isbetter.cv.scores import ScoreTable
 
@@ -390,7 +389,11 @@ def score_matrix(
         direction = True if higher_is_better is None else higher_is_better
     if not isinstance(direction, bool | np.bool_):
         raise InputTypeError(f"`higher_is_better` must be a bool, got {direction!r}.")
-    check_finite_array(frame.to_numpy(), "data")
+    n, k = check_finite_array(frame.to_numpy(), "data").shape
+    if n < 2 or k < 2:
+        raise InputError(
+            f"`data` has {n} data set(s) and {k} system(s); {needs} at least 2 of each."
+        )
     names = [str(s) for s in frame.columns]
     if len(set(names)) != len(names):
         raise InputError(f"`data` names a system twice: {names!r}.")

@@ -327,14 +327,15 @@ def plackett_luce(
     >>> fit.ranks().p_best  # doctest: +SKIP
     """
     start = time.perf_counter()
-    names, frame, direction = score_matrix(data, metric, systems, higher_is_better)
+    names, frame, direction = score_matrix(
+        data,
+        metric,
+        systems,
+        higher_is_better,
+        "the Plackett–Luce model ranks the systems on each data set and needs",
+    )
     scores = frame.to_numpy()
     n, k = scores.shape
-    if n < 2 or k < 2:
-        raise InputError(
-            f"`data` has {n} data set(s) and {k} system(s); the Plackett–Luce model ranks the "
-            "systems on each data set and needs at least 2 of each."
-        )
     concentrations = _concentration(concentration, k)
     draws = check_positive_int(draws, "draws")
     tune = check_positive_int(tune, "tune", minimum=0)

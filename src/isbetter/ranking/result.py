@@ -69,7 +69,9 @@ class RankingResult:
         Per metric, from one model of all the systems (``method="plackett-luce"``):
         P(best), expected rank, 95% rank interval, the most probable orders
         (:mod:`isbetter.inference.ranks`); empty for a pairwise ranking. Its
-        expected ranks order the chain.
+        expected ranks order the chain. For Plackett–Luce, P(best) is E[w_k], the
+        probability of ranking first on a new data set, and the probability that
+        w_k is the largest weight is ``rank_probabilities[k][0]``.
     """
 
     systems: tuple[str, ...]
