@@ -169,6 +169,16 @@ def test_chain_survives_the_json_round_trip(table2):
     assert again.chain("OOV") == PUBLISHED["OOV"]
 
 
+def test_a_ranking_saved_before_the_chain_existed_reads_with_its_chain(table2):
+    data = json.loads(json.dumps(table2.to_dict()))
+    for block in data["metrics"].values():
+        for key in ("chain", "chain_ranks", "chain_by"):
+            del block[key]
+    again = summary_from_dict(data)
+    assert {m: again.chain(m) for m in METRICS} == PUBLISHED
+    assert again.order("token") == PUBLISHED["token"]
+
+
 def test_chain_from_relations_alone_and_its_symbols():
     rel = {("a", "b"): "equivalent", ("b", "c"): "b_at_least", ("a", "c"): "b_better"}
     order = partial_order(("c", "b", "a"), rel)

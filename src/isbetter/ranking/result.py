@@ -242,9 +242,14 @@ class RankingResult:
                 pairs.append(ComparisonSummary.from_dict(p["comparison"]))
                 relations[m][(p["a"], p["b"])] = p["relation"]
                 simplex[m][(p["a"], p["b"])] = p.get("simplex", [])
-            orders[m] = PartialOrder.from_dict(block)
+            if "chain" in block:
+                orders[m] = PartialOrder.from_dict(block)
+        systems = tuple(data["systems"])
+        if len(orders) < len(relations):  # saved before the chain existed: rebuilt from the pairs
+            rebuilt = orders_of(systems, pairs, relations, joint)
+            orders = {m: orders.get(m, rebuilt[m]) for m in relations}
         return cls(
-            systems=tuple(data["systems"]),
+            systems=systems,
             metrics=tuple(data["metrics"]),
             rule=data["rule"],
             threshold=float(data["threshold"]),
