@@ -150,6 +150,7 @@ def check_f1(out: str) -> None:
 
 def check_ranking(out: str) -> None:
     assert out.splitlines()[0] == _uci_order()
+    assert out.splitlines()[1] == _stated(r"On the five UCI classifiers the chain is `([^`]+)`")[0]
 
 
 def check_sklearn(out: str) -> None:

@@ -30,6 +30,7 @@ _LAZY: dict[str, str] = {
     "ScoreTable": "isbetter.cv.scores",
     "from_arrays": "isbetter.cv.scores",
     "friedman_nemenyi": "isbetter.cv.friedman",
+    "plackett_luce": "isbetter.cv.plackett_luce",
     "read_scores": "isbetter.cv.scores",
     "compare_f1": "isbetter.f1.compare",
     "Measure": "isbetter.f1.measures",
@@ -96,6 +97,7 @@ __all__ = [
     "friedman_nemenyi",
     "get_measure",
     "hierarchical_test",
+    "plackett_luce",
     "power_analysis",
     "predictions_from_arrays",
     "read_predictions",
@@ -131,6 +133,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from isbetter.cv.friedman import friedman_nemenyi
     from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
     from isbetter.cv.hierarchical.priors import HierarchicalPriors
+    from isbetter.cv.plackett_luce import plackett_luce
     from isbetter.cv.scores import PairedScores, ScoreTable, from_arrays, read_scores
     from isbetter.cv.sign_tests import sign_test, signed_rank_test
     from isbetter.f1.compare import compare_f1

@@ -154,6 +154,8 @@ def test_cli_text_and_html_report_carry_the_baselines(tmp_path, uci_long_path, c
     lines = out.splitlines()
     i = next(n for n, x in enumerate(lines) if x.startswith("accuracy (ROPE ±0.01): "))
     assert lines[i] == "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb"
+    assert lines[i + 1].startswith("accuracy chain: nbc < j48")  # then the baselines
+    i += 1
     assert lines[i + 1].endswith("aode 2.444, hnb 2.704, j48gr 2.917, j48 3.250, nbc 3.685")
     assert lines[i + 2].startswith("accuracy: Friedman χ²(4) = 20.204, p = 0.0004552")
     assert lines[i + 3] == (

@@ -25,6 +25,7 @@ _FLAGS = {
     "rng": "--seed",
     "seed": "--seed",
     "rho": "--rho",
+    "concentration": "--concentration",
     "prior": "--prior",
     "method": "--method",
     "model": "--model",
@@ -199,9 +200,7 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
     out = out.replace("; or pass a function f(tp, fp, fn, tn)", "")
     out = _UNKNOWN.sub(_unknown, out, count=1)
     if out.startswith("--method: unknown method"):  # the CLI spells the methods with hyphens
-        out = out.replace("'correlated_t'", "'correlated-t'").replace(
-            "'signed_rank'", "'signed-rank'"
-        )
+        out = re.sub(r"'(\w+)'", lambda m: "'" + m.group(1).replace("_", "-") + "'", out)
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
     out = _QUOTED.sub(_quoted, out)
     return _ASSIGNED.sub(_unquoted, out)

@@ -14,7 +14,7 @@ from isbetter.cli.common import (
     lazy_plot,
     score_columns,
 )
-from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -71,9 +71,10 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--method",
         default="auto",
         help="scores: "
-        + ", ".join(m.replace("_", "-") for m in CV_METHODS)
+        + ", ".join(m.replace("_", "-") for m in RANKING_METHODS)
         + " (auto: hierarchical for per-fold scores on several data sets, correlated-t for "
-        "one, signed-rank for one score per data set); predictions (--gold): "
+        "one, signed-rank for one score per data set; plackett-luce: one model of every "
+        "system's rank on each data set, P(best) and rank intervals); predictions (--gold): "
         + ", ".join(F1_MODELS),
     )
     _add_rule_args(p)
@@ -123,6 +124,12 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
     p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    p.add_argument(
+        "--concentration",
+        type=float,
+        default=None,
+        help="plackett-luce: the Dirichlet prior's concentration (default 1: uniform weights)",
+    )
     p.add_argument(
         "--rho",
         type=float,
@@ -201,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = {
         k: getattr(args, k)
-        for k in ("draws", "chains", "tune", "rho")
+        for k in ("draws", "chains", "tune", "rho", "concentration")
         if getattr(args, k) is not None
     }
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]

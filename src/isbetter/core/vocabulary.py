@@ -12,10 +12,13 @@ __all__ = [
     "CV_METHODS",
     "F1_MODELS",
     "FORMATS",
+    "JOINT_METHODS",
     "METHOD_NAMES",
     "POWER_GOALS",
+    "RANKING_METHODS",
     "RANKING_RULES",
     "dataset_text",
+    "ranking_text",
     "rope_text",
 ]
 
@@ -27,7 +30,13 @@ METHOD_NAMES: dict[str, str] = {
     "hierarchical": "Hierarchical correlated-t model",
     "sign": "Bayesian sign test",
     "signed_rank": "Bayesian signed-rank test",
+    "plackett_luce": "Bayesian Plackett–Luce model",
 }
+#: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
+JOINT_METHODS: tuple[str, ...] = ("plackett_luce",)
+#: how :func:`isbetter.rank` may compare scores: a method of :data:`CV_METHODS` for
+#: every pair, or one model of all the systems (:data:`JOINT_METHODS`)
+RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
@@ -37,6 +46,22 @@ POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 FORMATS: tuple[str, ...] = ("text", "markdown", "latex", "html", "json", "csv")
 #: how :func:`isbetter.rank` reads a pair's relation off its probabilities
 RANKING_RULES: tuple[str, ...] = ("likelihood", "threshold")
+
+
+def ranking_text(method: str) -> str:
+    """How reports say what a ranking ran: ``every pair by the <method>`` or one model.
+
+    Examples
+    --------
+    >>> ranking_text("signed_rank")
+    'every pair by the Bayesian signed-rank test'
+    >>> ranking_text("plackett_luce")
+    'one Bayesian Plackett–Luce model of all the systems'
+    """
+    name = METHOD_NAMES.get(method, method)
+    if method in JOINT_METHODS:
+        return f"one {name} of all the systems"
+    return f"every pair by the {name}"
 
 
 def rope_text(rope: float) -> str:

@@ -53,6 +53,8 @@ __all__ = [
     "RankTest",
     "dataset_means",
     "friedman_nemenyi",
+    "score_matrix",
+    "snap_ties",
 ]
 
 #: the significance levels of the critical differences reported by default
@@ -327,32 +329,14 @@ def friedman_nemenyi(
     """
     from scipy import stats
 
-    from isbetter.cv.scores import ScoreTable
-
-    if isinstance(data, ScoreTable):
-        metric = data._metric(metric)
-        frame = dataset_means(data, metric, systems)
-        direction = data.higher_is_better[metric] if higher_is_better is None else higher_is_better
-    else:
-        if metric is not None:
-            raise InputError("`metric` is for a ScoreTable; a table of scores has one metric.")
-        frame = _frame(data, systems)
-        direction = True if higher_is_better is None else higher_is_better
-    if not isinstance(direction, bool | np.bool_):
-        raise InputTypeError(f"`higher_is_better` must be a bool, got {direction!r}.")
+    names, frame, direction = score_matrix(
+        data, metric, systems, higher_is_better, "mean ranks and the Friedman test need"
+    )
     levels = _levels(alpha)
-    scores = check_finite_array(frame.to_numpy(), "data")
+    scores = frame.to_numpy()
     n, k = scores.shape
-    if n < 2 or k < 2:
-        raise InputError(
-            f"`data` has {n} data set(s) and {k} system(s); mean ranks and the Friedman test "
-            "need at least 2 of each."
-        )
-    names = [str(s) for s in frame.columns]
-    if len(set(names)) != k:
-        raise InputError(f"`data` names a system twice: {names!r}.")
 
-    signed = _snap_ties(-scores if direction else scores)
+    signed = snap_ties(-scores if direction else scores)
     ranks = stats.rankdata(signed, method="average", axis=1)
     mean = ranks.mean(axis=0)
     chi2 = 12.0 * n / (k * (k + 1)) * (np.sum(mean**2) - k * (k + 1) ** 2 / 4.0)
@@ -374,6 +358,46 @@ def friedman_nemenyi(
         iman_davenport=iman,
         nemenyi=nemenyi,
     )
+
+
+def score_matrix(
+    data: Any,
+    metric: str | None = None,
+    systems: Sequence[str] | None = None,
+    higher_is_better: bool | None = None,
+    needs: str = "a ranking over data sets needs",
+) -> tuple[list[str], pd.DataFrame, bool]:
+    """Return the systems, their scores per data set and the scores' direction.
+
+    The input of every ranking over data sets (:func:`friedman_nemenyi`, the
+    Plackett–Luce model): a ScoreTable (each system's mean score per data set,
+    :func:`dataset_means`; direction: the table's), or a DataFrame or 2-D array of
+    one row per data set and one column per system (direction: higher is better
+    unless told). The scores are checked finite, the systems distinct, and at least 2
+    of each present (`needs` says who needs them, in the error).
+    """
+    from isbetter.cv.scores import ScoreTable
+
+    if isinstance(data, ScoreTable):
+        metric = data._metric(metric)
+        frame = dataset_means(data, metric, systems)
+        direction = data.higher_is_better[metric] if higher_is_better is None else higher_is_better
+    else:
+        if metric is not None:
+            raise InputError("`metric` is for a ScoreTable; a table of scores has one metric.")
+        frame = _frame(data, systems)
+        direction = True if higher_is_better is None else higher_is_better
+    if not isinstance(direction, bool | np.bool_):
+        raise InputTypeError(f"`higher_is_better` must be a bool, got {direction!r}.")
+    n, k = check_finite_array(frame.to_numpy(), "data").shape
+    if n < 2 or k < 2:
+        raise InputError(
+            f"`data` has {n} data set(s) and {k} system(s); {needs} at least 2 of each."
+        )
+    names = [str(s) for s in frame.columns]
+    if len(set(names)) != len(names):
+        raise InputError(f"`data` names a system twice: {names!r}.")
+    return names, frame, bool(direction)
 
 
 def _frame(data: Any, systems: Sequence[str] | None) -> pd.DataFrame:
@@ -413,7 +437,7 @@ def _frame(data: Any, systems: Sequence[str] | None) -> pd.DataFrame:
 TIE_TOLERANCE = 1e-12
 
 
-def _snap_ties(scores: np.ndarray) -> np.ndarray:
+def snap_ties(scores: np.ndarray) -> np.ndarray:
     """Return `scores` with the values of a row that differ by rounding only made equal.
 
     Each row is sorted; a value within :data:`TIE_TOLERANCE` (relative) of the one

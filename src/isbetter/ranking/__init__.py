@@ -24,7 +24,7 @@ from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import F1_MODELS
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS
 from isbetter.cv.compare import check_options, choose_method
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
@@ -74,9 +74,17 @@ def rank(
         0 is no ROPE. Default: the comparisons' own, 0 for scores (as
         :func:`~isbetter.compare`) and 0.05 for predictions (as :func:`~isbetter.compare_f1`).
     method : str, default: "auto"
-        Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
-        per-fold scores on several data sets, the correlated t-test for one data set,
-        the signed-rank test for one score per data set and system). Predictions: a
+        Scores: a method of :func:`~isbetter.compare` for every pair (``"auto"``:
+        hierarchical for per-fold scores on several data sets, the correlated t-test
+        for one data set, the signed-rank test for one score per data set and
+        system), or ``"plackett_luce"`` (also ``"plackett-luce"``): one Bayesian
+        Plackett–Luce model of the systems' rankings on the data sets
+        (:mod:`isbetter.cv.plackett_luce`; per-fold scores are averaged per data set),
+        whose weights give every pair's P(w_a > w_b) (P(≈) is 0: it has no ROPE),
+        P(best), expected ranks, rank intervals and the most probable orders
+        (:attr:`RankingResult.joint`); ties are broken at random with the seed, and
+        its options are ``concentration`` (the Dirichlet prior's, default 1),
+        ``draws``, ``tune``, ``chains``, ``cores``, ``backend``. Predictions: a
         model of :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
     rule : {"likelihood", "threshold"}, default: "likelihood"
         ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
@@ -88,6 +96,8 @@ def rank(
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the pairs run; default: this process or local worker processes (`jobs`).
+        Not with ``method="plackett_luce"`` (nor `jobs`, `cache_dir`): one fit per
+        metric, in this process.
     jobs : int, optional
         Local worker processes; 1 runs every pair in this process. Default: one
         per CPU when two or more pairs are fitted by MCMC (``method="hierarchical"``,
@@ -127,6 +137,9 @@ def rank(
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     data = _front_door(data, metrics)
+    if method in ("plackett_luce", "plackett-luce"):
+        pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
+        return _plackett_luce(data, request, (rule, threshold, margin), pairwise)
     if isinstance(data, ScoreTable):
         tasks, ropes, method = _cv_tasks(data, request)
     elif isinstance(data, PredictionTable):
@@ -143,17 +156,9 @@ def rank(
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
-    result = _assemble(
-        names,
-        tasks,
-        outcomes,
-        stats,
-        ropes,
-        baselines,
-        method,
-        (rule, threshold, margin),
-        seed,
-        options,
+    pairs, simplex = _pairs(tasks, outcomes)
+    result = _finish(
+        names, pairs, simplex, ropes, baselines, method, (rule, threshold, margin), request, stats
     )
     return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
 
@@ -262,6 +267,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
+    check_choice(request.method, "method", RANKING_METHODS)  # the error lists them all
     method = choose_method(request.method, len(table.datasets), table.per_dataset)
     check_options(method, request.options)  # before any pair runs
     # each fit's chains run on `cores` threads (default min(chains, 2)), not pinned to one
@@ -334,19 +340,74 @@ def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
     return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
 
 
-def _assemble(
-    names: tuple[str, ...],
-    tasks: list[PairTask],
-    outcomes: list[list[dict]],
-    stats: dict[str, Any],
-    ropes: dict[str, float],
-    baselines: dict[str, Any],
-    method: str,
+def _plackett_luce(
+    data: Any,
+    request: _Request,
     reading: tuple[str, float, float],
-    seed: int,
-    options: dict[str, Any],
+    pairwise: dict[str, Any],
 ) -> RankingResult:
-    rule, threshold, margin = reading
+    """One Plackett–Luce fit per metric (:mod:`isbetter.ranking.plackett_luce`), then the orders."""
+    from isbetter.cv.plackett_luce import TIE_RULE
+    from isbetter.cv.scores import ScoreTable
+    from isbetter.ranking.plackett_luce import check_plackett_luce_options, plackett_luce_metric
+
+    given = [name for name, value in pairwise.items() if value is not None]
+    if given:
+        raise InputError(
+            f"`{given[0]}` applies to the pairwise route; method='plackett_luce' is one fit per "
+            "metric, run in this process (its chains in parallel): leave it out."
+        )
+    if not isinstance(data, ScoreTable):
+        raise InputError(
+            "`method='plackett_luce'` ranks the systems on each data set: it needs scores (a "
+            f"ScoreTable from isbetter.read_scores), got {type(data).__name__}."
+        )
+    names = _systems(data.systems, request.systems)
+    metrics = tuple(data.metrics) if request.metrics is None else tuple(request.metrics)
+    for m in metrics:
+        data._metric(m)  # unknown metric: InputError naming it
+    ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
+    if any(ropes.values()):
+        raise InputError(
+            "`rope`: the Plackett–Luce model ranks the systems on each data set and has no "
+            "ROPE (its P(≈) is 0); leave `rope` out, or rank pairwise (e.g. method='auto')."
+        )
+    if len(data.datasets) < 2:
+        raise InputError(
+            "`method='plackett_luce'` ranks the systems on each of several data sets; these "
+            "scores are on 1 data set."
+        )
+    check_plackett_luce_options(request.options)
+    pairs: list[ComparisonSummary] = []
+    simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
+    joint, tied = {}, {}
+    for m in metrics:
+        fit = plackett_luce_metric(data, names, m, request.seed, request.options)
+        pairs += fit.pairs
+        simplex[m] = fit.simplex
+        joint[m] = fit.ranks
+        tied[m] = fit.tied_datasets
+    stats = {"computed": len(metrics), "cached": 0, "executor": "serial", "workers": 1}
+    result = _finish(
+        names,
+        pairs,
+        simplex,
+        ropes,
+        _baselines(data, names, metrics),
+        "plackett_luce",
+        reading,
+        request,
+        stats,
+        joint,
+        {"ties": TIE_RULE, "tied_datasets": tied},
+    )
+    return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+
+
+def _pairs(
+    tasks: list[PairTask], outcomes: list[list[dict]]
+) -> tuple[list[ComparisonSummary], dict[str, dict[tuple[str, str], list[list[float]]]]]:
+    """Return the comparisons of finished pair tasks and their simplex points, per metric."""
     pairs: list[ComparisonSummary] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
@@ -357,9 +418,28 @@ def _assemble(
             summary = ComparisonSummary.from_dict(data)
             simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
             pairs.append(summary)
+    return pairs, simplex
+
+
+def _finish(
+    names: tuple[str, ...],
+    pairs: list[ComparisonSummary],
+    simplex: dict[str, dict[tuple[str, str], list[list[float]]]],
+    ropes: dict[str, float],
+    baselines: dict[str, Any],
+    method: str,
+    reading: tuple[str, float, float],
+    request: _Request,
+    stats: dict[str, Any],
+    joint: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> RankingResult:
+    """Return the ranking of `pairs`: their relations, the orders and chains, the settings."""
+    rule, threshold, margin = reading
+    seed, options = request.seed, request.options
     relations = relations_of(pairs, rule, threshold, margin)
     metrics = list(relations)
-    orders = orders_of(names, pairs, relations)
+    orders = orders_of(names, pairs, relations, joint)
     poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
     if poor:
         shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
@@ -385,6 +465,7 @@ def _assemble(
             for k, v in options.items()
         },
         execution=stats,
+        **(extra or {}),
     )
     return RankingResult(
         systems=names,
@@ -398,4 +479,5 @@ def _assemble(
         simplex=simplex,
         baselines=baselines,
         settings=settings,
+        joint=joint or {},
     )

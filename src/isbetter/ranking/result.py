@@ -1,4 +1,4 @@
-"""The result of a ranking: every pairwise comparison and, per metric, the partial order."""
+"""The result of a ranking: every pairwise comparison and, per metric, order and chain."""
 
 from __future__ import annotations
 
@@ -11,10 +11,16 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice, check_probability
-from isbetter.core.vocabulary import RANKING_RULES
+from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
 from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
-from isbetter.ranking.order import PartialOrder, partial_order
+from isbetter.inference.ranks import RankSummary
+from isbetter.ranking.order import (
+    CHAIN_BY_PROBABILITIES,
+    PartialOrder,
+    expected_ranks,
+    partial_order,
+)
 from isbetter.results.comparison import ComparisonSummary
 
 __all__ = ["RankingResult", "check_rule", "relations_of"]
@@ -47,7 +53,8 @@ class RankingResult:
     relations : dict
         ``{metric: {(a, b): relation key}}`` for the same pairs.
     orders : dict of str to PartialOrder
-        Per metric: equivalence groups, Hasse edges, one-line order, inconsistencies.
+        Per metric: equivalence groups, Hasse edges, one-line order, inconsistencies,
+        and the paper's chain (:attr:`PartialOrder.chain`, :meth:`chain`).
     simplex : dict
         ``{metric: {(a, b): [[mass A better, ROPE, B better], ...]}}``: up to 200
         per-draw points of each pair, for the triangle plots.
@@ -58,6 +65,13 @@ class RankingResult:
         one test set, where there is nothing to rank across.
     settings : dict
         Seed, rule, ROPEs, method, options, execution, cache use, versions.
+    joint : dict of str to RankSummary
+        Per metric, from one model of all the systems (``method="plackett-luce"``):
+        P(best), expected rank, 95% rank interval, the most probable orders
+        (:mod:`isbetter.inference.ranks`); empty for a pairwise ranking. Its
+        expected ranks order the chain. For Plackett–Luce, P(best) is E[w_k], the
+        probability of ranking first on a new data set, and the probability that
+        w_k is the largest weight is ``rank_probabilities[k][0]``.
     """
 
     systems: tuple[str, ...]
@@ -73,6 +87,7 @@ class RankingResult:
     )
     baselines: dict[str, FriedmanNemenyi] = field(default_factory=dict, repr=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    joint: dict[str, RankSummary] = field(default_factory=dict, repr=False)
 
     kind = "ranking"
 
@@ -95,12 +110,25 @@ class RankingResult:
 
     def order(self, metric: str | None = None) -> str:
         """Return the one-line order on `metric` (default: the first)."""
+        return self._order(metric).line
+
+    def chain(self, metric: str | None = None) -> str:
+        """Return the paper's chain on `metric` (default: the first).
+
+        Every system in one line, worst first by expected rank
+        (:attr:`PartialOrder.chain_by` says which), each neighbour pair with its own
+        relation — Szymański & Gorman's notation, e.g.
+        ``TnT ≈ Collins ≈ LAPOS < Stanford ≲ NLP4J ≈ Flair``.
+        """
+        return self._order(metric).chain
+
+    def _order(self, metric: str | None) -> PartialOrder:
         if metric is not None and metric not in self.orders:
             raise InputError(
                 f"`metric`: the ranking has no metric {metric!r}; it has "
                 f"{', '.join(map(repr, self.metrics))}."
             )
-        return self.orders[self.metrics[0] if metric is None else metric].line
+        return self.orders[self.metrics[0] if metric is None else metric]
 
     def with_rule(
         self, rule: str, *, threshold: float | None = None, margin: float | None = None
@@ -123,7 +151,7 @@ class RankingResult:
             threshold=threshold,
             margin=margin,
             relations=relations,
-            orders=orders_of(self.systems, self.pairs, relations),
+            orders=orders_of(self.systems, self.pairs, relations, self.joint),
             settings={**self.settings, "rule": rule, "threshold": threshold, "margin": margin},
         )
 
@@ -134,7 +162,8 @@ class RankingResult:
     def to_frame(self) -> pd.DataFrame:
         """Return the pairwise table: one row per metric and pair, with the relation decided.
 
-        With :attr:`baselines`, each row also has both systems' mean ranks, whether
+        Each row carries its metric's chain. With :attr:`baselines`, each row also
+        has both systems' mean ranks, whether
         they differ by Nemenyi's critical difference at each level
         (``nemenyi_different_0.05``, ...) and the Friedman and Iman–Davenport tests.
         """
@@ -149,6 +178,7 @@ class RankingResult:
                     **p.to_record(),
                     "relation": rel,
                     "relation_symbol": symbol(rel),
+                    "chain": self.orders[metric].chain,
                     **(base.pair_record(p.system_a, p.system_b) if base is not None else {}),
                 }
             )
@@ -179,6 +209,8 @@ class RankingResult:
             metrics[m] = {"pairs": pairs, **self.orders[m].to_dict()}
             if m in self.baselines:
                 metrics[m]["baselines"] = self.baselines[m].to_dict()
+            if m in self.joint:
+                metrics[m]["joint"] = self.joint[m].to_dict()
         return {
             "kind": self.kind,
             "systems": list(self.systems),
@@ -199,17 +231,25 @@ class RankingResult:
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
         baselines: dict[str, FriedmanNemenyi] = {}
+        joint: dict[str, RankSummary] = {}
         for m, block in data["metrics"].items():
             if "baselines" in block:
                 baselines[m] = FriedmanNemenyi.from_dict(block["baselines"])
+            if "joint" in block:
+                joint[m] = RankSummary.from_dict(block["joint"])
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
                 pairs.append(ComparisonSummary.from_dict(p["comparison"]))
                 relations[m][(p["a"], p["b"])] = p["relation"]
                 simplex[m][(p["a"], p["b"])] = p.get("simplex", [])
-            orders[m] = PartialOrder.from_dict(block)
+            if "chain" in block:
+                orders[m] = PartialOrder.from_dict(block)
+        systems = tuple(data["systems"])
+        if len(orders) < len(relations):  # saved before the chain existed: rebuilt from the pairs
+            rebuilt = orders_of(systems, pairs, relations, joint)
+            orders = {m: orders.get(m, rebuilt[m]) for m in relations}
         return cls(
-            systems=tuple(data["systems"]),
+            systems=systems,
             metrics=tuple(data["metrics"]),
             rule=data["rule"],
             threshold=float(data["threshold"]),
@@ -220,6 +260,7 @@ class RankingResult:
             simplex=simplex,
             baselines=baselines,
             settings=dict(data["settings"]),
+            joint=joint,
         )
 
 
@@ -260,13 +301,31 @@ def orders_of(
     systems: tuple[str, ...],
     pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
     relations: dict[str, dict[tuple[str, str], str]],
+    joint: dict[str, RankSummary] | None = None,
 ) -> dict[str, PartialOrder]:
-    """Return the partial order per metric (groups form from the strongest P(rope) first)."""
+    """Return the partial order and chain per metric.
+
+    Groups form from the strongest P(rope) first. The chain is ordered by the
+    posterior expected rank of `joint`'s model where it has the metric, else by the
+    expected rank from the pairwise probabilities
+    (:func:`~isbetter.ranking.order.expected_ranks`).
+    """
     strengths: dict[str, dict[tuple[str, str], float]] = {}
+    probabilities: dict[str, dict[tuple[str, str], tuple[float, float, float]]] = {}
     for p in pairs:
         metric = p.settings.get("ranking_metric", p.metric)
         strengths.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
-    return {m: partial_order(systems, relations[m], strengths.get(m)) for m in relations}
+        probabilities.setdefault(metric, {})[(p.system_a, p.system_b)] = p.probabilities.as_tuple()
+    joint = joint or {}
+    orders = {}
+    for m in relations:
+        if m in joint:
+            ranks, method = joint[m].expected_rank, joint[m].method
+            by = f"the posterior expected rank of the {METHOD_NAMES.get(method, method)}"
+        else:
+            ranks, by = expected_ranks(systems, probabilities[m]), CHAIN_BY_PROBABILITIES
+        orders[m] = partial_order(systems, relations[m], strengths.get(m), ranks, by)
+    return orders
 
 
 def _swapped(p: ComparisonSummary) -> ComparisonSummary:

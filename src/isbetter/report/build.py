@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from isbetter.core.errors import InputTypeError
-from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, rope_text
+from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, ranking_text, rope_text
 from isbetter.inference.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.inference.records import TestResult
 from isbetter.report.table import Column, ReportTable
@@ -321,8 +321,8 @@ def _ranking_table(r: Any) -> ReportTable:
         else f"threshold (probability >= {r.threshold:g}, else ?)"
     )
     title = (
-        f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: every pair, "
-        f"{r.settings.get('comparison_method', '')}; rule: {r.rule}"
+        f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: "
+        f"{ranking_text(r.settings.get('comparison_method', ''))}; rule: {r.rule}"
     )
     notes = [f"relation rule: {rule}"]
     for m in r.metrics:
@@ -332,9 +332,24 @@ def _ranking_table(r: Any) -> ReportTable:
             f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
         )
         notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
+        notes.append(f"{m} chain: {order.chain}")
+        if m in r.joint:
+            notes += _joint_notes(m, r.joint[m], r.settings)
         if m in r.baselines:
             notes += _baseline_notes(m, r.baselines[m])
-    notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
+    by = "; ".join(dict.fromkeys(r.orders[m].chain_by for m in r.metrics))
+    notes.append(
+        f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
+        "the two systems beside it (a < b: b better by more than the ROPE; ≈: equivalent; "
+        "≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is possible"
+    )
+    if r.settings.get("comparison_method") == "plackett_luce":
+        notes.append(
+            "columns >, ≈, <: P(w_A > w_B), 0, P(w_B > w_A) — the Plackett–Luce model ranks, "
+            "it has no ROPE, so no pair is practically equivalent"
+        )
+    else:
+        notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
     if r.baselines:
         levels = [c.alpha for c in next(iter(r.baselines.values())).nemenyi]
         stars = ", ".join(
@@ -361,6 +376,35 @@ def _ranking_table(r: Any) -> ReportTable:
         records=tuple(r.to_frame().to_dict(orient="records")),
         data=r.to_dict(),
     )
+
+
+def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
+    """Return the notes of one metric's ranks from one model: P(best), ranks, likely orders."""
+    by_rank = sorted(j.systems, key=lambda s: j.expected_rank[s])
+    ranks = ", ".join(
+        f"{s} {j.expected_rank[s]:.2f} [{j.rank_interval[s][0]}, {j.rank_interval[s][1]}]"
+        for s in by_rank
+    )
+    orders = "; ".join(f"{o} ({p:.3f})" for o, p in j.top_orders)
+    name = METHOD_NAMES.get(j.method, j.method)
+    if j.method != "plackett_luce":
+        best = f"{metric}, {name}, P(best): "
+        return [
+            best + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
+            f"{metric}, expected rank [95% interval]: {ranks}",
+            f"{metric}, most probable orders: {orders}",
+        ]
+    tied = settings.get("tied_datasets", {}).get(metric)
+    return [
+        f"{metric}, {name}: P(best) = E[w], the probability of ranking first on a new data "
+        "set: " + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
+        f"{metric}: P(largest weight): "
+        + ", ".join(f"{s} {j.rank_probabilities[s][0]:.3f}" for s in by_rank),
+        f"{metric}, expected rank [95% interval] of the weights' order: {ranks}",
+        f"{metric}, most probable orders of the weights: {orders}",
+        f"{metric}: {tied if tied is not None else 'any'} data sets with tied scores, "
+        f"{settings.get('ties', 'ties broken at random')}",
+    ]
 
 
 def _rank_cell(base: Any, a: str, b: str) -> str:

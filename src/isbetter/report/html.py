@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.core.errors import InputError
-from isbetter.core.vocabulary import METHOD_NAMES, rope_text
+from isbetter.core.vocabulary import METHOD_NAMES, ranking_text, rope_text
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.render import render_html
 from isbetter.report.table import Column, format_cell
@@ -292,9 +292,8 @@ def _facts(s: Any) -> str:
     if getattr(s, "kind", None) == "ranking":
         directions = {p.settings.get("ranking_metric", p.metric): p for p in s.pairs}
         ropes = s.settings.get("ropes", {})
-        pairwise = s.settings.get("comparison_method", "")
-        pairwise = METHOD_NAMES.get(pairwise, pairwise)
-        rows.append(("method", f"ranking: every pair by the {pairwise}; rule: {s.rule}"))
+        how = ranking_text(s.settings.get("comparison_method", ""))
+        rows.append(("method", f"ranking: {how}; rule: {s.rule}"))
         rows.append(("systems", ", ".join(s.systems)))
         for m in s.metrics:
             pair = directions.get(m)

@@ -1,0 +1,135 @@
+r"""A ranking from the Plackett–Luce model: its pairwise table, ranks and chain.
+
+For each metric, :func:`plackett_luce_metric` fits the Plackett–Luce model of
+all K systems once (:func:`isbetter.cv.plackett_luce.plackett_luce`, on each
+system's score per data set) and reads off its draws of the weights ``w``, in
+the shape of the pairwise ranking, so that orders, Hasse diagrams, chains,
+reports and plots work unchanged:
+
+* **the pairwise table.** The model has no ROPE: it ranks, and a ranking has no
+  "practically equivalent". Each pair's probabilities are therefore
+  ``(P(w_a > w_b), 0, P(w_b > w_a))`` — P(ROPE) is 0 by construction, stated in
+  every pair's settings. They are read off per-draw masses
+  ``(q, 0, 1 - q)`` with ``q = w_a / (w_a + w_b)``, the probability that a
+  ranks above b on a new data set in that draw: argmax-counted they give
+  P(w_a > w_b) (the table), and their mean E[q] is the predictive probability
+  (``predictive``), as for the other models. The likelihood rule then reads
+  "≫"/"≪" for whichever weight is larger more often, "?" when the two are
+  within the margin; the threshold rule a relation only when P(w_a > w_b)
+  reaches the threshold.
+* **ranks** (:meth:`~isbetter.cv.plackett_luce.PlackettLuceFit.ranks`): P(best) =
+  E[w_k], expected ranks, 95% rank intervals and the most probable orders of
+  the weights — the ``"joint"`` block of each metric, whose expected ranks order
+  the chain.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from isbetter.core.validate import check_options
+from isbetter.cv.friedman import dataset_means
+from isbetter.inference.decisions import probabilities_from_masses
+from isbetter.inference.ranks import RankSummary
+from isbetter.inference.records import Observed
+from isbetter.inference.seeds import pair_seed
+from isbetter.ranking.tasks import simplex_points
+from isbetter.results.comparison import ComparisonSummary
+
+__all__ = ["PLACKETT_LUCE_OPTIONS", "PlackettLuceMetric", "plackett_luce_metric"]
+
+#: the options of :func:`isbetter.rank` that the Plackett–Luce model takes
+PLACKETT_LUCE_OPTIONS = ("concentration", "draws", "tune", "chains", "cores", "backend")
+
+
+@dataclass(frozen=True)
+class PlackettLuceMetric:
+    """What one metric's Plackett–Luce fit gives a ranking."""
+
+    pairs: list[ComparisonSummary]
+    simplex: dict[tuple[str, str], list[list[float]]]
+    ranks: RankSummary
+    converged: bool
+    tied_datasets: int
+
+
+def check_plackett_luce_options(options: dict[str, Any]) -> None:
+    """Raise when an option of :func:`isbetter.rank` does not apply to the model."""
+    check_options(options, PLACKETT_LUCE_OPTIONS, "plackett_luce")
+
+
+def plackett_luce_metric(
+    table: Any,
+    systems: tuple[str, ...],
+    metric: str,
+    seed: int,
+    options: dict[str, Any],
+) -> PlackettLuceMetric:
+    """Fit the Plackett–Luce model to `systems` on `metric` and read off the ranking's parts.
+
+    The fit's seed is derived from the ranking's `seed` and the metric
+    (:func:`~isbetter.inference.seeds.pair_seed`), so a metric's numbers do not
+    depend on the other metrics ranked.
+    """
+    import warnings
+
+    from isbetter.core.errors import ConvergenceWarning
+    from isbetter.cv.plackett_luce import plackett_luce
+
+    with warnings.catch_warnings():
+        # poor convergence is recorded in the summaries; the ranking warns once
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = plackett_luce(
+            table,
+            metric=metric,
+            systems=systems,
+            rng=pair_seed(seed, "plackett_luce", metric),
+            **options,
+        )
+    means = dataset_means(table, metric, systems).mean(axis=0)
+    sign = 1.0 if fit.higher_is_better else -1.0
+    settings = {
+        **fit.settings,
+        "ranking_metric": metric,
+        "p_rope": "0: the model ranks, it has no ROPE",
+    }
+    pairs, simplex = [], {}
+    for a, b in itertools.combinations(systems, 2):
+        q = fit.p_above(a, b)
+        masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
+        p = probabilities_from_masses(masses, "argmax")
+        pairs.append(
+            ComparisonSummary(
+                method="plackett_luce",
+                system_a=a,
+                system_b=b,
+                metric=metric,
+                higher_is_better=fit.higher_is_better,
+                rope=0.0,
+                p_a_better=p.p_a_better,
+                p_rope=p.p_rope,
+                p_b_better=p.p_b_better,
+                counting="argmax",
+                settings=settings,
+                predictive=probabilities_from_masses(masses, "mean"),
+                diagnostics=fit.diagnostics,
+                observed=Observed(
+                    n=len(fit.datasets),
+                    score_a=float(means[a]),
+                    score_b=float(means[b]),
+                    difference=float(sign * (means[a] - means[b])),
+                ),
+            )
+        )
+        simplex[(a, b)] = simplex_points(masses)
+    return PlackettLuceMetric(
+        pairs=pairs,
+        simplex=simplex,
+        ranks=fit.ranks(),
+        converged=fit.diagnostics.converged,
+        tied_datasets=fit.tied_datasets,
+    )
