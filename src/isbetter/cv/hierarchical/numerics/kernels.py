@@ -56,7 +56,7 @@ _MAX_NODES = 256
 #: two-centre rule missed such peaks by up to 0.5 in log p(x_i | delta0, std0, nu)).
 MODE_DENSITY = 0.7
 #: EM steps of the search for each mode (from either centre and their precision-weighted mean)
-_MODE_STEPS = 8
+_MODE_STEPS = 10
 #: the nodes of a map with mode centres are found by Newton's method to this error in u
 _U_TOL = 1e-11
 #: rows of the kernels' node buffer (see _nodes)
@@ -69,45 +69,61 @@ def _width(a: float, w: float, ssr: float, cap: float) -> float:  # pragma: no c
     return min(math.sqrt(ssr / (w * max(2.0 * a - 1.0, 1.0))), cap)
 
 
-def _mode_from(y: Any, gap: Any, nu: Any, kernels: tuple[Any, Any, Any, Any]) -> tuple[Any, Any]:
-    # The mode of prior x likelihood reached from y by EM steps for a Student-t location:
-    # y <- the mean of the two centres weighted by the kernels' local precisions at y, each
-    # step raising the product. All in units of width, as offsets from delta0 (the
-    # likelihood's centre at gap): the prior's local variance is (r2 nu + y^2) / (nu + 1),
-    # r2 = (std0 / width)^2, the likelihood's 1 / (2 a / (c + (y - gap)^2) + tail), c = ssr /
-    # (w width^2), tail = (width / cap)^2 (the Gaussian tail of sigma_i's bound factor).
-    # Returns the mode and its scale s, or s = 0 where the two-centre map spaces its nodes
-    # there at most s / MODE_DENSITY apart. Scalars (numba) or arrays (NumPy) alike.
-    r2, a, c, tail = kernels
-    for _ in range(_MODE_STEPS):
-        v_prior = (r2 * nu + y * y) / (nu + 1.0)
-        v_lik = 1.0 / (2.0 * a / (c + (y - gap) ** 2) + tail)
-        y = gap * v_prior / (v_prior + v_lik)
-    v_prior = (r2 * nu + y * y) / (nu + 1.0)
-    v_lik = 1.0 / (2.0 * a / (c + (y - gap) ** 2) + tail)
-    scale = np.sqrt(v_prior * v_lik / (v_prior + v_lik))
-    density = scale / np.sqrt(r2 + y * y) + scale / np.sqrt(1.0 + (y - gap) ** 2)
-    return y, scale * ((density < MODE_DENSITY) * 1.0)
-
-
 def _mode_centres(
     nu: Any, lik: tuple[Any, ...], width: Any, cap: Any, frame: tuple[Any, Any]
 ) -> tuple[Any, Any, Any, Any, Any, Any]:
-    # The map's extra centres: (y, s) of the modes of prior x likelihood reached from the
-    # precision-weighted mean of the two centres (a mode between them) and from each centre
-    # (a mode pushed off it by the other kernel's tail), as _mode_from's, in units of width
-    # from delta0; s = 0 for none (resolved by the two-centre map, or a mode found before,
-    # within its scale). frame = (std0 / width, (xbar - delta0) / width).
+    # The map's extra centres: (y, s) of the modes of prior x likelihood, in units of width
+    # as offsets from delta0 (the likelihood's centre at gap; frame = (std0 / width, gap)):
+    # the modes reached from the precision-weighted mean of the two centres (one between
+    # them) and from either centre (one pushed off it by the other kernel's tail) by EM steps
+    # (_em_step). s = 0 where there is no centre to add: the two-centre map spaces its nodes
+    # at the mode at most s / MODE_DENSITY apart, or the mode was found from an earlier
+    # start (within its scale). The three searches share one loop, so that they overlap in
+    # the processor. Scalars (numba) or arrays (NumPy) alike.
     a, w, ssr = lik[0], lik[1], lik[2]
     kappa, gap = frame
     r2 = kappa * kappa
-    kernels = (r2, a, ssr / (w * width * width), (width / cap) ** 2)
-    y1, s1 = _mode_from(gap * r2 / (r2 + 1.0), gap, nu, kernels)
-    y2, s2 = _mode_from(0.0 * gap, gap, nu, kernels)
-    y3, s3 = _mode_from(gap, gap, nu, kernels)
+    # the kernels' local variances: prior (r2 nu + y^2) / (nu + 1), likelihood 1 / lam,
+    # lam = 2 a / (c + (y - gap)^2) + tail, c = ssr / (w width^2), tail = (width / cap)^2
+    # (the Gaussian tail of sigma_i's bound factor)
+    kernels = (
+        gap,
+        r2 * nu,
+        1.0 / (nu + 1.0),
+        2.0 * a,
+        ssr / (w * width * width),
+        (width / cap) ** 2,
+    )
+    y1, y2, y3 = gap * r2 / (r2 + 1.0), 0.0 * gap, gap
+    for _ in range(_MODE_STEPS):
+        y1, y2, y3 = _em_step(y1, kernels)[0], _em_step(y2, kernels)[0], _em_step(y3, kernels)[0]
+    s1, s2 = _mode_scale(y1, r2, kernels), _mode_scale(y2, r2, kernels)
+    s3 = _mode_scale(y3, r2, kernels)
     s2 = s2 * (np.abs(y2 - y1) >= s1)
     s3 = s3 * (np.abs(y3 - y1) >= s1) * (np.abs(y3 - y2) >= s2)
     return y1, s1, y2, s2, y3, s3
+
+
+def _em_step(y: Any, kernels: tuple[Any, ...]) -> tuple[Any, Any]:
+    # One EM step for a Student-t location: y <- the mean of the two centres weighted by
+    # the kernels' local precisions at y, which raises prior x likelihood; also returns the
+    # prior's local variance (kernels: see _mode_centres)
+    # (one division: v_prior / v_lik = v_prior (a2 + tail d) / d, d = c + (y - gap)^2)
+    gap, r2_nu, inv_nu1, a2, c, tail = kernels
+    v_prior = (r2_nu + y * y) * inv_nu1
+    d = c + (y - gap) ** 2
+    ratio_d = v_prior * (a2 + tail * d)
+    inv = 1.0 / (ratio_d + d)
+    return gap * ratio_d * inv, v_prior * d * inv
+
+
+def _mode_scale(y: Any, r2: Any, kernels: tuple[Any, ...]) -> Any:
+    # the scale s of the mode at y (see _mode_centres), or 0 where the two-centre map
+    # spaces its nodes there at most s / MODE_DENSITY apart
+    gap = kernels[0]
+    scale = np.sqrt(_em_step(y, kernels)[1])  # 1 / s^2 = 1 / v_prior + 1 / v_lik
+    density = scale / np.sqrt(r2 + y * y) + scale / np.sqrt(1.0 + (y - gap) ** 2)
+    return scale * ((density < MODE_DENSITY) * 1.0)
 
 
 def _solve_y(
@@ -176,7 +192,9 @@ def _nodes(
                 u_hi += math.asinh(((hi - delta0) / width - frame[k]) / frame[k + 1])
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
-    slope = math.inf  # of u in y at the last node (the next one is about step / slope on)
+    # d y / d u at the last two nodes: the next node is predicted by the two-step Adams-Bashforth
+    # rule (its Newton iterations start there)
+    dy, dy_last = 0.0, 0.0
     root = gap * gap + 1.0 + kappa * kappa
     inv_nu, half_nu1, log_half = 1.0 / nu, (nu + 1.0) / 2.0, math.log(0.5)
     wide, score_scale = w * width * width, -2.0 * a * w * width
@@ -185,7 +203,9 @@ def _nodes(
     ratio_inv = 1.0 / ratio
     for k in range(n):
         if modes:
-            y, slope = _solve_y(u_lo + (k + 0.5) * step, y, y + step / slope, frame)
+            guess = y + step * (1.5 * dy - 0.5 * dy_last)
+            y, slope = _solve_y(u_lo + (k + 0.5) * step, y, max(guess, y), frame)
+            dy, dy_last = 1.0 / slope, dy
             z, z_lik = y / kappa, y - gap
             nodes[2, k] = width / slope
             nodes[5, k] = y
@@ -278,7 +298,8 @@ def register_jitable_helpers() -> None:
             interpolate,
             log_bound,
             _width,
-            _mode_from,
+            _em_step,
+            _mode_scale,
             _mode_centres,
             _solve_y,
             _nodes,
