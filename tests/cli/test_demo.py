@@ -109,12 +109,30 @@ def test_checkout_data_links_to_the_package_files():
         example_data.path("ucy")
 
 
+def test_every_example_file_names_its_origin_and_licence():
+    """NOTICE.md (shipped beside the data) has a row for each data file, with a licence."""
+    from isbetter import example_data
+
+    folder = example_data.path("uci").parent
+    notice = (folder / "NOTICE.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(" `"): line for line in notice.splitlines()
+            if line.startswith("| `")}  # fmt: skip
+    assert set(rows) == {p.name for p in folder.glob("*.csv")} == set(example_data.NAMES.values())
+    for name, line in rows.items():
+        licence = line.rstrip(" |").rsplit("|", 1)[1]
+        assert "GPL-3.0" in licence or "MIT" in licence, name
+        if "GPL-3.0" in licence:
+            assert (folder / "LICENSE-GPL-3.0.txt").read_text().startswith(
+                "                    GNU GENERAL PUBLIC LICENSE\n                       Version 3"
+            )
+
+
 @pytest.mark.slow
 def test_demo_runs_from_a_built_wheel_anywhere(tmp_path):
     """`pip install .` (a wheel, not editable) carries the data: the demo runs from /tmp."""
     tree = tmp_path / "tree"  # build from a copy: the checkout gets no build/ or egg-info
     shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, tree / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run([*pip, "wheel", "--no-deps", "-w", tmp_path / "dist", tree], check=True)
@@ -124,7 +142,11 @@ def test_demo_runs_from_a_built_wheel_anywhere(tmp_path):
     assert {n.rsplit("/", 1)[1] for n in shipped} >= {
         "uci_cv_accuracy_long.csv", "uci_mean_accuracy.csv",
         "f1_example_predictions.csv", "f1_20class_predictions.csv",
+        "NOTICE.md", "LICENSE-GPL-3.0.txt",
     }  # fmt: skip
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA")))
+    assert b"License-File: LICENSE" in meta and b"LICENSE-GPL-3.0.txt" in meta
     assert wheel.stat().st_size < 1_000_000  # the data is deflated in the wheel
     site = tmp_path / "site"
     subprocess.run([*pip, "install", "--no-deps", "--target", site, wheel], check=True)
