@@ -68,7 +68,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--quiet", action="store_true", help="no progress clock during the hierarchical fit"
     )
     add_output_args(p, "write the simplex (or posterior) plot here")
-    add_column_args(p).add_argument(
+    cols = add_column_args(p)
+    cols.add_argument(
         "--dataset-name-col",
         default=None,
         metavar="COL",

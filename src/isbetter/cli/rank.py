@@ -18,47 +18,6 @@ from isbetter.cli.common import (
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
-def add(sub: argparse._SubParsersAction) -> None:
-    """Declare the subcommand and its arguments."""
-    p = sub.add_parser(
-        "rank",
-        help="rank many systems: every pair on every metric, a partial order per metric",
-        description=(
-            "Compare every pair of systems on every metric and write the partial order "
-            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram; "
-            "for scores on several data sets also the mean ranks, Friedman's and "
-            "Iman-Davenport's tests and Nemenyi's critical difference (Demšar 2006). "
-            "Per-fold scores (long form) by default, one score per data set and system (long, "
-            "or --wide), or per-document predictions with --gold."
-        ),
-        formatter_class=formatter,
-    )
-    _add_ranked_args(p)
-    p.add_argument(
-        "--method",
-        default="auto",
-        help="scores: "
-        + ", ".join(m.replace("_", "-") for m in RANKING_METHODS)
-        + " (auto: hierarchical for per-fold scores on several data sets, correlated-t for "
-        "one, signed-rank for one score per data set; plackett-luce: one model of every "
-        "system's rank on each data set, P(best) and rank intervals); predictions (--gold): "
-        + ", ".join(F1_MODELS),
-    )
-    _add_rule_args(p)
-    _add_execution_args(p)
-    add_output_args(
-        p,
-        "write the Hasse diagram and the pairwise heatmap here, with the critical-difference "
-        "diagram of the mean ranks for scores on several data sets",
-    )
-    add_column_args(p).add_argument(
-        "--gold",
-        default=None,
-        metavar="COL",
-        help="gold-label column: the file holds per-document predictions, one column per system",
-    )
-
-
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
     """Add what is ranked: the file, the systems, the metrics with direction and ROPE."""
     p.add_argument(
@@ -95,6 +54,48 @@ def _add_ranked_args(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="R|COL=R",
         help="ROPE half-width for every metric, or COL=R per metric (repeat)",
+    )
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    p = sub.add_parser(
+        "rank",
+        help="rank many systems: every pair on every metric, a partial order per metric",
+        description=(
+            "Compare every pair of systems on every metric and write the partial order "
+            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram; "
+            "for scores on several data sets also the mean ranks, Friedman's and "
+            "Iman-Davenport's tests and Nemenyi's critical difference (Demšar 2006). "
+            "Per-fold scores (long form) by default, one score per data set and system (long, "
+            "or --wide), or per-document predictions with --gold."
+        ),
+        formatter_class=formatter,
+    )
+    _add_ranked_args(p)
+    p.add_argument(
+        "--method",
+        default="auto",
+        help="scores: "
+        + ", ".join(m.replace("_", "-") for m in RANKING_METHODS)
+        + " (auto: hierarchical for per-fold scores on several data sets, correlated-t for "
+        "one, signed-rank for one score per data set; plackett-luce: one model of every "
+        "system's rank on each data set, P(best) and rank intervals); predictions (--gold): "
+        + ", ".join(F1_MODELS),
+    )
+    _add_rule_args(p)
+    _add_execution_args(p)
+    add_output_args(
+        p,
+        "write the Hasse diagram and the pairwise heatmap here, with the critical-difference "
+        "diagram of the mean ranks for scores on several data sets",
+    )
+    cols = add_column_args(p)
+    cols.add_argument(
+        "--gold",
+        default=None,
+        metavar="COL",
+        help="gold-label column: the file holds per-document predictions, one column per system",
     )
 
 
