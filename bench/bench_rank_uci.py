@@ -32,18 +32,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+sys.path.insert(0, str(ROOT / "tests"))  # tests/_uci.py: the file and the README's flags
+from _uci import UCI, UCI_RANK_ARGS, pair_probabilities  # noqa: E402
+
 REFERENCE = ROOT / "tests" / "reference" / "reference_values.csv"
 CASES = ["hier_R2016_nbc_aode", "hier_R2016_nbc_hnb", "hier_R2016_hnb_j48"]
-
-
-def _pair(block: dict, a: str, b: str) -> tuple[float, float, float]:
-    for p in block["pairs"]:
-        if (p["a"], p["b"]) == (a, b):
-            return (p["p_a_better"], p["p_rope"], p["p_b_better"])
-        if (p["a"], p["b"]) == (b, a):
-            return (p["p_b_better"], p["p_rope"], p["p_a_better"])
-    raise KeyError((a, b))
 
 
 def main() -> None:
@@ -61,17 +54,8 @@ def main() -> None:
             "-m",
             "isbetter",
             "rank",
-            str(DATA),
-            "--dataset-col",
-            "dataset_id",
-            "--system-col",
-            "classifier",
-            "--metric",
-            "accuracy",
-            "--rope",
-            "0.01",
-            "--seed",
-            "1",
+            str(UCI),
+            *UCI_RANK_ARGS,
             "--quiet",
             "--format",
             "json",
@@ -95,7 +79,7 @@ def main() -> None:
     print("\npair            isbetter (A, rope, B)        published (A, rope, B)    max |diff|")
     for case in CASES:
         r = rows[case]
-        got = _pair(block, r["system_a"], r["system_b"])
+        got = pair_probabilities(block, r["system_a"], r["system_b"])
         want = tuple(float(r[k]) for k in ("p_a_better", "p_rope", "p_b_better"))
         diff = max(abs(g - w) for g, w in zip(got, want, strict=True))
         print(
@@ -113,7 +97,7 @@ def _baycomp(wall: float) -> None:
     import pandas as pd
     from bench_hierarchical import run_baycomp  # type: ignore[import-not-found]
 
-    df = pd.read_csv(DATA)
+    df = pd.read_csv(UCI)
     wide = df.pivot_table(
         index=["dataset_id", "run", "fold"], columns="classifier", values="accuracy"
     ).sort_index()

@@ -29,21 +29,20 @@ import pytest
 
 import isbetter
 from _tasks import make_tasks
+from _uci import UCI, UCI_COLUMNS
 from isbetter import InputError
 from isbetter.cli import _build_parser, main
 from isbetter.ranking.execution import run_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = Path(isbetter.__file__).resolve().parents[1]
-UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 F1_EXAMPLE = ROOT / "data" / "f1_example" / "predictions.csv"
-UCI_COLS = ["--dataset-col", "dataset_id", "--system-col", "classifier", "--metric", "accuracy"]
 #: a command line of each subcommand that would run (and fit) as given
 COMMANDS = {
-    "cv": ["cv", str(UCI), *UCI_COLS, "--a", "nbc", "--b", "aode", "--dataset", "1"],
+    "cv": ["cv", str(UCI), *UCI_COLUMNS, "--a", "nbc", "--b", "aode", "--dataset", "1"],
     "f1": ["f1", str(F1_EXAMPLE), "--a", "svm", "--b", "nb"],
     "power": ["power", "--scenario", "sigir-a", "--sizes", "100", "--replicates", "20"],
-    "rank": ["rank", str(UCI), *UCI_COLS, "--systems", "nbc", "aode"],
+    "rank": ["rank", str(UCI), *UCI_COLUMNS, "--systems", "nbc", "aode"],
     "demo": ["demo"],
     "cache": ["cache", "info"],
 }

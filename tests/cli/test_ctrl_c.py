@@ -22,11 +22,11 @@ import pytest
 
 import isbetter.cli
 from _tasks import _gone
+from _uci import UCI, UCI_RANK_ARGS
 from isbetter.cli import main
 from isbetter.ranking.execution import _Cache
 
 ROOT = Path(__file__).resolve().parents[2]
-UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 SRC = Path(isbetter.cli.__file__).resolve().parents[2]
 
 
@@ -84,9 +84,7 @@ def test_python_m_exits_130_after_a_ctrl_c_inside_exec(tmp_path):
 
 # ------------------------------------------------------------------ a real ranking, Ctrl-C
 RANK = [
-    sys.executable, "-m", "isbetter", "rank", str(UCI), "--dataset-col", "dataset_id",
-    "--system-col", "classifier", "--metric", "accuracy", "--rope", "0.01", "--seed", "1",
-    "--jobs", "2",
+    sys.executable, "-m", "isbetter", "rank", str(UCI), *UCI_RANK_ARGS, "--jobs", "2",
     "--draws", "4000",  # twice the default: still running at 12 s on an idle machine
 ]  # fmt: skip
 

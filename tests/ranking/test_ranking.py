@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _uci import UCI_COLUMNS
 from isbetter import ConvergenceWarning, InputError, rank, read_scores
 from isbetter.cli import main
 from isbetter.ranking.order import partial_order
@@ -199,12 +200,7 @@ def test_cli_rank_json(uci_long_path, capsys):
         [
             "rank",
             str(uci_long_path),
-            "--dataset-col",
-            "dataset_id",
-            "--system-col",
-            "classifier",
-            "--metric",
-            "accuracy",
+            *UCI_COLUMNS,
             "--rope",
             "accuracy=0.01",
             "--method",
@@ -230,12 +226,7 @@ def test_cli_rank_bad_input_is_one_line(uci_long_path, capsys):
     base = [
         "rank",
         str(uci_long_path),
-        "--dataset-col",
-        "dataset_id",
-        "--system-col",
-        "classifier",
-        "--metric",
-        "accuracy",
+        *UCI_COLUMNS,
         "--jobs",
         "1",
     ]

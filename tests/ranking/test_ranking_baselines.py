@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _uci import UCI_RANK_ARGS
 from isbetter import (
     ConvergenceWarning,
     friedman_nemenyi,
@@ -22,19 +23,6 @@ from isbetter import (
 )
 from isbetter.cli import main
 from isbetter.report import render, summary_from_dict
-
-UCI_ARGS = [
-    "--dataset-col",
-    "dataset_id",
-    "--system-col",
-    "classifier",
-    "--metric",
-    "accuracy",
-    "--rope",
-    "0.01",
-    "--seed",
-    "1",
-]
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +136,7 @@ def test_cli_text_and_html_report_carry_the_baselines(tmp_path, uci_long_path, c
     """The five UCI classifiers, pairs by the signed-rank test (fast): the Bayesian order,
     the mean ranks and the CD groups side by side in the report, the CD diagram in the page."""
     report = tmp_path / "rank.html"
-    args = ["rank", str(uci_long_path), *UCI_ARGS, "--method", "signed-rank", "--jobs", "1"]
+    args = ["rank", str(uci_long_path), *UCI_RANK_ARGS, "--method", "signed-rank", "--jobs", "1"]
     assert main([*args, "--report", str(report), "--quiet"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
@@ -174,7 +162,7 @@ def test_uci_report_beside_the_hierarchical_order(uci_long_path, capsys):
     (hierarchical pairs, ~15-60 s) shows the Bayesian order, the mean ranks and the CD groups."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        assert main(["rank", str(uci_long_path), *UCI_ARGS, "--quiet"]) == 0
+        assert main(["rank", str(uci_long_path), *UCI_RANK_ARGS, "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb" in out
     assert "aode 2.444, hnb 2.704, j48gr 2.917, j48 3.250, nbc 3.685" in out

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from _reference import expected_probabilities, reference
+from _uci import UCI_RANK_ARGS, pair_probabilities
 from isbetter.cli import main
 
 pytestmark = [
@@ -32,16 +33,7 @@ def ranking(uci_long_path, tmp_path_factory):
         [
             "rank",
             str(uci_long_path),
-            "--dataset-col",
-            "dataset_id",
-            "--system-col",
-            "classifier",
-            "--metric",
-            "accuracy",
-            "--rope",
-            "0.01",
-            "--seed",
-            "1",
+            *UCI_RANK_ARGS,
             "--quiet",
             "--format",
             "json",
@@ -53,19 +45,10 @@ def ranking(uci_long_path, tmp_path_factory):
     return json.loads(out.read_text())
 
 
-def _pair(block, a, b):
-    for p in block["pairs"]:
-        if (p["a"], p["b"]) == (a, b):
-            return (p["p_a_better"], p["p_rope"], p["p_b_better"])
-        if (p["a"], p["b"]) == (b, a):
-            return (p["p_b_better"], p["p_rope"], p["p_a_better"])
-    raise KeyError((a, b))
-
-
 @pytest.mark.parametrize("case", CASES)
 def test_pairs_reproduce_the_published_numbers(ranking, case):
     row = reference(case)
-    got = _pair(ranking["metrics"]["accuracy"], row["system_a"], row["system_b"])
+    got = pair_probabilities(ranking["metrics"]["accuracy"], row["system_a"], row["system_b"])
     np.testing.assert_allclose(got, expected_probabilities(case), atol=0.03)
 
 

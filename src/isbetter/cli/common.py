@@ -16,6 +16,7 @@ __all__ = [
     "Renamed",
     "add_column_args",
     "add_output_args",
+    "add_sampler_args",
     "check_destinations",
     "emit",
     "formatter",
@@ -237,7 +238,19 @@ def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         help="one row per data set, one column per system (as autorank takes it); --metric "
         "names the metric of its numbers",
     )
+    cols.add_argument(
+        "--drop-incomplete",
+        action="store_true",
+        help="drop missing scores and folds not present for every system",
+    )
     return cols
+
+
+def add_sampler_args(p: argparse.ArgumentParser, draws_help: str) -> None:
+    """Add the posterior draws and the MCMC chains and tuning steps (``cv`` and ``rank``)."""
+    p.add_argument("--draws", type=int, default=None, help=draws_help)
+    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
+    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
 
 
 def score_columns(args: argparse.Namespace) -> dict[str, Any]:

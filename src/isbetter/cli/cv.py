@@ -8,6 +8,7 @@ from pathlib import Path
 from isbetter.cli.common import (
     add_column_args,
     add_output_args,
+    add_sampler_args,
     emit,
     formatter,
     lazy_plot,
@@ -60,24 +61,14 @@ def add(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="prior strength of the sign (default 1) and signed-rank (default 0.5) tests",
     )
-    p.add_argument(
-        "--draws",
-        type=int,
-        default=None,
-        help="posterior draws (per chain for the hierarchical model; default: the method's)",
+    add_sampler_args(
+        p, "posterior draws (per chain for the hierarchical model; default: the method's)"
     )
-    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
-    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
     p.add_argument(
         "--quiet", action="store_true", help="no progress clock during the hierarchical fit"
     )
     add_output_args(p, "write the simplex (or posterior) plot here")
     cols = add_column_args(p)
-    cols.add_argument(
-        "--drop-incomplete",
-        action="store_true",
-        help="drop missing scores and folds not present for every system",
-    )
     cols.add_argument(
         "--dataset-name-col",
         default=None,

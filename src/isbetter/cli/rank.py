@@ -9,6 +9,7 @@ from typing import Any
 from isbetter.cli.common import (
     add_column_args,
     add_output_args,
+    add_sampler_args,
     emit,
     formatter,
     lazy_plot,
@@ -17,21 +18,8 @@ from isbetter.cli.common import (
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
-def add(sub: argparse._SubParsersAction) -> None:
-    """Declare the subcommand and its arguments."""
-    p = sub.add_parser(
-        "rank",
-        help="rank many systems: every pair on every metric, a partial order per metric",
-        description=(
-            "Compare every pair of systems on every metric and write the partial order "
-            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram; "
-            "for scores on several data sets also the mean ranks, Friedman's and "
-            "Iman-Davenport's tests and Nemenyi's critical difference (Demšar 2006). "
-            "Per-fold scores (long form) by default, one score per data set and system (long, "
-            "or --wide), or per-document predictions with --gold."
-        ),
-        formatter_class=formatter,
-    )
+def _add_ranked_args(p: argparse.ArgumentParser) -> None:
+    """Add what is ranked: the file, the systems, the metrics with direction and ROPE."""
     p.add_argument(
         "file",
         type=Path,
@@ -67,6 +55,24 @@ def add(sub: argparse._SubParsersAction) -> None:
         metavar="R|COL=R",
         help="ROPE half-width for every metric, or COL=R per metric (repeat)",
     )
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    p = sub.add_parser(
+        "rank",
+        help="rank many systems: every pair on every metric, a partial order per metric",
+        description=(
+            "Compare every pair of systems on every metric and write the partial order "
+            "(e.g. 'TnT < Collins ≈ LAPOS < Flair'), the pairwise table and the Hasse diagram; "
+            "for scores on several data sets also the mean ranks, Friedman's and "
+            "Iman-Davenport's tests and Nemenyi's critical difference (Demšar 2006). "
+            "Per-fold scores (long form) by default, one score per data set and system (long, "
+            "or --wide), or per-document predictions with --gold."
+        ),
+        formatter_class=formatter,
+    )
+    _add_ranked_args(p)
     p.add_argument(
         "--method",
         default="auto",
@@ -85,11 +91,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         "diagram of the mean ranks for scores on several data sets",
     )
     cols = add_column_args(p)
-    cols.add_argument(
-        "--drop-incomplete",
-        action="store_true",
-        help="drop missing scores and folds not present for every system",
-    )
     cols.add_argument(
         "--gold",
         default=None,
@@ -116,14 +117,7 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         default=0.05,
         help="likelihood rule: write ≳ when the most probable relation is this close to the ROPE",
     )
-    p.add_argument(
-        "--draws",
-        type=int,
-        default=None,
-        help="posterior draws (per chain for the hierarchical model)",
-    )
-    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
-    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    add_sampler_args(p, "posterior draws (per chain for the hierarchical model)")
     p.add_argument(
         "--concentration",
         type=float,
@@ -198,6 +192,34 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
     return {m: per.get(m, common if common is not None else 0.0) for m in metrics}
 
 
+def _read(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """Read the file: predictions (--gold) or scores; return them and the metrics to rank."""
+    from isbetter.core.errors import InputError
+
+    if args.gold is not None:
+        from isbetter.f1.predictions import read_predictions
+
+        if args.wide:
+            raise InputError(
+                "--wide reads a table of scores, --gold a table of predictions; give one."
+            )
+        predictions = read_predictions(args.file, gold=args.gold, systems=args.systems)
+        return predictions, args.metric or ["f1"]
+    from isbetter.cv.scores import read_scores
+
+    metrics = args.metric or ["score"]
+    lower = set(metrics if args.lower_is_better == [] else args.lower_is_better or [])
+    data = read_scores(
+        args.file,
+        **score_columns(args),
+        score=metrics,
+        higher_is_better={m: m not in lower for m in metrics},
+        drop_incomplete=args.drop_incomplete,
+        systems=args.systems,  # a system left out does not drop folds of the others
+    )
+    return data, metrics
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
@@ -214,29 +236,7 @@ def run(args: argparse.Namespace) -> int:
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
-    data: Any
-    if args.gold is not None:
-        from isbetter.f1.predictions import read_predictions
-
-        if args.wide:
-            raise InputError(
-                "--wide reads a table of scores, --gold a table of predictions; give one."
-            )
-        data = read_predictions(args.file, gold=args.gold, systems=args.systems)
-        metrics = args.metric or ["f1"]
-    else:
-        from isbetter.cv.scores import read_scores
-
-        metrics = args.metric or ["score"]
-        lower = set(metrics if args.lower_is_better == [] else args.lower_is_better or [])
-        data = read_scores(
-            args.file,
-            **score_columns(args),
-            score=metrics,
-            higher_is_better={m: m not in lower for m in metrics},
-            drop_incomplete=args.drop_incomplete,
-            systems=args.systems,  # a system left out does not drop folds of the others
-        )
+    data, metrics = _read(args)
     rope = _rope_option(args.rope, metrics)
     client = None
     if args.scheduler is not None:

@@ -335,28 +335,13 @@ def plackett_luce(
         "the Plackett–Luce model ranks the systems on each data set and needs",
     )
     scores = frame.to_numpy()
-    n, k = scores.shape
-    concentrations = _concentration(concentration, k)
-    draws = check_positive_int(draws, "draws")
-    tune = check_positive_int(tune, "tune", minimum=0)
-    chains = check_positive_int(chains, "chains")
-    if cores is not None:
-        cores = check_positive_int(cores, "cores")
-    backend = resolve_backend(backend)
+    concentrations = _concentration(concentration, scores.shape[1])
+    sampler = _sampler_settings(draws, tune, chains, cores, backend)
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
     rankings, tied = rankings_from_scores(scores, direction, np.random.default_rng(child(root, 0)))
-    idata = _sample(
-        rankings,
-        concentrations,
-        backend,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        seed=sampler_seed(child(root, 1)),
-    )
-    diagnostics = diagnose(idata, DIAGNOSED, backend=backend)
+    idata = _sample(rankings, concentrations, **sampler, seed=sampler_seed(child(root, 1)))
+    diagnostics = diagnose(idata, DIAGNOSED, backend=sampler["backend"])
     warn_if_poor(diagnostics, "Plackett–Luce model", stacklevel=3)
     alphas = tuple(float(a) for a in concentrations)
     return PlackettLuceFit(
@@ -373,13 +358,23 @@ def plackett_luce(
             "method": METHOD,
             "seed": seed,
             "concentration": alphas[0] if len(set(alphas)) == 1 else list(alphas),
-            "draws": draws,
-            "tune": tune,
-            "chains": chains,
-            "backend": backend,
+            **{k: v for k, v in sampler.items() if k != "cores"},
             "ties": TIE_RULE,
             "tied_datasets": tied,
-            "n_datasets": n,
+            "n_datasets": scores.shape[0],
             "higher_is_better": bool(direction),
         },
     )
+
+
+def _sampler_settings(
+    draws: int, tune: int, chains: int, cores: int | None, backend: str
+) -> dict[str, Any]:
+    """Return the checked NUTS settings, in the order the fit's settings record them."""
+    return {
+        "draws": check_positive_int(draws, "draws"),
+        "tune": check_positive_int(tune, "tune", minimum=0),
+        "chains": check_positive_int(chains, "chains"),
+        "cores": None if cores is None else check_positive_int(cores, "cores"),
+        "backend": resolve_backend(backend),
+    }

@@ -581,72 +581,17 @@ def _validate(
     wide: bool = False,
 ) -> ScoreTable:
     dropped: list[pd.DataFrame] = []
-
-    finite = np.isfinite(df[list(metrics)].to_numpy())
-    _check_coverage(df["system"].to_numpy(), finite, metrics)
-    bad = ~finite.all(axis=1)
-    if bad.any():
-        if not drop_incomplete:
-            n = int(bad.sum())
-            columns = [f", column {s!r}" for s in df["system"][bad]] if wide else None
-            raise InputError(
-                f"{counted(n, 'score')} {plural(n, 'is', 'are')} missing (NaN) or infinite "
-                f"({where(df.index[bad], lines, details=columns)}); scores must be finite. "
-                f"Fix {plural(n, 'it', 'them')}, or pass `drop_incomplete=True` to drop "
-                f"{plural(n, 'that row', 'those rows')}."
-            )
-        dropped.append(df[bad].assign(reason="missing or infinite score"))
-        df = df[~bad]
-
-    named = [k for k in ("system", "dataset", "run", "fold") if k in keys]  # the input's keys
-    dup = df.duplicated(list(_KEY), keep=False)
-    if dup.any():
-        first = df[dup].iloc[0]
-        per_dataset = "run" not in keys and "fold" not in keys
-        raise InputError(
-            f"Duplicated ({', '.join(named)}) keys: {int(dup.sum())} rows, e.g. "
-            f"{tuple(first[named].tolist())!r}; every score needs a unique key "
-            + (
-                "(a table without run and fold columns holds one score per data set and "
-                "system; for per-fold scores, name the fold column with `fold` and the run "
-                "column with `run`)."
-                if per_dataset
-                else "(is a run or data set column missing?)."
-            )
-        )
-
+    df = _drop_not_finite(df, metrics, drop_incomplete, dropped, lines, wide)
+    _check_unique_keys(df, keys)
     systems = sorted(df["system"].unique())
     if len(systems) < 2:
         raise InputError(
             f"The score table has {counted(len(systems), 'system')} "
             f"({', '.join(map(repr, systems))}); a comparison needs at least two."
         )
-
-    n_systems = len(systems)
-    keys_per = df.groupby(["dataset", "run", "fold"], sort=False)["system"].transform("size")
-    incomplete = keys_per < n_systems
-    if incomplete.any():
-        if not drop_incomplete:
-            raise InputError(_incomplete(df, incomplete, systems, keys))
-        dropped.append(df[incomplete].assign(reason="key not present for every system"))
-        df = df[~incomplete]
-    if len(df) == 0:
-        raise InputError("No complete scores are left after dropping incomplete rows.")
-
-    # a full runs x folds grid per data set; after dropping folds it may be ragged on purpose
-    # (rho then still uses the number of distinct folds)
-    grid = df[df["system"] == systems[0]] if not drop_incomplete else df.iloc[:0]
-    shape = grid.groupby("dataset", sort=False).agg(
-        runs=("run", "nunique"), folds=("fold", "nunique"), size=("fold", "size")
-    )
-    ragged = shape[shape["runs"] * shape["folds"] != shape["size"]]
-    if len(ragged):
-        ds, row = ragged.index[0], ragged.iloc[0]
-        raise InputError(
-            f"Data set {ds!r} has {int(row['size'])} scores per system, not runs x folds = "
-            f"{int(row['runs'])} x {int(row['folds'])}; every run needs the same folds."
-        )
-
+    df = _drop_incomplete_keys(df, systems, keys, drop_incomplete, dropped)
+    if not drop_incomplete:
+        _check_grid(df[df["system"] == systems[0]])
     order = {name: i for i, name in enumerate(pd.unique(df["dataset"]))}
     df = df.sort_values(
         ["dataset", "system", "run", "fold"],
@@ -660,6 +605,92 @@ def _validate(
     return ScoreTable(
         data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df, keys=keys
     )
+
+
+def _drop_not_finite(
+    df: pd.DataFrame,
+    metrics: tuple[str, ...],
+    drop_incomplete: bool,
+    dropped: list[pd.DataFrame],
+    lines: tuple[int, str] | None,
+    wide: bool,
+) -> pd.DataFrame:
+    """Return `df` without its missing or infinite scores (kept in `dropped`), or raise."""
+    finite = np.isfinite(df[list(metrics)].to_numpy())
+    _check_coverage(df["system"].to_numpy(), finite, metrics)
+    bad = ~finite.all(axis=1)
+    if not bad.any():
+        return df
+    if not drop_incomplete:
+        n = int(bad.sum())
+        columns = [f", column {s!r}" for s in df["system"][bad]] if wide else None
+        raise InputError(
+            f"{counted(n, 'score')} {plural(n, 'is', 'are')} missing (NaN) or infinite "
+            f"({where(df.index[bad], lines, details=columns)}); scores must be finite. "
+            f"Fix {plural(n, 'it', 'them')}, or pass `drop_incomplete=True` to drop "
+            f"{plural(n, 'that row', 'those rows')}."
+        )
+    dropped.append(df[bad].assign(reason="missing or infinite score"))
+    return df[~bad]
+
+
+def _check_unique_keys(df: pd.DataFrame, keys: tuple[str, ...]) -> None:
+    """Raise when two scores share a key, naming only the input's key columns."""
+    named = [k for k in ("system", "dataset", "run", "fold") if k in keys]  # the input's keys
+    dup = df.duplicated(list(_KEY), keep=False)
+    if not dup.any():
+        return
+    first = df[dup].iloc[0]
+    per_dataset = "run" not in keys and "fold" not in keys
+    raise InputError(
+        f"Duplicated ({', '.join(named)}) keys: {int(dup.sum())} rows, e.g. "
+        f"{tuple(first[named].tolist())!r}; every score needs a unique key "
+        + (
+            "(a table without run and fold columns holds one score per data set and "
+            "system; for per-fold scores, name the fold column with `fold` and the run "
+            "column with `run`)."
+            if per_dataset
+            else "(is a run or data set column missing?)."
+        )
+    )
+
+
+def _drop_incomplete_keys(
+    df: pd.DataFrame,
+    systems: list[str],
+    keys: tuple[str, ...],
+    drop_incomplete: bool,
+    dropped: list[pd.DataFrame],
+) -> pd.DataFrame:
+    """Return `df` without the keys some system lacks (kept in `dropped`), or raise."""
+    keys_per = df.groupby(["dataset", "run", "fold"], sort=False)["system"].transform("size")
+    incomplete = keys_per < len(systems)
+    if incomplete.any():
+        if not drop_incomplete:
+            raise InputError(_incomplete(df, incomplete, systems, keys))
+        dropped.append(df[incomplete].assign(reason="key not present for every system"))
+        df = df[~incomplete]
+    if len(df) == 0:
+        raise InputError("No complete scores are left after dropping incomplete rows.")
+    return df
+
+
+def _check_grid(grid: pd.DataFrame) -> None:
+    """Raise unless one system's scores form a full runs x folds grid on each data set.
+
+    After dropping incomplete folds the grid may be ragged on purpose (rho then
+    still uses the number of distinct folds): callers check only undropped tables.
+    """
+    shape = grid.groupby("dataset", sort=False).agg(
+        runs=("run", "nunique"), folds=("fold", "nunique"), size=("fold", "size")
+    )
+    ragged = shape[shape["runs"] * shape["folds"] != shape["size"]]
+    if len(ragged):
+        ds, row = ragged.index[0], ragged.iloc[0]
+        raise InputError(
+            f"Data set {ds!r} has {int(row['size'])} scores per system, not runs x folds = "
+            f"{int(row['runs'])} x {int(row['folds'])}; every run needs the same folds."
+        )
 
 
 def _incomplete(

@@ -147,22 +147,9 @@ def plot_triangle_grid(
         Its axes are the k(k-1)/2 triangles, row by row.
     """
     metric = metric_of(result, metric)
-    names = tuple(result.systems if systems is None else systems)
-    unknown = [s for s in names if s not in result.systems]
-    if unknown:
-        raise InputError(f"Not in this ranking: {', '.join(map(repr, unknown))}.")
-    if len(names) < 2 or len(set(names)) != len(names):
-        raise InputError("The triangle grid needs at least two distinct systems.")
+    names = _grid_systems(result, systems)
     k = len(names)
-    margins: dict[str, float] = {}
-    if fig is None:
-        import matplotlib.pyplot as plt
-
-        size = max(1.8 * (k - 1) + 0.6, 3.2)
-        fig = plt.figure(figsize=(size, size + 0.7))
-        top = 1 - 1.05 / (size + 0.7)
-        margins = {"left": 0.4 / size, "right": 0.99, "bottom": 0.15 / size, "top": top}
-    grid = fig.add_gridspec(k - 1, k - 1, wspace=0.08, hspace=0.18, **margins)
+    fig, grid = _grid_figure(fig, k)
     n_points = 0
     for i in range(1, k):
         for j in range(i):
@@ -192,7 +179,42 @@ def plot_triangle_grid(
                 )
             if i == j + 1:
                 ax.set_title(col, fontsize="small", fontweight="bold")
-    key = (
+    fig.suptitle(f"{metric}: pairwise posteriors\n{rule_text(result)}", fontsize="medium")
+    if k >= 3:  # the empty upper triangle holds the key
+        top_right = fig.axes[-1].get_position().x1, fig.axes[0].get_position().y1
+        fig.text(
+            *top_right, _grid_key(n_points), ha="right", va="top", fontsize="x-small", color="0.3"
+        )
+    return fig
+
+
+def _grid_systems(result: Any, systems: Any) -> tuple[str, ...]:
+    """Return the systems of the grid: those given (checked), or the ranking's."""
+    names = tuple(result.systems if systems is None else systems)
+    unknown = [s for s in names if s not in result.systems]
+    if unknown:
+        raise InputError(f"Not in this ranking: {', '.join(map(repr, unknown))}.")
+    if len(names) < 2 or len(set(names)) != len(names):
+        raise InputError("The triangle grid needs at least two distinct systems.")
+    return names
+
+
+def _grid_figure(fig: Any, k: int) -> tuple[Any, Any]:
+    """Return the figure (a new one sized for `k` systems when None) and its grid of cells."""
+    margins: dict[str, float] = {}
+    if fig is None:
+        import matplotlib.pyplot as plt
+
+        size = max(1.8 * (k - 1) + 0.6, 3.2)
+        fig = plt.figure(figsize=(size, size + 0.7))
+        top = 1 - 1.05 / (size + 0.7)
+        margins = {"left": 0.4 / size, "right": 0.99, "bottom": 0.15 / size, "top": top}
+    return fig, fig.add_gridspec(k - 1, k - 1, wspace=0.08, hspace=0.18, **margins)
+
+
+def _grid_key(n_points: int) -> str:
+    """Return the key of the triangle grid: what a cell's corners, symbol and points are."""
+    return (
         "each cell: row vs column\n"
         "bottom left: row better\n"
         "top (≈): practically equivalent\n"
@@ -200,11 +222,6 @@ def plot_triangle_grid(
         "symbol: relation of row to column\n"
         f"points: posterior draws (up to {n_points})"
     )
-    fig.suptitle(f"{metric}: pairwise posteriors\n{rule_text(result)}", fontsize="medium")
-    if k >= 3:  # the empty upper triangle holds the key
-        top_right = fig.axes[-1].get_position().x1, fig.axes[0].get_position().y1
-        fig.text(*top_right, key, ha="right", va="top", fontsize="x-small", color="0.3")
-    return fig
 
 
 # ------------------------------------------------------------------ heatmap

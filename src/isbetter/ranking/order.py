@@ -201,15 +201,7 @@ def partial_order(
     import networkx as nx
 
     rank = {s: i for i, s in enumerate(systems)}
-    equivalent: list[tuple[str, str]] = []
-    better: list[tuple[str, str]] = []  # (worse, better)
-    for (a, b), rel in relations.items():
-        if rel == "equivalent":
-            equivalent.append((a, b))
-        elif rel in _STRICT_A:
-            better.append((b, a))
-        elif rel in _STRICT_B:
-            better.append((a, b))
+    equivalent = [pair for pair, rel in relations.items() if rel == "equivalent"]
     groups = _groups(systems, equivalent, relations, strength or {}, rank)
     of = {s: g for g in groups for s in g}
     problems = [
@@ -220,35 +212,43 @@ def partial_order(
     ]
     dag = nx.DiGraph()
     dag.add_nodes_from(groups)
-    for worse, best in better:
-        dag.add_edge(of[worse], of[best])
-    cycles = list(nx.simple_cycles(dag))
-    for cycle in cycles:
-        names = [group_label(g) for g in [*cycle, cycle[0]]]
-        problems.append("cycle: " + " < ".join(names))
-    if cycles:  # break the cycles to draw and write what is left: drop the edges on them
-        for cycle in cycles:
-            for g1, g2 in zip(cycle, [*cycle[1:], cycle[0]], strict=True):
-                if dag.has_edge(g1, g2):
-                    dag.remove_edge(g1, g2)
+    dag.add_edges_from((of[worse], of[best]) for worse, best in _strict_pairs(relations))
+    problems += _drop_cycles(dag)
     hasse = nx.transitive_reduction(dag)
     layers = _layers(dag, groups, rank)
-    ordered = tuple(g for layer in layers for g in layer)
     return PartialOrder(
         systems=tuple(systems),
-        groups=ordered,
-        hasse_edges=tuple(
-            sorted(
-                ((group_label(u), group_label(v)) for u, v in hasse.edges()),
-                key=lambda e: (e[0], e[1]),
-            )
-        ),
+        groups=tuple(g for layer in layers for g in layer),
+        hasse_edges=tuple(sorted((group_label(u), group_label(v)) for u, v in hasse.edges())),
         line=_line(layers),
         inconsistencies=tuple(problems),
         chain=chain_line(_worst_first(systems, ranks), relations),
         chain_ranks={s: float(ranks[s]) for s in systems},
         chain_by=ranks_by,
     )
+
+
+def _strict_pairs(relations: Mapping[tuple[str, str], str]) -> list[tuple[str, str]]:
+    """Return every strict relation as ``(worse, better)``."""
+    better = []
+    for (a, b), rel in relations.items():
+        if rel in _STRICT_A:
+            better.append((b, a))
+        elif rel in _STRICT_B:
+            better.append((a, b))
+    return better
+
+
+def _drop_cycles(dag: Any) -> list[str]:
+    """Remove the edges on every cycle of `dag` (to draw and write what is left); name them."""
+    import networkx as nx
+
+    cycles = list(nx.simple_cycles(dag))
+    for cycle in cycles:
+        for g1, g2 in zip(cycle, [*cycle[1:], cycle[0]], strict=True):
+            if dag.has_edge(g1, g2):
+                dag.remove_edge(g1, g2)
+    return ["cycle: " + " < ".join(group_label(g) for g in [*cycle, cycle[0]]) for cycle in cycles]
 
 
 def expected_ranks(

@@ -91,6 +91,23 @@ def plackett_luce_metric(
             **options,
         )
     means = dataset_means(table, metric, systems).mean(axis=0)
+    pairs, simplex = _pairs(fit, systems, metric, means)
+    return PlackettLuceMetric(
+        pairs=pairs,
+        simplex=simplex,
+        ranks=fit.ranks(),
+        converged=fit.diagnostics.converged,
+        tied_datasets=fit.tied_datasets,
+    )
+
+
+def _pairs(
+    fit: Any, systems: tuple[str, ...], metric: str, means: Any
+) -> tuple[list[ComparisonSummary], dict[tuple[str, str], list[list[float]]]]:
+    """Return every pair's summary, ``(P(w_a > w_b), 0, P(w_b > w_a))``, and its simplex points.
+
+    `means` are each system's mean score over the data sets (the observed scores).
+    """
     sign = 1.0 if fit.higher_is_better else -1.0
     settings = {
         **fit.settings,
@@ -126,10 +143,4 @@ def plackett_luce_metric(
             )
         )
         simplex[(a, b)] = simplex_points(masses)
-    return PlackettLuceMetric(
-        pairs=pairs,
-        simplex=simplex,
-        ranks=fit.ranks(),
-        converged=fit.diagnostics.converged,
-        tied_datasets=fit.tied_datasets,
-    )
+    return pairs, simplex

@@ -13,7 +13,7 @@ from typing import Any
 from isbetter.core.errors import InputTypeError
 from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, ranking_text, rope_text
 from isbetter.inference.decisions import HDI_ROPE_RULE, RELATIONS, symbol
-from isbetter.inference.records import TestResult
+from isbetter.inference.records import Estimate, Observed, TestResult
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
 
@@ -106,23 +106,9 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     if s.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {s.settings['dropped']}")
     if s.observed is not None:
-        o = s.observed
-        size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
-        if "n_datasets" in s.settings and s.method == "hierarchical":
-            size += f" on {s.settings['n_datasets']} data sets"
-        notes.append(
-            f"observed: mean {s.metric} {a} {o.score_a:.4f}, {b} {o.score_b:.4f}, mean "
-            f"difference {o.difference:+.4f} ({size})"
-        )
+        notes.append(_observed_note(s, s.observed))
     if s.estimate is not None:
-        e, i = s.estimate, s.estimate.interval
-        what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
-        bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
-        notes.append(
-            f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "
-            f"[{i.low:+.4f}, {i.high:+.4f}]; HDI + ROPE decision: {symbol(e.decision)} "
-            f"({RELATIONS[e.decision][2]})" + ("" if bf is None else f"; BF(ROPE) {bf}")
-        )
+        notes.append(_estimate_note(s, s.estimate))
     if "rho" in s.settings and s.method == "correlated_t":
         notes.append(f"correlation of the fold differences rho = {s.settings['rho']:g}")
     notes += [_test_line(t) for t in s.tests]
@@ -142,6 +128,30 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
         signature=s.signature,
         records=(s.to_record(),),
         data=s.to_dict(),
+    )
+
+
+def _observed_note(s: ComparisonSummary, o: Observed) -> str:
+    """Return the note of the observed mean scores and their difference."""
+    a, b = s.system_a, s.system_b
+    size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
+    if "n_datasets" in s.settings and s.method == "hierarchical":
+        size += f" on {s.settings['n_datasets']} data sets"
+    return (
+        f"observed: mean {s.metric} {a} {o.score_a:.4f}, {b} {o.score_b:.4f}, mean "
+        f"difference {o.difference:+.4f} ({size})"
+    )
+
+
+def _estimate_note(s: ComparisonSummary, e: Estimate) -> str:
+    """Return the note of the posterior mean difference, its HDI, decision and BF(ROPE)."""
+    i = e.interval
+    what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
+    bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
+    return (
+        f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "
+        f"[{i.low:+.4f}, {i.high:+.4f}]; HDI + ROPE decision: {symbol(e.decision)} "
+        f"({RELATIONS[e.decision][2]})" + ("" if bf is None else f"; BF(ROPE) {bf}")
     )
 
 
@@ -290,8 +300,35 @@ def _power_table(s: PowerSummary) -> ReportTable:
 
 def _ranking_table(r: Any) -> ReportTable:
     """Szymański & Gorman's Table 2: pairs x metrics x (A better, equivalent, B better)."""
+    rule = (
+        f"likelihood (most probable relation; ≳/≲ when within {r.margin:g} of the ROPE)"
+        if r.rule == "likelihood"
+        else f"threshold (probability >= {r.threshold:g}, else ?)"
+    )
+    title = (
+        f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: "
+        f"{ranking_text(r.settings.get('comparison_method', ''))}; rule: {r.rule}"
+    )
+    notes = [f"relation rule: {rule}"]
+    for m in r.metrics:
+        notes += _ranking_metric_notes(r, m)
+    notes += _ranking_key_notes(r)
+    if r.settings.get("dropped"):
+        notes.append(f"dropped as incomplete: {r.settings['dropped']}")
+    return ReportTable(
+        title=title,
+        columns=_ranking_columns(r),
+        rows=_ranking_rows(r),
+        notes=tuple(notes),
+        signature=r.signature,
+        records=tuple(r.to_frame().to_dict(orient="records")),
+        data=r.to_dict(),
+    )
+
+
+def _ranking_columns(r: Any) -> tuple[Column, ...]:
+    """Return the columns: the two systems, then per metric >, ≈, <, relation (and Δ rank)."""
     columns = [Column("a", "A"), Column("b", "B")]
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for m in r.metrics:
         columns += [
             Column(f"{m}|a", f"{m} >", "probability", group=m, short=">"),
@@ -301,6 +338,12 @@ def _ranking_table(r: Any) -> ReportTable:
         ]
         if m in r.baselines:
             columns.append(Column(f"{m}|rank", f"{m} Δ rank", "text", group=m, short="Δ rank"))
+    return tuple(columns)
+
+
+def _ranking_rows(r: Any) -> tuple[dict[str, Any], ...]:
+    """Return one row per pair of systems, with the cells of every metric."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for p in r.pairs:
         m = p.settings.get("ranking_metric", p.metric)
         row = rows.setdefault((p.system_a, p.system_b), {"a": p.system_a, "b": p.system_b})
@@ -314,35 +357,32 @@ def _ranking_table(r: Any) -> ReportTable:
         )
         if m in r.baselines:
             row[f"{m}|rank"] = _rank_cell(r.baselines[m], p.system_a, p.system_b)
+    return tuple(rows.values())
+
+
+def _ranking_metric_notes(r: Any, m: str) -> list[str]:
+    """Return one metric's notes: order, inconsistencies, chain, joint ranks, baselines."""
     ropes = r.settings.get("ropes", {})
-    rule = (
-        f"likelihood (most probable relation; ≳/≲ when within {r.margin:g} of the ROPE)"
-        if r.rule == "likelihood"
-        else f"threshold (probability >= {r.threshold:g}, else ?)"
-    )
-    title = (
-        f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: "
-        f"{ranking_text(r.settings.get('comparison_method', ''))}; rule: {r.rule}"
-    )
-    notes = [f"relation rule: {rule}"]
-    for m in r.metrics:
-        order = r.orders[m]
-        rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
-        notes.append(
-            f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
-        )
-        notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
-        notes.append(f"{m} chain: {order.chain}")
-        if m in r.joint:
-            notes += _joint_notes(m, r.joint[m], r.settings)
-        if m in r.baselines:
-            notes += _baseline_notes(m, r.baselines[m])
+    order = r.orders[m]
+    rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
+    notes = [f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"]
+    notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
+    notes.append(f"{m} chain: {order.chain}")
+    if m in r.joint:
+        notes += _joint_notes(m, r.joint[m], r.settings)
+    if m in r.baselines:
+        notes += _baseline_notes(m, r.baselines[m])
+    return notes
+
+
+def _ranking_key_notes(r: Any) -> list[str]:
+    """Return the key: what the chain's symbols, the columns >, ≈, < and Δ rank mean."""
     by = "; ".join(dict.fromkeys(r.orders[m].chain_by for m in r.metrics))
-    notes.append(
+    notes = [
         f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
         "the two systems beside it (a < b: b better by more than the ROPE; ≈: equivalent; "
         "≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is possible"
-    )
+    ]
     if r.settings.get("comparison_method") == "plackett_luce":
         notes.append(
             "columns >, ≈, <: P(w_A > w_B), 0, P(w_B > w_A) — the Plackett–Luce model ranks, "
@@ -365,17 +405,7 @@ def _ranking_table(r: Any) -> ReportTable:
             "no mean ranks, Friedman test or Nemenyi critical difference: they rank the "
             "systems on each of several data sets, and this ranking has one data set or test set"
         )
-    if r.settings.get("dropped"):
-        notes.append(f"dropped as incomplete: {r.settings['dropped']}")
-    return ReportTable(
-        title=title,
-        columns=tuple(columns),
-        rows=tuple(rows.values()),
-        notes=tuple(notes),
-        signature=r.signature,
-        records=tuple(r.to_frame().to_dict(orient="records")),
-        data=r.to_dict(),
-    )
+    return notes
 
 
 def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
