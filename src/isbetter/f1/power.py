@@ -110,6 +110,15 @@ class JointDistribution:
         object.__setattr__(self, "theta_pos", _simplex(self.theta_pos, "theta_pos"))
         object.__setattr__(self, "theta_neg", _simplex(self.theta_neg, "theta_neg"))
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the distribution as JSON-ready values (for a result's settings)."""
+        return {
+            "mu": self.mu,
+            "theta_pos": list(self.theta_pos),
+            "theta_neg": list(self.theta_neg),
+            "name": self.name,
+        }
+
     def true_delta(self, measure: Measure) -> float:
         """Return the population difference of `measure` (positive: A better)."""
         c = JointCounts(
@@ -227,12 +236,7 @@ def power_analysis(
         goal=goal,
         replicates=replicates,
         measure=rule.measure.name,
-        distribution={
-            "mu": distribution.mu,
-            "theta_pos": list(distribution.theta_pos),
-            "theta_neg": list(distribution.theta_neg),
-            "name": distribution.name,
-        },
+        distribution=distribution.to_dict(),
         prior=(prior or F1Prior()).to_dict(),
     )
     return PowerResult(
