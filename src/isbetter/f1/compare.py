@@ -11,13 +11,16 @@ the paper's Savage–Dickey BF01, whose value depends on a stated kernel bandwid
 on the same documents. A multi-class
 comparison adds rows ``"macro"`` and ``"micro"``.
 
-The work runs in steps: the predictions and options (:mod:`isbetter.f1.plan`),
-the joint counts of each class, the posterior draws (exact for the paired and
-unpaired models; one MCMC fit for the hierarchical model:
-:mod:`isbetter.f1.draws`), the summary and baselines of each row and the
-across-class tests (:mod:`isbetter.f1.rows`). Every row is a
+The work runs in four steps, each a function of the :class:`~isbetter.f1.plan.Plan`
+and what the steps before it gave: the predictions and typed options, validated
+(:func:`~isbetter.f1.plan.plan_comparison`); the joint counts of each class
+(:func:`~isbetter.f1.draws.count`); the posterior and prior draws, exact for the
+paired and unpaired models, one MCMC fit for the hierarchical model
+(:func:`~isbetter.f1.draws.draw`); the summary and baselines of each row and the
+across-class tests (:func:`~isbetter.f1.rows.assemble`). Every row is a
 :class:`~isbetter.results.comparison.ComparisonResult` inside an
-:class:`~isbetter.results.f1.F1Result`.
+:class:`~isbetter.results.f1.F1Result`. The old keywords are mapped to the typed
+options in :mod:`isbetter.f1.legacy`.
 """
 
 from __future__ import annotations
