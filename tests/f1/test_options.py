@@ -111,8 +111,10 @@ def test_classes_names_the_positive_class_of_a_binary_task():
     assert compare_f1(BINARY, classes=[0], baselines=False, **SMALL).table.equals(one.table)
     with pytest.raises(InputError, match="names 2 classes of a binary task"):
         compare_f1(BINARY, classes=[0, 1])
-    # a multi-class task: one label is one row, no averages
+    # a multi-class task: one label is one row, no averages; any iterable of labels
     assert compare_f1(THREE, classes=2, baselines=False, **SMALL).classes == ("2",)
+    for labels in (np.array([2, 0]), pd.Index([2, 0]), (2, 0)):
+        assert compare_f1(THREE, classes=labels, baselines=False, **SMALL).classes == ("2", "0")
 
 
 def test_sampling_and_baselines_check_their_values():

@@ -7,7 +7,7 @@ counts and draws (:mod:`isbetter.f1.draws`) and the rows (:mod:`isbetter.f1.rows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -153,9 +153,9 @@ def _systems(table: PredictionTable, system_a: str | None, system_b: str | None)
 
 def _labels(table: PredictionTable, classes: Any) -> tuple[Any, ...]:
     """Return the reported classes: `classes` (one label or a sequence of them), or all."""
-    if classes is None or classes == EVERY_CLASS:
+    if classes is None or classes is EVERY_CLASS:
         return (table.default_positive(),) if table.is_binary else tuple(table.labels)
-    if isinstance(classes, str | bytes) or not isinstance(classes, Sequence | np.ndarray):
+    if isinstance(classes, str | bytes) or not isinstance(classes, Iterable):
         classes = (classes,)
     labels = tuple(table.check_label(c, "classes") for c in classes)
     if table.is_binary and len(labels) != 1:
