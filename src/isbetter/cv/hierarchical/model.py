@@ -221,8 +221,8 @@ class HierarchicalModel:
             )
         seed = resolve_seed(rng)
         data = prepared.model_data(priors)
-        sampling = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
-        idata = self._sample(data, prepared.bounded, sampling)
+        run = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
+        idata = self._sample(data, prepared.bounded, run)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         fitted, refit_of = self, None
         if self._fallback and not diagnostics.converged:
@@ -230,11 +230,11 @@ class HierarchicalModel:
             # integrated model has none, so its answer replaces the flagged one
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
-            idata = fitted._sample(data, prepared.bounded, sampling)
+            idata = fitted._sample(data, prepared.bounded, run)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
         return fitted._result(
-            scores, idata, diagnostics, prepared, rope, rho, priors, sampling, refit_of
+            scores, idata, diagnostics, prepared, rope, rho, priors, run, refit_of
         )
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
