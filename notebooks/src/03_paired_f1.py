@@ -59,7 +59,8 @@ print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__v
 
 # %%
 res = isbetter.compare_f1(
-    PREDICTIONS, system_a="svm", system_b="nb", rope=0.05, draws=DRAWS, resamples=RESAMPLES,
+    PREDICTIONS, system_a="svm", system_b="nb", rope=0.05, draws=DRAWS,
+    baselines=isbetter.Baselines(resamples=RESAMPLES),
     rng=SEED,
 )
 frame = res.table.set_index("label")

@@ -39,7 +39,8 @@ QUICK = os.environ.get("ISBETTER_NOTEBOOK_QUICK", "") not in ("", "0")
 ROOT = Path(os.environ.get("ISBETTER_ROOT", "..")).resolve()  # the repository
 PREDICTIONS = ROOT / "data" / "f1_20class" / "predictions.csv"
 DRAWS = 5_000 if QUICK else 50_000
-MCMC = {"draws": 1_000, "tune": 300, "chains": 2} if QUICK else {"draws": 8_000}
+QUICK_MCMC = {"draws": 1_000, "sampling": isbetter.Sampling(tune=300, chains=2)}
+MCMC = QUICK_MCMC if QUICK else {"draws": 8_000}
 SEED = 2015
 RESULTS = {}  # the numbers the last cell prints as JSON (checked by tests/test_notebooks.py)
 print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__version__)
@@ -56,7 +57,8 @@ print("accuracy: svm %.4f, nb %.4f" % ((df["svm"] == df["gold"]).mean(), (df["nb
 
 # %%
 common = dict(system_a="svm", system_b="nb", rope=0.01, rng=SEED)
-paired = isbetter.compare_f1(predictions, model="paired", draws=DRAWS, resamples=2_000, **common)
+paired = isbetter.compare_f1(predictions, model="paired", draws=DRAWS,
+                             baselines=isbetter.Baselines(resamples=2_000), **common)
 unpaired = isbetter.compare_f1(predictions, model="unpaired", draws=DRAWS, baselines=False, **common)
 with warnings.catch_warnings():
     if QUICK:  # a short run; the diagnostics stay in the result

@@ -77,7 +77,8 @@ events
 # %%
 boot = bootstrap_test(counts, f1, resamples=RESAMPLES, rng=rng)
 bayes_f1 = isbetter.compare_f1(table, system_a=A, system_b=B, classes=[LABEL], rope=0.05,
-                               draws=DRAWS, resamples=RESAMPLES, rng=SEED)
+                               draws=DRAWS, baselines=isbetter.Baselines(resamples=RESAMPLES),
+                               rng=SEED)
 row = bayes_f1.row(LABEL)
 side = "A" if boot.estimate > 0 else "B"
 comparison = pd.DataFrame(
@@ -155,8 +156,9 @@ sd8 = np.sqrt(2 * (COSTS["cost_fn"] ** 2 * COSTS["p_positive"] ** 2 * fn_bar / n
                    + COSTS["cost_fp"] ** 2 * (1 - COSTS["p_positive"]) ** 2 * fp_bar / n_n**2 * (1 - fp_bar / n_n)))
 p8 = float(2 * stats.norm.sf(abs(dcf_b - dcf_a) / sd8))
 p9 = dcf_proportion_test(counts, **COSTS)  # eq. (9), paired
-bayes_dcf = isbetter.compare_f1(table, system_a=A, system_b=B, classes=[LABEL], metric="dcf",
-                                rope=0.05, draws=DRAWS, resamples=RESAMPLES, rng=SEED, **COSTS)
+bayes_dcf = isbetter.compare_f1(table, system_a=A, system_b=B, classes=[LABEL],
+                                metric=isbetter.dcf(**COSTS), rope=0.05, draws=DRAWS,
+                                baselines=isbetter.Baselines(resamples=RESAMPLES), rng=SEED)
 drow = bayes_dcf.row(LABEL)
 RESULTS["dcf"] = [dcf_a, dcf_b]
 RESULTS["dcf_p_unpaired_eq8"] = p8

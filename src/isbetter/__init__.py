@@ -33,12 +33,17 @@ _LAZY: dict[str, str] = {
     "plackett_luce": "isbetter.cv.plackett_luce",
     "read_scores": "isbetter.cv.scores",
     "compare_f1": "isbetter.f1.compare",
+    "Baselines": "isbetter.f1.baselines",
     "Measure": "isbetter.f1.measures",
+    "dcf": "isbetter.f1.measures",
+    "fbeta": "isbetter.f1.measures",
     "get_measure": "isbetter.f1.measures",
     "corrected_resampled_ttest": "isbetter.cv.correlated_t",
     "correlated_ttest": "isbetter.cv.correlated_t",
     "rho_from_sizes": "isbetter.cv.correlated_t",
+    "F1Model": "isbetter.f1.paired",
     "F1Prior": "isbetter.f1.paired",
+    "Sampling": "isbetter.inference.sampling",
     "HierarchicalModel": "isbetter.cv.hierarchical.model",
     "hierarchical_test": "isbetter.cv.hierarchical.model",
     "HierarchicalPriors": "isbetter.cv.hierarchical.priors",
@@ -70,8 +75,10 @@ __all__ = [
     "IsbetterError",
     "RenamedArgumentWarning",
     "__version__",
+    "Baselines",
     "ComparisonResult",
     "ComparisonSummary",
+    "F1Model",
     "F1Prior",
     "F1Result",
     "HierarchicalModel",
@@ -87,12 +94,15 @@ __all__ = [
     "PredictionTable",
     "RankingResult",
     "Probabilities",
+    "Sampling",
     "ScoreTable",
     "TestResult",
     "compare",
     "compare_f1",
     "corrected_resampled_ttest",
     "correlated_ttest",
+    "dcf",
+    "fbeta",
     "from_arrays",
     "friedman_nemenyi",
     "get_measure",
@@ -136,9 +146,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from isbetter.cv.plackett_luce import plackett_luce
     from isbetter.cv.scores import PairedScores, ScoreTable, from_arrays, read_scores
     from isbetter.cv.sign_tests import sign_test, signed_rank_test
+    from isbetter.f1.baselines import Baselines
     from isbetter.f1.compare import compare_f1
-    from isbetter.f1.measures import Measure, get_measure
-    from isbetter.f1.paired import F1Prior
+    from isbetter.f1.measures import Measure, dcf, fbeta, get_measure
+    from isbetter.f1.paired import F1Model, F1Prior
     from isbetter.f1.power import JointDistribution, power_analysis
     from isbetter.f1.predictions import (
         JointCounts,
@@ -146,6 +157,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         predictions_from_arrays,
         read_predictions,
     )
+    from isbetter.inference.sampling import Sampling
     from isbetter.ranking import RankingResult, rank
     from isbetter.results import (
         ComparisonResult,

@@ -25,6 +25,7 @@ from isbetter import (
     read_scores,
 )
 from isbetter.cli import main
+from isbetter.f1.baselines import Baselines
 from isbetter.f1.power import JointDistribution, power_analysis
 
 
@@ -111,7 +112,7 @@ API_CASES = {
             predictions_from_arrays([0, 1, 1, 0], a=[0, 1, 0, 0], b=[1, 1, 1, 0]), rho=0.1
         ),
         InputError,
-        "^Option 'rho' does not apply to method 'paired'; it takes: gold, beta, ",
+        "^Option 'rho' does not apply to method 'paired'; it takes: hdi_prob, draws, sampling, ",
     ),
     "a metric by its old and its new name": (
         lambda: isbetter.compare_f1(
@@ -322,9 +323,13 @@ def test_old_keyword_measure_still_works_and_says_the_current_name():
     """`metric` is the word of compare, rank, compare_f1 and power_analysis; `measure` its alias."""
     table = predictions_from_arrays([0, 1, 1, 0, 1, 0] * 10, a=[0, 1, 0, 0, 1, 1] * 10,
                                     b=[1, 1, 1, 0, 0, 0] * 10)  # fmt: skip
-    current = isbetter.compare_f1(table, metric="precision", draws=500, resamples=50, rng=1)
+    current = isbetter.compare_f1(
+        table, metric="precision", draws=500, baselines=Baselines(resamples=50), rng=1
+    )
     with pytest.warns(isbetter.RenamedArgumentWarning, match="`measure` is an alias of `metric`"):
-        old = isbetter.compare_f1(table, measure="precision", draws=500, resamples=50, rng=1)
+        old = isbetter.compare_f1(
+            table, measure="precision", draws=500, baselines=Baselines(resamples=50), rng=1
+        )
     assert old.table.equals(current.table) and current.measure == "precision"
     args = {"sizes": [100], "replicates": 3, "draws": 200, "rng": 1}
     new = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, metric="accuracy", **args)

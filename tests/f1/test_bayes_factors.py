@@ -27,7 +27,6 @@ def _bf(draws, seed, label="politics"):
         system_b="logreg",
         draws=draws,
         baselines=False,
-        averages=False,
         classes=[label],
         rng=seed,
     )

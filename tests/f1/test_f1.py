@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from isbetter import InputError
-from isbetter.f1.baselines import dcf_proportion_test
+from isbetter import InputError, RenamedArgumentWarning
+from isbetter.f1.baselines import Baselines, dcf_proportion_test
 from isbetter.f1.compare import F1_MODELS, compare_f1
 from isbetter.f1.measures import accuracy, dcf, f1, get_measure
-from isbetter.f1.paired import F1Prior, sample_delta, sample_rates
+from isbetter.f1.paired import F1Model, F1Prior, sample_delta, sample_rates
 from isbetter.f1.predictions import JointCounts, predictions_from_arrays
 from isbetter.results import ComparisonResult, F1Result, TestResult
 
@@ -158,7 +158,7 @@ def test_builtin_measures_match_sklearn_style_formulas(name):
 # ----------------------------------------------------------------------------- compare_f1
 def test_compare_f1_binary_row_and_result_api(rng):
     df = make_predictions(rng)
-    res = compare_f1(df, rng=5, draws=20_000, resamples=2000)
+    res = compare_f1(df, rng=5, draws=20_000, baselines=Baselines(resamples=2000))
     assert isinstance(res, F1Result)
     assert res.classes == ("1",)
     row = res.row()
@@ -214,8 +214,12 @@ def test_compare_f1_binary_row_and_result_api(rng):
 
 def test_swapping_a_and_b_mirrors_every_number(rng):
     df = make_predictions(rng)
-    res1 = compare_f1(df, system_a="a", system_b="b", rng=11, draws=20_000, resamples=2000)
-    res2 = compare_f1(df, system_a="b", system_b="a", rng=11, draws=20_000, resamples=2000)
+    res1 = compare_f1(
+        df, system_a="a", system_b="b", rng=11, draws=20_000, baselines=Baselines(resamples=2000)
+    )
+    res2 = compare_f1(
+        df, system_a="b", system_b="a", rng=11, draws=20_000, baselines=Baselines(resamples=2000)
+    )
     r1, r2 = res1.row(), res2.row()
     assert r1["score_a"] == r2["score_b"] and r1["observed"] == pytest.approx(-r2["observed"])
     assert r1["mean"] == pytest.approx(-r2["mean"], abs=1e-15)
@@ -249,7 +253,7 @@ def test_identical_predictions_are_sampled_not_declared_equivalent(rng):
     """
     small = make_predictions(rng, n=20, n_classes=2)
     small["b"] = small["a"]
-    res = compare_f1(small, rng=1, draws=20_000, resamples=500)
+    res = compare_f1(small, rng=1, draws=20_000, baselines=Baselines(resamples=500))
     row = res.row()
     assert row["interval_high"] - row["interval_low"] > 0.2  # the model's own uncertainty
     assert row["interval_low"] < -0.05 and row["interval_high"] > 0.05
@@ -274,7 +278,7 @@ def test_hdi_agrees_with_keller_bootstrap_interval_at_7500_documents():
     50 000 posterior draws / 10 000 resamples are about 3e-4 on the bounds.
     """
     df = make_predictions(np.random.default_rng(20240917), n=7500)
-    res = compare_f1(df, rng=2024, draws=50_000, resamples=10_000)
+    res = compare_f1(df, rng=2024, draws=50_000, baselines=Baselines(resamples=10_000))
     row, boot = res.row(), bootstrap_interval(res)
     assert abs(row["interval_low"] - boot.low) < 0.005
     assert abs(row["interval_high"] - boot.high) < 0.005
@@ -283,14 +287,14 @@ def test_hdi_agrees_with_keller_bootstrap_interval_at_7500_documents():
 
 def test_multiclass_rows_are_one_vs_rest(rng):
     df = make_predictions(rng, n=3000, n_classes=4)
-    res = compare_f1(df, rng=3, draws=5000, resamples=500)
+    res = compare_f1(df, rng=3, draws=5000, baselines=Baselines(resamples=500))
     assert res.classes == ("0", "1", "2", "3", "macro", "micro")
     assert {t.name for t in res.across_classes} == {"t_test", "s_test"}
     # class 2's row equals a binary comparison of "2" against the rest
     t = predictions_from_arrays(
         (df.gold == 2).astype(int), a=(df.a == 2).astype(int), b=(df.b == 2).astype(int)
     )
-    binary = compare_f1(t, rng=3, draws=5000, resamples=500)
+    binary = compare_f1(t, rng=3, draws=5000, baselines=Baselines(resamples=500))
     assert binary.row()["score_a"] == pytest.approx(res.row(2)["score_a"])
     assert binary.counts["1"].pos.tolist() == res.counts["2"].pos.tolist()
     sub = compare_f1(df, rng=3, draws=5000, classes=[2, 0], baselines=False)
@@ -343,24 +347,26 @@ def test_compare_f1_iv(rng):
         compare_f1(three)
     with pytest.raises(InputError, match="`rope` must be a non-negative number"):
         compare_f1(df, rope=-0.1)
-    with pytest.raises(InputError, match="`classes` is for multi-class"):
-        compare_f1(df, classes=[1])
-    with pytest.raises(InputError, match="`positive`: 7 is not a gold label"):
-        compare_f1(df, positive=7)
+    with pytest.raises(InputError, match="`classes` names 2 classes of a binary task"):
+        compare_f1(df, classes=[0, 1])
+    with pytest.raises(InputError, match="`classes`: 7 is not a gold label"):
+        compare_f1(df, classes=7)
     with pytest.raises(InputError, match="Unknown model"):
         compare_f1(df, model="joint")
     with pytest.raises(InputError, match="`prior` sets the paired and unpaired"):
-        compare_f1(df, model="hierarchical", prior=F1Prior())
-    res = compare_f1(df, positive=0, rng=0, draws=1000, baselines=False)
+        compare_f1(df, model=F1Model("hierarchical", prior=F1Prior()))
+    res = compare_f1(df, classes=0, rng=0, draws=1000, baselines=False)
     assert res.classes == ("0",)
+    same = compare_f1(df, classes=[0], rng=0, draws=1000, baselines=False)
+    assert same.table.equals(res.table)
 
 
 def test_accuracy_measure_and_seeds(rng):
     df = make_predictions(rng, n=500)
-    r1 = compare_f1(df, metric="accuracy", rng=9, draws=2000, resamples=300)
-    r2 = compare_f1(df, metric=accuracy, rng=9, draws=2000, resamples=300)
+    r1 = compare_f1(df, metric="accuracy", rng=9, draws=2000, baselines=Baselines(resamples=300))
+    r2 = compare_f1(df, metric=accuracy, rng=9, draws=2000, baselines=Baselines(resamples=300))
     pd.testing.assert_frame_equal(r1.table, r2.table)
-    r3 = compare_f1(df, metric="accuracy", rng=10, draws=2000, resamples=300)
+    r3 = compare_f1(df, metric="accuracy", rng=10, draws=2000, baselines=Baselines(resamples=300))
     assert r3.row()["mean"] != r1.row()["mean"]
     assert r1.measure == "accuracy"
 
@@ -383,7 +389,7 @@ def test_gamma_sampler_is_exact(shape):
 # ------------------------------------------------------------------- multi-class averages
 def test_macro_micro_rows(rng):
     df = make_predictions(rng, n=6000, n_classes=4, acc_a=0.85, acc_b=0.8)
-    res = compare_f1(df, rng=4, draws=8000, resamples=2000)
+    res = compare_f1(df, rng=4, draws=8000, baselines=Baselines(resamples=2000))
     t = res.table.set_index("label")
     # observed macro F1 is the mean of the per-class F1; micro F1 is the accuracy
     assert t.loc["macro", "score_a"] == pytest.approx(t.loc[list("0123"), "score_a"].mean())
@@ -403,8 +409,12 @@ def test_macro_micro_rows(rng):
 
 def test_macro_micro_mirror_under_swap(rng):
     df = make_predictions(rng, n=1500, n_classes=3)
-    r1 = compare_f1(df, system_a="a", system_b="b", rng=8, draws=3000, resamples=500)
-    r2 = compare_f1(df, system_a="b", system_b="a", rng=8, draws=3000, resamples=500)
+    r1 = compare_f1(
+        df, system_a="a", system_b="b", rng=8, draws=3000, baselines=Baselines(resamples=500)
+    )
+    r2 = compare_f1(
+        df, system_a="b", system_b="a", rng=8, draws=3000, baselines=Baselines(resamples=500)
+    )
     for key in ("macro", "micro"):
         np.testing.assert_allclose(r1.draws(key), -r2.draws(key), atol=1e-15)
         assert r1.row(key)["bf01"] == pytest.approx(r2.row(key)["bf01"], rel=1e-9)
@@ -460,7 +470,9 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
 
 def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
-    res = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    res = compare_f1(
+        df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
+    )
     row = res.row()
     assert 0 <= row["dcf_ptest_p_value"] <= 1
     assert res.measure == "dcf(1,3,0.5)" and not res.higher_is_better
@@ -471,24 +483,31 @@ def test_dcf_comparison_has_kellers_proportion_test(rng):
 def test_dcf_measure_object_gets_the_proportion_test_too(rng):
     """A DCF made by measures.dcf(...) is recognised as a DCF, like the name "dcf"."""
     df = make_predictions(rng, n=1500)
-    by_name = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
-    by_object = compare_f1(df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, resamples=300)
+    with pytest.warns(RenamedArgumentWarning, match=r"write metric=dcf\(cost_fn=1, cost_fp=3, "):
+        by_name = compare_f1(df, metric="dcf", cost_fp=3.0, rng=1, draws=2000, resamples=300)
+    by_object = compare_f1(
+        df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
+    )
     test = by_object.comparison().summary().test("dcf_ptest")
     assert test is not None and 0 <= test.p_value <= 1
     assert test.p_value == by_name.row()["dcf_ptest_p_value"]
     assert test.estimate == pytest.approx(by_object.row()["observed"])
     pd.testing.assert_frame_equal(by_name.table, by_object.table)
-    # the costs of the object are used, not compare_f1's cost arguments
-    other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500, resamples=50)
+    # the costs of the object are used, not compare_f1's old cost arguments
+    with pytest.warns(RenamedArgumentWarning):
+        other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500)
     expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
     assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
     # not for other measures
-    assert "dcf_ptest_p_value" not in compare_f1(df, rng=1, draws=500, resamples=50).table
+    assert (
+        "dcf_ptest_p_value"
+        not in compare_f1(df, rng=1, draws=500, baselines=Baselines(resamples=50)).table
+    )
 
 
 def test_baselines_do_not_change_posterior_draws(rng):
     df = make_predictions(rng, n=400, n_classes=3)
-    with_b = compare_f1(df, rng=12, draws=1000, resamples=200)
+    with_b = compare_f1(df, rng=12, draws=1000, baselines=Baselines(resamples=200))
     without = compare_f1(df, rng=12, draws=1000, baselines=False)
     for label in with_b.classes:
         np.testing.assert_array_equal(with_b.draws(label), without.draws(label))

@@ -10,11 +10,13 @@ from scipy import special, stats
 
 from isbetter import InputError
 from isbetter.f1.averages import FlatCellModel, ICDMModel
+from isbetter.f1.baselines import Baselines
 from isbetter.f1.compare import compare_f1
 from isbetter.f1.icdm import build_icdm_model, icdm_deltas, model_data
 from isbetter.f1.measures import accuracy, f1
 from isbetter.f1.predictions import predictions_from_arrays
 from isbetter.inference.diagnostics import ess_bulk
+from isbetter.inference.sampling import Sampling
 
 
 def make_predictions(rng, n, n_classes, acc_a=0.85, acc_b=0.8):
@@ -107,7 +109,7 @@ def test_conditional_draws_give_per_class_macro_and_micro(rng):
 
 
 def test_averaged_models_share_one_interface():
-    flat, icdm = FlatCellModel(), ICDMModel(chains=3)
+    flat, icdm = FlatCellModel(), ICDMModel(sampling=Sampling(chains=3))
     assert (flat.name, flat.paired, icdm.name, icdm.paired) == ("flat", True, "icdm", False)
     assert icdm.draws_per_chain(8000) == 2667 and icdm.settings()["chains"] == 3
     cells = np.zeros((3, 3, 3))
@@ -145,14 +147,21 @@ def test_hierarchical_pipeline_with_a_stub_sampler(monkeypatch):
         lambda backend: (build_icdm_model(np.eye(2), np.eye(2)), None),
     )
     df = make_predictions(np.random.default_rng(5), n=2500, n_classes=5)
-    res = compare_f1(df, model="hierarchical", rng=3, draws=3000, chains=3, resamples=300)
+    res = compare_f1(
+        df,
+        model="hierarchical",
+        rng=3,
+        draws=3000,
+        sampling=Sampling(chains=3),
+        baselines=Baselines(resamples=300),
+    )
     assert calls[0]["draws"] == 1000 and calls[0]["chains"] == 3
     assert res.classes == ("0", "1", "2", "3", "4", "macro", "micro")
     d = res.diagnostics
     assert d is not None and d.chains == 3 and d.draws == 1000 and d.converged
     assert d.variables == ("eta", "delta_macro", "delta_micro", "delta_class")
     assert res.settings["draws"] == 1000 and res.settings["chains"] == 3
-    paired = compare_f1(df, rng=3, draws=3000, resamples=300)
+    paired = compare_f1(df, rng=3, draws=3000, baselines=Baselines(resamples=300))
     for key in res.classes:
         cr = res.comparison(key)
         assert cr.diagnostics == d and cr.method.startswith("f1_hierarchical")
@@ -178,14 +187,21 @@ def test_compare_f1_hierarchical_gives_every_row_with_diagnostics():
     df = make_predictions(np.random.default_rng(5), n=2500, n_classes=5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ConvergenceWarning
-        res = compare_f1(df, model="hierarchical", rng=3, draws=4000, chains=2, resamples=500)
+        res = compare_f1(
+            df,
+            model="hierarchical",
+            rng=3,
+            draws=4000,
+            sampling=Sampling(chains=2),
+            baselines=Baselines(resamples=500),
+        )
     assert res.classes == ("0", "1", "2", "3", "4", "macro", "micro")
     assert res.model == "hierarchical" and res.diagnostics is not None
     d = res.diagnostics
     assert d.converged and d.chains == 2 and d.draws == 2000 and "delta_class" in d.variables
     assert res.settings["chains"] == 2 and res.settings["draws"] == 2000
     assert res.settings["average_model"] == "icdm" and "tune" in res.settings
-    paired = compare_f1(df, rng=3, draws=4000, resamples=500)
+    paired = compare_f1(df, rng=3, draws=4000, baselines=Baselines(resamples=500))
     for key in res.classes:
         cr = res.comparison(key)
         assert cr.diagnostics == d and cr.method.startswith("f1_hierarchical")
@@ -201,7 +217,9 @@ def test_compare_f1_hierarchical_gives_every_row_with_diagnostics():
         np.mean([res.row(str(c))["mean"] for c in range(5)]), abs=1e-12
     )
     # a subset of classes: rows of those classes only, from the fit of all of them
-    sub = compare_f1(df, model="hierarchical", classes=[3], rng=3, draws=4000, chains=2)
+    sub = compare_f1(
+        df, model="hierarchical", classes=[3], rng=3, draws=4000, sampling=Sampling(chains=2)
+    )
     assert sub.classes == ("3",)
     np.testing.assert_array_equal(sub.draws(3), res.draws(3))
 

@@ -59,3 +59,23 @@ def test_sampler_seed_comes_from_the_seed_sequence():
     assert sampler_seed(a) == sampler_seed(np.random.SeedSequence(42).spawn(2)[0])
     assert sampler_seed(a) != sampler_seed(b)
     assert 0 <= sampler_seed(a) < 2**32
+
+
+def test_one_sampling_object_for_the_hierarchical_model_of_scores():
+    """Sampling(tune, chains, cores) sets what fit's tune, chains and cores set: same draws."""
+    from isbetter import from_arrays
+    from isbetter.cv.hierarchical.model import HierarchicalModel
+    from isbetter.inference.sampling import Sampling
+
+    g = np.random.default_rng(4)
+    a = g.normal(0.8, 0.03, size=(3, 10))
+    b = a + g.normal(0.01, 0.02, size=(3, 10))
+    scores = from_arrays(a, b, names=("A", "B"), folds=10).paired("A", "B")
+    model = HierarchicalModel(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # 2 short chains
+        given = model.fit(scores, draws=200, sampling=Sampling(tune=200, chains=2), rng=5)
+        loose = model.fit(scores, draws=200, tune=200, chains=2, rng=5)
+    np.testing.assert_array_equal(given.delta0, loose.delta0)
+    assert given.settings == loose.settings
+    assert given.settings["tune"] == 200 and given.settings["chains"] == 2

@@ -48,7 +48,7 @@ def test_zero_rope_is_kept_for_predictions(binary):
     ("options", "metrics"),
     [
         ({"classes": ["x", "y"]}, ("f1 x", "f1 y")),
-        ({"averages": False}, ("f1 x", "f1 y", "f1 z")),
+        ({"classes": ["x", "y", "z"]}, ("f1 x", "f1 y", "f1 z")),
         ({}, ("f1 macro", "f1 micro")),
         ({"classes": ["y"]}, ("f1",)),
     ],
@@ -56,8 +56,9 @@ def test_zero_rope_is_kept_for_predictions(binary):
 def test_multiclass_ranking_of_named_classes_or_without_averages(
     three_classes, options, metrics, tmp_path
 ):
-    """Two or more named classes, or averages=False, ranked nothing: order() raised
-    IndexError and the cache took the empty pairs for corrupt and refitted them every run."""
+    """Two or more named classes, or every class without the averages (once averages=False),
+    ranked nothing: order() raised IndexError and the cache took the empty pairs for corrupt
+    and refitted them every run."""
     res = rank(three_classes, jobs=1, rng=1, cache_dir=tmp_path, **DRAWS, **options)
     assert res.metrics == metrics
     assert len(res.pairs) == 3 * len(metrics)

@@ -16,6 +16,7 @@ from isbetter import (
     read_predictions,
     read_scores,
 )
+from isbetter.f1.baselines import Baselines
 from isbetter.report import render
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -49,7 +50,9 @@ def test_predictions_file_is_recorded_in_every_row():
     table = read_predictions(F1_EXAMPLE, id="doc_id")
     record = {"source": F1_EXAMPLE.name, "rows": 2000, "sha256": _sha256(F1_EXAMPLE)}
     assert table.source == record
-    res = compare_f1(table, system_a="svm", system_b="nb", draws=500, resamples=50, rng=1)
+    res = compare_f1(
+        table, system_a="svm", system_b="nb", draws=500, baselines=Baselines(resamples=50), rng=1
+    )
     assert res.settings["input"] == record
     assert all(row.settings["input"] == record for row in res.comparisons.values())
     assert json.loads(render(res, "json"))["settings"]["input"] == record

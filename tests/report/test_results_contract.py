@@ -26,6 +26,7 @@ from isbetter import (
     sign_test,
     signed_rank_test,
 )
+from isbetter.f1.baselines import Baselines
 from isbetter.f1.power import SIGIR_SCENARIO_A
 from isbetter.report import FORMATS, render, summary_from_dict, to_table
 from isbetter.report.table import MISSING, CellKind, Column, format_cell
@@ -36,6 +37,7 @@ from isbetter.results import (
     PowerSummary,
 )
 
+CHEAP = Baselines(resamples=200)
 NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -57,7 +59,7 @@ def _predictions(n=600, classes=3, seed=3):
 
 @pytest.fixture(scope="module")
 def f1_result():
-    return compare_f1(_predictions(), draws=4000, resamples=500, rng=2)
+    return compare_f1(_predictions(), draws=4000, baselines=Baselines(resamples=500), rng=2)
 
 
 @pytest.fixture(scope="module")
@@ -258,15 +260,15 @@ def long_name_results():
             from_arrays(x[:1], y[:1], names=LONG, runs=1).paired(*LONG), rope=0.01
         ),
         "long signed_rank": signed_rank_test(scores, rope=0.005, rng=1, draws=1000),
-        "long f1": compare_f1(frame, draws=1000, resamples=100, rng=1),
+        "long f1": compare_f1(frame, draws=1000, baselines=Baselines(resamples=100), rng=1),
         "long ranking": rank(table, rope=0.005, method="sign", jobs=1, rng=2, draws=1000),
         "uci ranking": rank(uci, rope=0.01, method="sign", jobs=1, rng=1, draws=2000),
         "uci sign": sign_test(uci.paired("nbc", "aode"), rope=0.01, rng=1, draws=2000),
         "f1_example": compare_f1(
-            shipped, system_a="svm", system_b="nb", draws=2000, resamples=200, rng=1
+            shipped, system_a="svm", system_b="nb", draws=2000, baselines=CHEAP, rng=1
         ),
         "f1_example logreg": compare_f1(
-            shipped, system_a="svm", system_b="logreg", draws=2000, resamples=200, rng=1
+            shipped, system_a="svm", system_b="logreg", draws=2000, baselines=CHEAP, rng=1
         ),
     }
 

@@ -121,7 +121,12 @@ def run(args: argparse.Namespace) -> int:
 
     table = isbetter.read_predictions(preds_path, systems=["svm", "nb"])
     f1 = isbetter.compare_f1(
-        table, system_a="svm", system_b="nb", draws=20_000, resamples=2000, rng=seed
+        table,
+        system_a="svm",
+        system_b="nb",
+        draws=20_000,
+        baselines=isbetter.Baselines(resamples=2000),
+        rng=seed,
     )
     _step(3, "Per-document predictions: paired Bayesian F1 (Zhang et al. 2016)",
           "One test set of 2 000 documents, four topics: the F1 difference of svm and nb per "

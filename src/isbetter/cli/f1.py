@@ -11,8 +11,6 @@ from isbetter.core.vocabulary import F1_MODELS
 
 def add(sub: argparse._SubParsersAction) -> None:
     """Declare the subcommand and its arguments."""
-    from isbetter.f1.measures import MEASURE_NAMES
-
     p = sub.add_parser(
         "f1",
         help="compare two classifiers from per-document predictions on one test set",
@@ -29,6 +27,24 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold", default="gold", metavar="COL", help="gold-label column")
     p.add_argument("--a", default=None, metavar="COL", help="predictions of system A")
     p.add_argument("--b", default=None, metavar="COL", help="predictions of system B")
+    _add_measure_args(p)
+    _add_model_args(p)
+    p.add_argument(
+        "--class",
+        dest="classes",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="what --plot and --report draw: a class, macro or micro (repeat for several; "
+        "all: every row; default: the first row)",
+    )
+    add_output_args(p, "write the posterior and Savage-Dickey plots of the --class rows here")
+
+
+def _add_measure_args(p: argparse.ArgumentParser) -> None:
+    """Declare --metric and its parameters (given to compare_f1 as a measure object)."""
+    from isbetter.f1.measures import MEASURE_NAMES
+
     p.add_argument(
         "--metric",
         "--measure",
@@ -42,6 +58,10 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cost-fn", type=float, default=1.0, help="DCF cost of a false negative")
     p.add_argument("--cost-fp", type=float, default=1.0, help="DCF cost of a false positive")
     p.add_argument("--p-positive", type=float, default=0.5, help="DCF prior of the positive class")
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    """Declare the class, the model and its sampling, the baselines."""
     p.add_argument(
         "--positive",
         default=None,
@@ -65,23 +85,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--tune", type=int, default=1000, help="MCMC tuning steps (--model hierarchical)"
     )
     p.add_argument("--chains", type=int, default=4, help="MCMC chains (--model hierarchical)")
-    p.add_argument(
-        "--class",
-        dest="classes",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="what --plot and --report draw: a class, macro or micro (repeat for several; "
-        "all: every row; default: the first row)",
-    )
-    add_output_args(p, "write the posterior and Savage-Dickey plots of the --class rows here")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     from isbetter.core.errors import InputError
+    from isbetter.f1.baselines import Baselines
     from isbetter.f1.compare import compare_f1
+    from isbetter.f1.measures import get_measure
     from isbetter.f1.predictions import read_predictions
+    from isbetter.inference.sampling import Sampling
 
     systems = [s for s in (args.a, args.b) if s is not None]
     if len(systems) == 1:  # not "the table has 1 system": the other column was not asked for
@@ -93,23 +106,30 @@ def run(args: argparse.Namespace) -> int:
     table = read_predictions(args.file, gold=args.gold, systems=systems or None)
     if args.classes:  # before the work starts; the rows of the result are checked again below
         _check_classes(args, [str(c) for c in table.labels] + ["macro", "micro"])
+    positive = None
+    if args.positive is not None:
+        if not table.is_binary:
+            raise InputError(
+                "--positive is for binary tasks; a multi-class one compares every class."
+            )
+        positive = table.check_label(args.positive, "positive")
     result = compare_f1(
         table,
         system_a=args.a,
         system_b=args.b,
-        metric=args.metric,
-        beta=args.beta,
-        cost_fn=args.cost_fn,
-        cost_fp=args.cost_fp,
-        p_positive=args.p_positive,
-        rope=args.rope,
+        metric=get_measure(
+            args.metric,
+            beta=args.beta,
+            cost_fn=args.cost_fn,
+            cost_fp=args.cost_fp,
+            p_positive=args.p_positive,
+        ),
         model=args.model,
+        rope=args.rope,
         draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
-        positive=args.positive,
-        baselines=not args.no_baselines,
-        resamples=args.resamples,
+        sampling=Sampling(tune=args.tune, chains=args.chains),
+        classes=positive,
+        baselines=not args.no_baselines and Baselines(resamples=args.resamples),
         rng=args.seed,
     )
     classes = None

@@ -20,29 +20,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         ),
         formatter_class=formatter,
     )
-    p.add_argument(
-        "--scenario",
-        default=None,
-        choices=["sigir-a", "sigir-b"],
-        help="a generating distribution of the paper (sets --goal too)",
-    )
-    p.add_argument("--mu", type=float, default=None, help="probability of a positive document")
-    p.add_argument(
-        "--theta-pos",
-        type=float,
-        nargs=4,
-        default=None,
-        metavar="P",
-        help="P(outcome | positive) for (A,B) = (1,1) (1,0) (0,1) (0,0)",
-    )
-    p.add_argument(
-        "--theta-neg",
-        type=float,
-        nargs=4,
-        default=None,
-        metavar="P",
-        help="P(outcome | negative), same order",
-    )
+    _add_distribution_args(p)
     p.add_argument(
         "--sizes",
         type=int,
@@ -69,6 +47,33 @@ def add(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_args(p, "write the power curves here")
+
+
+def _add_distribution_args(p: argparse.ArgumentParser) -> None:
+    """Declare the generating distribution: a scenario of the paper, or mu and the thetas."""
+    p.add_argument(
+        "--scenario",
+        default=None,
+        choices=["sigir-a", "sigir-b"],
+        help="a generating distribution of the paper (sets --goal too)",
+    )
+    p.add_argument("--mu", type=float, default=None, help="probability of a positive document")
+    p.add_argument(
+        "--theta-pos",
+        type=float,
+        nargs=4,
+        default=None,
+        metavar="P",
+        help="P(outcome | positive) for (A,B) = (1,1) (1,0) (0,1) (0,0)",
+    )
+    p.add_argument(
+        "--theta-neg",
+        type=float,
+        nargs=4,
+        default=None,
+        metavar="P",
+        help="P(outcome | negative), same order",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

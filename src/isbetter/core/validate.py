@@ -7,10 +7,12 @@ names the argument, what was expected and what was found.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,9 +28,11 @@ __all__ = [
     "check_nonnegative",
     "check_options",
     "counted",
+    "legacy_keywords",
     "plural",
-    "renamed",
 ]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def plural(n: int, noun: str, many: str | None = None) -> str:
@@ -135,22 +139,33 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return str(value)
 
 
-def renamed(new: str, value: Any, old: str, old_value: Any, default: Any) -> Any:
-    """Return an argument given by its current name `new`, or by its old name `old` (warning).
+def legacy_keywords(
+    names: Collection[str], translate: Callable[[dict[str, Any], dict[str, Any]], list[str]]
+) -> Callable[[F], F]:
+    """Accept a function's old keywords `names` for one release, with a warning.
 
-    Both default to None in the signature; neither given: `default`. The old name
-    still works, with a :class:`~isbetter.RenamedArgumentWarning` that names the new.
+    They are not parameters of its signature: the wrapper takes them out of the call,
+    ``translate(old, arguments)`` writes their meaning into `arguments` (the call's
+    current arguments by name) and returns what to write instead, and a
+    :class:`~isbetter.RenamedArgumentWarning` says so. Any other unknown keyword is a
+    TypeError naming it, as for any function.
     """
-    if old_value is None:
-        return default if value is None else value
-    if value is not None:
-        raise InputError(f"`{old}` is the old name of `{new}`; give `{new}` only.")
-    warnings.warn(
-        f"`{old}` is an alias of `{new}`, the current name; write {new}={old_value!r}.",
-        RenamedArgumentWarning,
-        stacklevel=3,
-    )
-    return old_value
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            old = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+            if not old:
+                return func(*args, **kwargs)
+            arguments = signature.bind_partial(*args, **kwargs).arguments
+            warnings.warn(" ".join(translate(old, arguments)), RenamedArgumentWarning, stacklevel=2)
+            return func(**arguments)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def check_options(options: Iterable[str], takes: Sequence[str], method: str) -> None:

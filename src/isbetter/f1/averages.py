@@ -35,8 +35,10 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from isbetter.core.errors import InputError
+from isbetter.f1.icdm import ICDM_TUNE
 from isbetter.f1.measures import Measure
 from isbetter.inference.records import MCMCDiagnostics
+from isbetter.inference.sampling import Sampling
 from isbetter.inference.summaries import symmetrised
 
 __all__ = [
@@ -254,18 +256,14 @@ class ICDMModel:
     ----------
     concentration : float, default: 1.0
         Prior mass of each confusion-matrix row's Dirichlet.
-    tune, chains : int, default: 1000, 4
-        NUTS tuning steps per chain and number of chains.
-    cores : int, optional
-        Chains run in parallel on this many cores (default ``min(chains, 2)``).
+    sampling : Sampling, default: Sampling()
+        NUTS tuning steps per chain (default :data:`~isbetter.f1.icdm.ICDM_TUNE`), chains and cores.
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
         nutpie when installed, otherwise PyMC's NUTS.
     """
 
     concentration: float = 1.0
-    tune: int = 1000
-    chains: int = 4
-    cores: int | None = None
+    sampling: Sampling = field(default_factory=Sampling)
     backend: str = "auto"
     name: str = field(default="icdm", init=False)
     paired: bool = field(default=False, init=False)
@@ -273,7 +271,7 @@ class ICDMModel:
 
     def draws_per_chain(self, draws: int) -> int:
         """Draws per chain for `draws` draws in total."""
-        return max(1, math.ceil(draws / self.chains))
+        return max(1, math.ceil(draws / self.sampling.chains))
 
     def sample(
         self, cells: np.ndarray, measure: Measure, *, draws: int, seed_seq: np.random.SeedSequence
@@ -288,9 +286,7 @@ class ICDMModel:
             measure,
             concentration=self.concentration,
             draws=self.draws_per_chain(draws),
-            tune=self.tune,
-            chains=self.chains,
-            cores=self.cores,
+            sampling=self.sampling,
             backend=self.backend,
             seed_seq=seed_seq,
         )
@@ -315,7 +311,7 @@ class ICDMModel:
         return {
             "average_model": self.name,
             "concentration": self.concentration,
-            "tune": self.tune,
-            "chains": self.chains,
+            "tune": self.sampling.tune_or(ICDM_TUNE),
+            "chains": self.sampling.chains,
             "backend": resolve_backend(self.backend),
         }

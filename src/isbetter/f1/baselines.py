@@ -35,6 +35,7 @@ References
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,7 @@ from isbetter.inference.records import Interval, TestResult
 __all__ = [
     "BOOTSTRAP_DESCRIPTION",
     "RANDOMIZATION_DESCRIPTION",
+    "Baselines",
     "bootstrap_average_test",
     "bootstrap_test",
     "dcf_proportion_test",
@@ -58,6 +60,30 @@ __all__ = [
     "randomization_test",
     "s_test",
 ]
+
+
+@dataclass(frozen=True)
+class Baselines:
+    """The options of the frequentist baselines of :func:`~isbetter.compare_f1`.
+
+    ``baselines=True`` is ``Baselines()``; ``baselines=False`` runs none.
+
+    Attributes
+    ----------
+    resamples : int, default: 10000
+        Resamples of the bootstrap and randomization tests (at most
+        :data:`~isbetter.f1.averages.AVERAGE_MAX_RESAMPLES` for the macro / micro bootstrap).
+
+    Examples
+    --------
+    >>> Baselines(resamples=2000)
+    Baselines(resamples=2000)
+    """
+
+    resamples: int = 10_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resamples", check_positive_int(self.resamples, "resamples"))
 
 
 def s_test(counts: JointCounts) -> float:

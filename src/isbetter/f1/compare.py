@@ -11,45 +11,34 @@ the paper's Savage–Dickey BF01, whose value depends on a stated kernel bandwid
 on the same documents. A multi-class
 comparison adds rows ``"macro"`` and ``"micro"``.
 
-The work runs in steps: the predictions and options (:mod:`isbetter.f1.plan`),
-the joint counts of each class, the posterior draws (exact for the paired and
-unpaired models; one MCMC fit for the hierarchical model:
-:mod:`isbetter.f1.draws`), the summary and baselines of each row and the
-across-class tests (:mod:`isbetter.f1.rows`). Every row is a
+The work runs in four steps, each a function of the :class:`~isbetter.f1.plan.Plan`
+and what the steps before it gave: the predictions and typed options, validated
+(:func:`~isbetter.f1.plan.plan_comparison`); the joint counts of each class
+(:func:`~isbetter.f1.draws.count`); the posterior and prior draws, exact for the
+paired and unpaired models, one MCMC fit for the hierarchical model
+(:func:`~isbetter.f1.draws.draw`); the summary and baselines of each row and the
+across-class tests (:func:`~isbetter.f1.rows.assemble`). Every row is a
 :class:`~isbetter.results.comparison.ComparisonResult` inside an
-:class:`~isbetter.results.f1.F1Result`.
+:class:`~isbetter.results.f1.F1Result`. The old keywords are mapped to the typed
+options in :mod:`isbetter.f1.legacy`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from isbetter.core.provenance import input_settings, make_settings
-from isbetter.core.validate import check_positive_int, renamed
+from isbetter.core.validate import legacy_keywords
 from isbetter.core.vocabulary import F1_MODELS
-from isbetter.f1.averages import (
-    AVERAGE_MAX_RESAMPLES,
-    HIERARCHICAL_MAX_DRAWS,
-    AveragedModel,
-    FlatCellModel,
-    ICDMModel,
-    UnpairedCellModel,
-)
-from isbetter.f1.draws import (
-    averaged_draws,
-    exact_class_draws,
-    fitted_class_draws,
-    joint_cells_of,
-)
+from isbetter.f1.averages import AVERAGE_MAX_RESAMPLES, HIERARCHICAL_MAX_DRAWS
+from isbetter.f1.baselines import Baselines
+from isbetter.f1.draws import count, draw
+from isbetter.f1.legacy import COMPARE_F1, compare_f1_keywords
 from isbetter.f1.measures import Measure
-from isbetter.f1.paired import F1Prior
-from isbetter.f1.plan import Plan, plan_comparison
-from isbetter.f1.rows import RowContext, across_class_tests, average_rows, class_rows
-from isbetter.inference.records import TestResult
-from isbetter.inference.seeds import RNGLike, child
+from isbetter.f1.paired import F1Model
+from isbetter.f1.plan import plan_comparison
+from isbetter.f1.rows import assemble
+from isbetter.inference.sampling import Sampling
+from isbetter.inference.seeds import RNGLike
 from isbetter.results.f1 import F1Result
 
 __all__ = [
@@ -64,68 +53,21 @@ __all__ = [
 DEFAULT_ROPE = 0.05
 
 
-def _averaged_model(plan: Plan, tune: int, chains: int) -> AveragedModel | None:
-    """Choose the model of the averages (and, for "hierarchical", of every row)."""
-    if plan.model == "hierarchical":
-        return ICDMModel(
-            tune=check_positive_int(tune, "tune", minimum=0),
-            chains=check_positive_int(chains, "chains", minimum=1),
-        )
-    if not plan.averages:
-        return None
-    return FlatCellModel() if plan.model == "paired" else UnpairedCellModel()
-
-
-def _settings(plan: Plan, averaged: AveragedModel | None) -> dict:
-    """Record what reproduces the result (draws of the exact models, or of the MCMC)."""
-    extra: dict[str, Any] = {}
-    if isinstance(averaged, ICDMModel):
-        # MCMC: draws per chain (x chains), as every MCMC result records them
-        total = min(plan.draws, HIERARCHICAL_MAX_DRAWS)
-        extra = {"draws": averaged.draws_per_chain(total), "prior": None, **averaged.settings()}
-    elif averaged is not None:
-        extra = averaged.settings()
-    params: dict[str, Any] = {
-        "rope": plan.rope,
-        "draws": plan.draws,
-        "measure": plan.measure.name,
-        "hdi_prob": plan.hdi_prob,
-        "prior": plan.prior.to_dict(),
-        "system_a": plan.system_a,
-        "system_b": plan.system_b,
-        "positive": None if plan.multiclass else str(plan.labels[0]),
-        "resamples": plan.resamples if plan.baselines else None,
-    }
-    return make_settings(
-        f"f1_{plan.model}", plan.seed, **{**params, **extra, **input_settings(plan.table)}
-    )
-
-
+@legacy_keywords(COMPARE_F1, compare_f1_keywords)
 def compare_f1(
     data: Any,
     *,
     system_a: str | None = None,
     system_b: str | None = None,
-    gold: str = "gold",
-    metric: str | Measure | Any = None,
-    beta: float = 1.0,
-    cost_fn: float = 1.0,
-    cost_fp: float = 1.0,
-    p_positive: float = 0.5,
+    metric: str | Measure | Any = "f1",
+    model: str | F1Model = "paired",
     rope: float = DEFAULT_ROPE,
-    model: str = "paired",
-    prior: F1Prior | None = None,
-    draws: int = 50_000,
-    tune: int = 1000,
-    chains: int = 4,
     hdi_prob: float = 0.95,
-    positive: Any = None,
-    classes: Sequence[Any] | None = None,
-    baselines: bool = True,
-    resamples: int = 10_000,
-    averages: bool = True,
+    draws: int = 50_000,
+    sampling: Sampling | None = None,
+    classes: Any = None,
+    baselines: bool | Baselines = True,
     rng: RNGLike = None,
-    measure: str | Measure | Any = None,
 ) -> F1Result:
     """Compare two classifiers' F1 (or another measure) on the same test set.
 
@@ -136,22 +78,20 @@ def compare_f1(
     Parameters
     ----------
     data : PredictionTable, pandas.DataFrame or path
-        Per-document gold labels and predictions (see :func:`read_predictions`).
+        Per-document gold labels and predictions: a table from :func:`read_predictions`
+        (which reads other column names), or a DataFrame or file with a ``gold`` column
+        and one column per system (other columns, such as a document id, are ignored
+        when the systems are named).
     system_a, system_b : str, optional
-        The two systems (prediction columns of a table; other columns, such as a
-        document id, are ignored); default: the two prediction columns when the
-        table has exactly two besides `gold`.
-    gold : str, default: "gold"
-        Gold-label column (when `data` is a table).
+        The two systems (prediction columns); default: the two prediction columns when
+        the table has exactly two.
     metric : str, Measure or callable, default: "f1"
         The measure of the contingency table to compare, as in :func:`~isbetter.rank`'s
-        `metrics`: see :func:`isbetter.f1.measures.get_measure`; ``beta``, ``cost_fn``,
-        ``cost_fp``, ``p_positive`` parametrise F-beta and DCF (given by name).
-        A DCF, by name or made by :func:`isbetter.f1.measures.dcf`, also gets Keller et
-        al.'s adapted proportion test (``dcf_ptest``).
-    rope : float, default: 0.05
-        ROPE half-width on the measure's scale.
-    model : {"paired", "unpaired", "hierarchical"}, default: "paired"
+        `metrics`: a name (see :func:`isbetter.f1.measures.get_measure`), or a measure
+        object such as ``fbeta(2)`` or ``dcf(cost_fn=1, cost_fp=10, p_positive=0.01)``
+        (:mod:`isbetter.f1.measures`). A DCF also gets Keller et al.'s adapted
+        proportion test (``dcf_ptest``).
+    model : {"paired", "unpaired", "hierarchical"} or F1Model, default: "paired"
         ``"paired"``: Zhang et al.'s (2016) paired model, exact, one binary problem
         per class; macro / micro rows from the exact flat-cell joint model
         (:class:`~isbetter.f1.averages.FlatCellModel`).
@@ -162,38 +102,41 @@ def compare_f1(
         matrices (:class:`~isbetter.f1.averages.ICDMModel`; unpaired, MCMC):
         the per-class rows and the macro / micro rows all come from one fit, with
         MCMC diagnostics.
-    prior : F1Prior, optional
-        Hyper-parameters of the paired / unpaired models; default: uniform
-        (Beta(1, 1), Dir(1, 1, 1, 1)).
+        ``F1Model("paired", prior=F1Prior(...))`` (:class:`~isbetter.f1.paired.F1Model`)
+        sets the paired or unpaired model's prior; default: uniform (Beta(1, 1),
+        Dir(1, 1, 1, 1)).
+    rope : float, default: 0.05
+        ROPE half-width on the measure's scale.
+    hdi_prob : float, default: 0.95
+        Mass of the HDI used for the decision.
     draws : int, default: 50000
         Posterior draws per row, and as many prior draws (the paper's default): the
         classes and the macro / micro rows of the exact models alike. The hierarchical
         model draws at most :data:`HIERARCHICAL_MAX_DRAWS` in all, split over the
         chains (default: 4 chains x 2 000 draws).
-    tune, chains : int, default: 1000, 4
-        NUTS tuning steps per chain and number of chains of the hierarchical model
-        (ignored by the exact models).
-    hdi_prob : float, default: 0.95
-        Mass of the HDI used for the decision.
-    positive : label, optional
-        For a binary task, the positive class (default: the larger label, e.g. 1).
-    classes : sequence of labels, optional
-        For a multi-class task, the classes to report (default: all).
-    baselines : bool, default: True
+    sampling : Sampling, optional
+        The hierarchical model's MCMC: tuning steps per chain (default 1000), chains
+        (default 4) and cores (:class:`~isbetter.inference.sampling.Sampling`; the exact
+        models need none).
+    classes : label or sequence of labels, optional
+        The classes to compare, each against the rest. A binary task has one row, its
+        positive class: default the larger label (e.g. 1), or the one named
+        (``classes=0``). A multi-class task: default every class and the rows
+        ``"macro"`` and ``"micro"``; named classes (all of them, for every class
+        without the averages) give those rows only.
+    baselines : bool or Baselines, default: True
         Also run the frequentist tests (s-test, p-test, McNemar, bootstrap,
-        approximate randomization; T- and S-test across classes).
-    resamples : int, default: 10000
-        Resamples of the bootstrap and randomization tests (at most
-        :data:`AVERAGE_MAX_RESAMPLES` for the macro / micro bootstrap).
-    averages : bool, default: True
-        For a multi-class task with every class reported, add rows ``"macro"`` and
-        ``"micro"``. Their baselines are the s-test / McNemar on multi-class
-        correctness and a bootstrap of the documents.
+        approximate randomization; T- and S-test across classes); the macro / micro
+        rows get the s-test / McNemar on multi-class correctness and a bootstrap of the
+        documents. ``Baselines(resamples=2000)`` (:class:`~isbetter.f1.baselines.Baselines`)
+        sets the resamples of the bootstrap and randomization tests (default 10 000).
     rng : int, numpy.random.Generator or None
         Seed; recorded in ``settings["seed"]``.
-    measure : str, Measure or callable, optional
-        The old name of `metric`: still accepted, with a
-        :class:`~isbetter.RenamedArgumentWarning`.
+
+    The old keywords ``measure``, ``beta``, ``cost_fn``, ``cost_fp``, ``p_positive``,
+    ``tune``, ``chains``, ``prior``, ``positive``, ``averages``, ``resamples`` and
+    ``gold`` still work for this release, with a :class:`~isbetter.RenamedArgumentWarning`
+    that says what to write (:mod:`isbetter.f1.legacy`).
 
     Returns
     -------
@@ -249,73 +192,17 @@ def compare_f1(
     """
     plan = plan_comparison(
         data,
-        gold,
         system_a,
         system_b,
-        measure=renamed("metric", metric, "measure", measure, "f1"),
-        measure_args={
-            "beta": beta,
-            "cost_fn": cost_fn,
-            "cost_fp": cost_fp,
-            "p_positive": p_positive,
-        },
+        metric=metric,
         model=model,
-        prior=prior,
         rope=rope,
-        draws=draws,
         hdi_prob=hdi_prob,
-        baselines=baselines,
-        resamples=resamples,
-        averages=averages,
-        positive=positive,
+        draws=draws,
+        sampling=sampling,
         classes=classes,
+        baselines=baselines,
         rng=rng,
     )
-    return _compare(plan, _averaged_model(plan, tune, chains))
-
-
-def _compare(plan: Plan, averaged_model: AveragedModel | None) -> F1Result:
-    """Run steps 2 to 4 of :func:`compare_f1`: counts, draws, rows and baselines."""
-    settings = _settings(plan, averaged_model)
-    ctx = RowContext(plan.system_a, plan.system_b, plan.measure, plan.rope, plan.hdi_prob, settings)
-    # step 2: the joint counts of each reported class
-    counts = {
-        str(lab): plan.table.joint_counts(plan.system_a, plan.system_b, lab) for lab in plan.labels
-    }
-    root = np.random.SeedSequence(plan.seed)
-    # the fit of all classes does not depend on which are reported: stream M + 1
-    average_ss = child(root, len(plan.table.labels) + 1)
-    cells = averaged = None
-    if averaged_model is not None:
-        cells = joint_cells_of(plan)
-        averaged = averaged_draws(plan, averaged_model, cells, average_ss)
-    if plan.model == "hierarchical":
-        assert averaged is not None
-        class_draws = fitted_class_draws(plan, counts, averaged)
-    else:
-        class_draws = exact_class_draws(plan, counts, root)
-    rows = class_rows(plan, ctx, counts, root, class_draws)
-    priors = dict(class_draws.priors)
-    across: tuple[TestResult, ...] = ()
-    if plan.baselines and plan.multiclass:
-        observed = [r.observed for r in rows.values() if r.observed is not None]
-        across = across_class_tests([o.score_a for o in observed], [o.score_b for o in observed])
-    if plan.averages and averaged is not None and cells is not None:
-        avg_rows, avg_priors = average_rows(plan, ctx, cells, averaged, average_ss)
-        rows.update(avg_rows)
-        priors.update(avg_priors)
-    return F1Result(
-        system_a=plan.system_a,
-        system_b=plan.system_b,
-        measure=plan.measure.name,
-        higher_is_better=plan.measure.higher_is_better,
-        model=plan.model,
-        rope=plan.rope,
-        hdi_prob=plan.hdi_prob,
-        comparisons=rows,
-        counts=counts,
-        prior_draws=priors,
-        across_classes=across,
-        diagnostics=None if averaged is None else averaged.diagnostics,
-        settings=settings,
-    )
+    counts = count(plan)
+    return assemble(plan, counts, draw(plan, counts))

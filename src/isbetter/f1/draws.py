@@ -1,10 +1,12 @@
-"""Step 3 of :func:`isbetter.f1.compare.compare_f1`: posterior and prior draws of delta.
+"""Steps 2 and 3 of :func:`isbetter.f1.compare.compare_f1`: the counts, and the draws of delta.
 
-The paired and unpaired models draw each class's exact posterior
-(:func:`exact_class_draws`, :mod:`isbetter.f1.paired`); the macro / micro rows, and
-every row of the hierarchical model, come from one fit of an
-:class:`~isbetter.f1.averages.AveragedModel` to the documents' joint
-outcomes (:func:`averaged_draws`).
+:func:`count` gives each reported class's joint counts and, where an averaged model
+is fitted, the documents' joint outcomes (:class:`Counts`). :func:`draw` gives the
+posterior and prior draws (:class:`Draws`): the paired and unpaired models draw each
+class's exact posterior (:func:`exact_class_draws`, :mod:`isbetter.f1.paired`); the
+macro / micro rows, and every row of the hierarchical model, come from one fit of an
+:class:`~isbetter.f1.averages.AveragedModel` to the documents' joint outcomes
+(:func:`averaged_draws`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ from isbetter.inference.summaries import symmetrised
 __all__ = [
     "Cells",
     "ClassDraws",
+    "Counts",
+    "Draws",
     "averaged_draws",
+    "count",
+    "draw",
     "exact_class_draws",
     "fitted_class_draws",
     "joint_cells_of",
@@ -55,13 +61,11 @@ class ClassDraws:
     diagnostics: MCMCDiagnostics | None = None
 
 
-def exact_class_draws(
-    plan: Plan, counts: dict[str, JointCounts], root: np.random.SeedSequence
-) -> ClassDraws:
+def exact_class_draws(plan: Plan, counts: dict[str, JointCounts]) -> ClassDraws:
     """Step 3 (paired, unpaired): exact posterior draws of each class, one set of prior draws.
 
-    Class i draws from child 0 of root's i-th child; the prior from root's child
-    ``len(labels)`` (it does not depend on the data: one set serves every class).
+    Class i draws from child 0 of stream i; the prior from stream ``len(labels)`` (it
+    does not depend on the data: one set serves every class).
     """
     m, prior = plan.measure, plan.prior
     zero = JointCounts(np.zeros(4, np.int64), np.zeros(4, np.int64))
@@ -71,7 +75,7 @@ def exact_class_draws(
         model=plan.model,  # type: ignore[arg-type]
         prior=prior,
         draws=plan.draws,
-        rng=np.random.default_rng(child(root, len(plan.labels))),
+        rng=np.random.default_rng(plan.stream(len(plan.labels))),
     )
     if plan.model == "unpaired" or prior.symmetric:
         prior_delta = symmetrised(prior_delta)  # the prior of delta is symmetric about 0
@@ -85,7 +89,7 @@ def exact_class_draws(
             model=plan.model,  # type: ignore[arg-type]
             prior=prior,
             draws=plan.draws,
-            rng=np.random.default_rng(child(child(root, i), 0)),
+            rng=np.random.default_rng(child(plan.stream(i), 0)),
         )
     return ClassDraws(
         draws, dict.fromkeys(counts, prior_delta), dict.fromkeys(counts), prior_ess=plan.draws
@@ -130,12 +134,48 @@ def joint_cells_of(plan: Plan) -> Cells:
     return Cells(cells, gi == ai, gi == bi)
 
 
-def averaged_draws(
-    plan: Plan, averaged: AveragedModel, cells: Cells, seed_seq: np.random.SeedSequence
-) -> AveragedDraws:
+def averaged_draws(plan: Plan, averaged: AveragedModel, cells: Cells) -> AveragedDraws:
     """Step 3 (averages; all rows of the hierarchical model): one fit of `averaged`.
 
     The exact models draw ``plan.draws``; an MCMC model at most its ``max_draws``.
+    Seeded by the plan's :attr:`~isbetter.f1.plan.Plan.average_stream`.
     """
     draws = plan.draws if averaged.max_draws is None else min(plan.draws, averaged.max_draws)
-    return averaged.sample(cells.cells, plan.measure, draws=draws, seed_seq=seed_seq)
+    return averaged.sample(cells.cells, plan.measure, draws=draws, seed_seq=plan.average_stream)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Step 2: each reported class's joint counts (keyed by the label as str), and `cells`.
+
+    `cells` are the documents' joint outcomes, when an averaged model is fitted.
+    """
+
+    per_class: dict[str, JointCounts]
+    cells: Cells | None
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Step 3: the draws of each class's row, and of the averaged model if one is fitted."""
+
+    per_class: ClassDraws
+    averaged: AveragedDraws | None
+
+
+def count(plan: Plan) -> Counts:
+    """Step 2: count the joint outcomes of the reported classes (and of all documents)."""
+    t = plan.table
+    per_class = {str(lab): t.joint_counts(plan.system_a, plan.system_b, lab) for lab in plan.labels}
+    return Counts(per_class, None if plan.averaged_model is None else joint_cells_of(plan))
+
+
+def draw(plan: Plan, counts: Counts) -> Draws:
+    """Step 3: draw delta for every row: exact per class, or all from the one fit."""
+    model = plan.averaged_model
+    averaged = None
+    if model is not None and counts.cells is not None:
+        averaged = averaged_draws(plan, model, counts.cells)
+    if averaged is not None and plan.model == "hierarchical":
+        return Draws(fitted_class_draws(plan, counts.per_class, averaged), averaged)
+    return Draws(exact_class_draws(plan, counts.per_class), averaged)

@@ -65,11 +65,18 @@ import numpy as np
 from isbetter.core.errors import InputError
 from isbetter.f1.measures import Measure
 from isbetter.inference.records import MCMCDiagnostics
-from isbetter.inference.sampling import diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.sampling import (
+    Sampling,
+    diagnose,
+    resolve_backend,
+    sample,
+    warn_if_poor,
+)
 from isbetter.inference.seeds import sampler_seed
 
 __all__ = [
     "DIAGNOSED",
+    "ICDM_TUNE",
     "ICDMFit",
     "build_icdm_model",
     "compiled_icdm_model",
@@ -82,6 +89,9 @@ __all__ = [
 DIAGNOSED = ("eta", "delta_macro", "delta_micro", "delta_class")
 #: Gamma variates per chunk of the exact conditional draws (memory bound)
 _CHUNK_CELLS = 2_000_000
+
+#: NUTS tuning steps per chain, unless the Sampling says otherwise
+ICDM_TUNE = 1000
 
 
 def _check_confusions(conf_a: Any, conf_b: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -301,6 +311,34 @@ def _add_deltas(idata: Any, deltas: dict[str, np.ndarray], chains: int) -> Any:
     return idata
 
 
+def _sample_eta(
+    data: dict[str, Any],
+    draws: int,
+    sampling: Sampling,
+    backend: str,
+    nuts_ss: np.random.SeedSequence,
+) -> Any:
+    """NUTS draws of eta given the model `data` (the compiled model is shared: one at a time)."""
+    with _LOCK:
+        model, compiled = compiled_icdm_model(backend)
+        import pymc as pm
+
+        with model:
+            pm.set_data(data)
+        if compiled is not None:
+            compiled = compiled.with_data(**data)
+        return sample(
+            model,
+            draws=draws,
+            tune=sampling.tune_or(ICDM_TUNE),
+            chains=sampling.chains,
+            cores=sampling.cores,
+            seed=sampler_seed(nuts_ss),
+            backend=backend,
+            compiled=compiled,
+        )
+
+
 def sample_icdm(
     conf_a: Any,
     conf_b: Any,
@@ -308,9 +346,7 @@ def sample_icdm(
     *,
     concentration: float = 1.0,
     draws: int = 2000,
-    tune: int = 1000,
-    chains: int = 4,
-    cores: int | None = None,
+    sampling: Sampling | None = None,
     backend: str = "auto",
     seed_seq: np.random.SeedSequence,
 ) -> ICDMFit:
@@ -324,10 +360,10 @@ def sample_icdm(
         Per-class measure (any numpy function of the cells).
     concentration : float, default: 1.0
         Prior mass of each row's Dirichlet.
-    draws, tune, chains : int
-        NUTS draws and tuning steps per chain, number of chains.
-    cores : int, optional
-        Chains run in parallel on this many cores (default ``min(chains, 2)``).
+    draws : int, default: 2000
+        NUTS draws per chain.
+    sampling : Sampling, optional
+        Tuning steps per chain (default :data:`ICDM_TUNE`), chains (default 4) and cores.
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
         See :func:`isbetter.inference.sampling.resolve_backend`.
     seed_seq : numpy.random.SeedSequence
@@ -344,26 +380,9 @@ def sample_icdm(
     backend = resolve_backend(backend)
     if not concentration > 0:
         raise InputError(f"`concentration` must be positive, got {concentration!r}.")
+    sampling = sampling or Sampling()
     nuts_ss, draws_ss = seed_seq.spawn(2)
-    data = model_data(ca, cb, concentration)
-    with _LOCK:
-        model, compiled = compiled_icdm_model(backend)
-        import pymc as pm
-
-        with model:
-            pm.set_data(data)
-        if compiled is not None:
-            compiled = compiled.with_data(**data)
-        idata = sample(
-            model,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            seed=sampler_seed(nuts_ss),
-            backend=backend,
-            compiled=compiled,
-        )
+    idata = _sample_eta(model_data(ca, cb, concentration), draws, sampling, backend, nuts_ss)
     eta = idata.posterior["eta"].to_numpy().reshape(-1, 2)
     rng = np.random.default_rng(draws_ss)
     post = icdm_deltas(eta, ca, cb, measure, concentration=concentration, rng=rng)
@@ -371,13 +390,13 @@ def sample_icdm(
     prior = icdm_deltas(
         prior_eta, ca, cb, measure, concentration=concentration, rng=rng, posterior=False
     )
-    idata = _add_deltas(idata, post, chains)
+    idata = _add_deltas(idata, post, sampling.chains)
     diagnostics = diagnose(idata, DIAGNOSED, backend=backend)
     warn_if_poor(diagnostics, "ICDM hierarchical F1 model", stacklevel=3)
     from isbetter.inference.diagnostics import ess_bulk
 
     columns = np.column_stack([post["delta_macro"], post["delta_micro"], post["delta_class"]])
-    ess = ess_bulk(columns.reshape(chains, -1, m + 2))  # draws are in chain order
+    ess = ess_bulk(columns.reshape(sampling.chains, -1, m + 2))  # draws are in chain order
     return ICDMFit(
         delta_macro=post["delta_macro"],
         delta_micro=post["delta_micro"],

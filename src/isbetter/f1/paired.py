@@ -47,11 +47,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from isbetter.core.errors import InputError
+from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.validate import check_choice
+from isbetter.core.vocabulary import F1_MODELS
 from isbetter.f1.measures import Measure
 from isbetter.f1.predictions import JointCounts
 
-__all__ = ["F1Prior", "Model", "sample_delta", "sample_rates"]
+__all__ = ["F1Model", "F1Prior", "Model", "sample_delta", "sample_rates"]
 
 Model = Literal["paired", "unpaired"]
 
@@ -129,6 +131,39 @@ class F1Prior:
             k: list(getattr(self, k))
             for k in ("mu", "theta_pos", "theta_neg", "rho_pos", "rho_neg")
         }
+
+
+@dataclass(frozen=True)
+class F1Model:
+    """A model of :func:`~isbetter.compare_f1` with its prior: ``model="paired"`` is ``F1Model()``.
+
+    Attributes
+    ----------
+    name : {"paired", "unpaired", "hierarchical"}, default: "paired"
+        The model (see :func:`~isbetter.compare_f1`).
+    prior : F1Prior, optional
+        Hyper-parameters of the paired and unpaired models; default: uniform
+        (Beta(1, 1), Dir(1, 1, 1, 1)). The hierarchical model has its own
+        (:mod:`isbetter.f1.icdm`).
+
+    Examples
+    --------
+    >>> F1Model("unpaired", prior=F1Prior(mu=(2, 2))).prior.mu
+    (2.0, 2.0)
+    """
+
+    name: str = "paired"
+    prior: F1Prior | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", check_choice(self.name, "model", F1_MODELS))
+        if self.prior is not None and not isinstance(self.prior, F1Prior):
+            raise InputTypeError(f"`prior` must be an F1Prior, got {type(self.prior).__name__}.")
+        if self.name == "hierarchical" and self.prior is not None:
+            raise InputError(
+                "`prior` sets the paired and unpaired models' hyper-parameters; the "
+                "hierarchical model has its own (see isbetter.f1.icdm). Leave `prior` unset."
+            )
 
 
 Cells = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

@@ -36,8 +36,14 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.progress import progress_bar
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_positive_int, check_probability, check_rope, renamed
+from isbetter.core.validate import (
+    check_positive_int,
+    check_probability,
+    check_rope,
+    legacy_keywords,
+)
 from isbetter.core.vocabulary import POWER_GOALS
+from isbetter.f1.legacy import POWER, power_keywords
 from isbetter.f1.measures import Measure, get_measure
 from isbetter.f1.paired import F1Prior, sample_delta
 from isbetter.f1.predictions import JointCounts
@@ -104,6 +110,15 @@ class JointDistribution:
         object.__setattr__(self, "theta_pos", _simplex(self.theta_pos, "theta_pos"))
         object.__setattr__(self, "theta_neg", _simplex(self.theta_neg, "theta_neg"))
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the distribution as JSON-ready values (for a result's settings)."""
+        return {
+            "mu": self.mu,
+            "theta_pos": list(self.theta_pos),
+            "theta_neg": list(self.theta_neg),
+            "name": self.name,
+        }
+
     def true_delta(self, measure: Measure) -> float:
         """Return the population difference of `measure` (positive: A better)."""
         c = JointCounts(
@@ -130,6 +145,7 @@ SIGIR_SCENARIO_B = JointDistribution(
 )
 
 
+@legacy_keywords(POWER, power_keywords)
 def power_analysis(
     distribution: JointDistribution,
     *,
@@ -140,11 +156,10 @@ def power_analysis(
     hdi_prob: float = 0.95,
     draws: int = 5000,
     models: Sequence[str] = ("paired", "unpaired"),
-    metric: str | Measure | None = None,
+    metric: str | Measure = "f1",
     prior: F1Prior | None = None,
     rng: RNGLike = None,
     progress: bool | None = None,
-    measure: str | Measure | None = None,
 ) -> PowerResult:
     """Estimate the power of the paired and unpaired models to reach a decision.
 
@@ -170,7 +185,8 @@ def power_analysis(
     models : sequence of {"paired", "unpaired"}
         Models to evaluate, on the same simulated test sets.
     metric : str or Measure, default: "f1"
-        The measure of the contingency table compared.
+        The measure of the contingency table compared: a name or a measure object
+        such as ``fbeta(2)`` (:func:`isbetter.f1.measures.get_measure`).
     prior : F1Prior, optional
         Hyper-parameters of the models.
     rng : int, numpy.random.Generator or None
@@ -178,9 +194,9 @@ def power_analysis(
     progress : bool, optional
         A progress bar of the simulated test sets on stderr (default: when stderr is
         a terminal).
-    measure : str or Measure, optional
-        The old name of `metric`: still accepted, with a
-        :class:`~isbetter.RenamedArgumentWarning`.
+
+    The old name of `metric`, ``measure``, still works for this release, with a
+    :class:`~isbetter.RenamedArgumentWarning`.
 
     Returns
     -------
@@ -195,62 +211,71 @@ def power_analysis(
     """
     goal, sizes, models = _checked_design(distribution, goal, sizes, models)
     replicates = check_positive_int(replicates, "replicates")
-    draws = check_positive_int(draws, "draws", minimum=2)
-    rope = check_rope(rope)
-    hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
-    m = get_measure(renamed("metric", metric, "measure", measure, "f1"))
+    rule = _Rule(
+        goal,
+        check_rope(rope),
+        check_probability(hdi_prob, "hdi_prob", open_interval=True),
+        check_positive_int(draws, "draws", minimum=2),
+        get_measure(metric),
+        prior,
+    )
     seed = resolve_seed(rng)
-    root = np.random.SeedSequence(seed)
     rows = []
     bar = progress_bar(len(sizes) * replicates, progress, desc="test sets", unit="set")
-    for n, size_ss in zip(sizes, root.spawn(len(sizes)), strict=True):
-        hits = _simulate_size(
-            distribution, n, replicates, size_ss, models, m, prior, draws, hdi_prob, goal, rope
-        )
+    for n, size_ss in zip(sizes, np.random.SeedSequence(seed).spawn(len(sizes)), strict=True):
+        hits = _simulate_size(distribution, n, replicates, size_ss, models, rule)
         bar.update(replicates)
-        for mod in models:
-            p = hits[mod] / replicates
-            rows.append(
-                {
-                    "size": n,
-                    "model": mod,
-                    "power": p,
-                    "se": float(np.sqrt(p * (1 - p) / replicates)),
-                    "successes": hits[mod],
-                    "replicates": replicates,
-                }
-            )
+        rows += [_power_row(n, mod, hits[mod], replicates) for mod in models]
     bar.close()
     settings = make_settings(
         "f1_power",
         seed,
-        rope=rope,
-        draws=draws,
-        hdi_prob=hdi_prob,
+        rope=rule.rope,
+        draws=rule.draws,
+        hdi_prob=rule.hdi_prob,
         goal=goal,
         replicates=replicates,
-        measure=m.name,
-        distribution={
-            "mu": distribution.mu,
-            "theta_pos": list(distribution.theta_pos),
-            "theta_neg": list(distribution.theta_neg),
-            "name": distribution.name,
-        },
+        measure=rule.measure.name,
+        distribution=distribution.to_dict(),
         prior=(prior or F1Prior()).to_dict(),
     )
     return PowerResult(
         goal=goal,
-        measure=m.name,
+        measure=rule.measure.name,
         scenario=distribution.name,
         sizes=sizes,
         models=models,
         replicates=replicates,
-        rope=rope,
-        hdi_prob=hdi_prob,
-        true_delta=distribution.true_delta(m),
+        rope=rule.rope,
+        hdi_prob=rule.hdi_prob,
+        true_delta=distribution.true_delta(rule.measure),
         table=pd.DataFrame(rows),
         settings=settings,
     )
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """What each simulated test set is judged by: the decision goal and the posterior."""
+
+    goal: str
+    rope: float
+    hdi_prob: float
+    draws: int
+    measure: Measure
+    prior: F1Prior | None
+
+
+def _power_row(n: int, model: str, successes: int, replicates: int) -> dict[str, Any]:
+    p = successes / replicates
+    return {
+        "size": n,
+        "model": model,
+        "power": p,
+        "se": float(np.sqrt(p * (1 - p) / replicates)),
+        "successes": successes,
+        "replicates": replicates,
+    }
 
 
 def _checked_design(
@@ -289,12 +314,7 @@ def _simulate_size(
     replicates: int,
     size_ss: np.random.SeedSequence,
     models: tuple[str, ...],
-    measure: Measure,
-    prior: F1Prior | None,
-    draws: int,
-    hdi_prob: float,
-    goal: str,
-    rope: float,
+    rule: _Rule,
 ) -> dict[str, int]:
     """Simulate `replicates` test sets of `n` documents; count the successes per model.
 
@@ -305,18 +325,18 @@ def _simulate_size(
     data_rng = np.random.default_rng(data_ss)
     model_rngs = [np.random.default_rng(s) for s in model_ss]
     hits = dict.fromkeys(models, 0)
-    chunk = max(1, min(replicates, 1_000_000 // draws))
+    chunk = max(1, min(replicates, 1_000_000 // rule.draws))
     for start in range(0, replicates, chunk):
         counts = distribution.sample_counts(n, min(chunk, replicates - start), data_rng)
         for mod, g in zip(models, model_rngs, strict=True):
             delta = sample_delta(
                 counts,
-                measure,
+                rule.measure,
                 model=mod,  # type: ignore[arg-type]
-                prior=prior,
-                draws=draws,
+                prior=rule.prior,
+                draws=rule.draws,
                 rng=g,
             )
-            bounds = hdi(delta, hdi_prob)
-            hits[mod] += int(_reaches(goal, bounds[:, 0], bounds[:, 1], rope).sum())
+            bounds = hdi(delta, rule.hdi_prob)
+            hits[mod] += int(_reaches(rule.goal, bounds[:, 0], bounds[:, 1], rule.rope).sum())
     return hits

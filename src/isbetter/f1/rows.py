@@ -1,17 +1,17 @@
 """The rows of an F1 comparison: observed scores, posterior summary and baselines.
 
-Steps 4 and 5 of :func:`isbetter.f1.compare.compare_f1`, the same for every model:
-the frequentist tests of one class (:func:`class_tests`), of the macro / micro
-averages (:func:`average_tests`) and across classes (:func:`across_class_tests`),
-each as :class:`~isbetter.inference.records.TestResult`; the assembly of one
-row, a :class:`~isbetter.results.comparison.ComparisonResult`, from posterior
-and prior draws (:func:`make_row`); and all rows of the classes
-(:func:`class_rows`) and of the averages (:func:`average_rows`).
+Step 4 of :func:`isbetter.f1.compare.compare_f1`, the same for every model
+(:func:`assemble`): the frequentist tests of one class (:func:`class_tests`), of the
+macro / micro averages (:func:`average_tests`) and across classes
+(:func:`across_class_tests`), each as :class:`~isbetter.inference.records.TestResult`;
+the assembly of one row, a :class:`~isbetter.results.comparison.ComparisonResult`,
+from posterior and prior draws (:func:`make_row`); and all rows of the classes
+(:func:`class_rows`) and of the averages (:func:`average_rows`), in an
+:class:`~isbetter.results.f1.F1Result`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from isbetter.f1.baselines import (
     randomization_test,
     s_test,
 )
-from isbetter.f1.draws import Cells, ClassDraws
+from isbetter.f1.draws import Cells, ClassDraws, Counts, Draws
 from isbetter.f1.measures import Measure
 from isbetter.f1.plan import Plan
 from isbetter.f1.predictions import JointCounts
@@ -37,10 +37,11 @@ from isbetter.inference.records import MCMCDiagnostics, Observed, TestResult
 from isbetter.inference.seeds import child
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.results.comparison import ComparisonResult
+from isbetter.results.f1 import F1Result
 
 __all__ = [
-    "RowContext",
     "across_class_tests",
+    "assemble",
     "average_rows",
     "average_tests",
     "class_rows",
@@ -139,20 +140,8 @@ def across_class_tests(scores_a: Any, scores_b: Any) -> tuple[TestResult, ...]:
     )
 
 
-@dataclass(frozen=True)
-class RowContext:
-    """What every row of one comparison shares."""
-
-    system_a: str
-    system_b: str
-    measure: Measure
-    rope: float
-    hdi_prob: float
-    settings: dict[str, Any]
-
-
 def make_row(
-    ctx: RowContext,
+    plan: Plan,
     key: str,
     delta: np.ndarray,
     prior: np.ndarray,
@@ -175,21 +164,21 @@ def make_row(
         prior_ess = prior_ess * float(np.mean(finite))
     estimate = estimate_from_draws(
         delta,
-        rope=ctx.rope,
+        rope=plan.rope,
         prior_delta=prior[finite],
-        hdi_prob=ctx.hdi_prob,
+        hdi_prob=plan.hdi_prob,
         ess=ess,
         prior_ess=prior_ess,
     )
     return ComparisonResult.from_posterior(
         DrawsPosterior(delta),
-        system_a=ctx.system_a,
-        system_b=ctx.system_b,
-        rope=ctx.rope,
+        system_a=plan.system_a,
+        system_b=plan.system_b,
+        rope=plan.rope,
         method=method,
-        settings={**ctx.settings, "label": key},
-        metric=ctx.measure.name,
-        higher_is_better=ctx.measure.higher_is_better,
+        settings={**plan.settings, "label": key},
+        metric=plan.measure.name,
+        higher_is_better=plan.measure.higher_is_better,
         label=key,
         estimate=estimate,
         tests=tests,
@@ -199,28 +188,21 @@ def make_row(
 
 
 def class_rows(
-    plan: Plan,
-    ctx: RowContext,
-    counts: dict[str, JointCounts],
-    root: np.random.SeedSequence,
-    class_draws: ClassDraws,
+    plan: Plan, counts: dict[str, JointCounts], class_draws: ClassDraws
 ) -> dict[str, ComparisonResult]:
-    """Run steps 4-5 per class: summary and baselines (class i: child 1 of root's child i)."""
+    """Step 4 per class: summary and baselines (class i: child 1 of stream i)."""
     m = plan.measure
     rows = {}
     for i, (key, c) in enumerate(counts.items()):
         (cells_a, cells_b) = c.cells()
         score_a, score_b = float(m(*cells_a)), float(m(*cells_b))
         diff = float(m.difference(np.float64(score_a), np.float64(score_b)))
-        tests = (
-            class_tests(
-                c, m, observed=diff, resamples=plan.resamples, seed_seq=child(child(root, i), 1)
-            )
-            if plan.baselines
-            else ()
-        )
+        tests: tuple[TestResult, ...] = ()
+        if plan.baselines:
+            resamples, seed_seq = plan.baselines.resamples, child(plan.stream(i), 1)
+            tests = class_tests(c, m, observed=diff, resamples=resamples, seed_seq=seed_seq)
         rows[key] = make_row(
-            ctx,
+            plan,
             key,
             class_draws.draws[key],
             class_draws.priors[key],
@@ -235,13 +217,9 @@ def class_rows(
 
 
 def average_rows(
-    plan: Plan,
-    ctx: RowContext,
-    cells: Cells,
-    averaged: AveragedDraws,
-    seed_seq: np.random.SeedSequence,
+    plan: Plan, cells: Cells, averaged: AveragedDraws
 ) -> tuple[dict[str, ComparisonResult], dict[str, np.ndarray]]:
-    """Run steps 4-5 for rows "macro" and "micro": summary, baselines (`seed_seq` child 2)."""
+    """Step 4 for rows "macro" and "micro": summary, baselines (average stream's child 2)."""
     from isbetter.f1.multiclass import observed_averages
 
     m, n = plan.measure, int(plan.table.n_documents)
@@ -251,8 +229,8 @@ def average_rows(
         boot = bootstrap_average_test(
             cells.cells,
             m,
-            resamples=min(plan.resamples, AVERAGE_MAX_RESAMPLES),
-            rng=np.random.default_rng(child(seed_seq, 2)),
+            resamples=min(plan.baselines.resamples, AVERAGE_MAX_RESAMPLES),
+            rng=np.random.default_rng(child(plan.average_stream, 2)),
         )
     correctness = correctness_counts(cells.right_a, cells.right_b)
     rows, priors = {}, {}
@@ -262,7 +240,7 @@ def average_rows(
     ):
         score_a, score_b = observed[key]
         rows[key] = make_row(
-            ctx,
+            plan,
             key,
             delta,
             prior,
@@ -275,3 +253,33 @@ def average_rows(
         )
         priors[key] = prior
     return rows, priors
+
+
+def assemble(plan: Plan, counts: Counts, draws: Draws) -> F1Result:
+    """Step 4: every row and the tests across classes, in one F1Result."""
+    rows = class_rows(plan, counts.per_class, draws.per_class)
+    priors = dict(draws.per_class.priors)
+    across: tuple[TestResult, ...] = ()
+    if plan.baselines and plan.multiclass:
+        observed = [r.observed for r in rows.values() if r.observed is not None]
+        across = across_class_tests([o.score_a for o in observed], [o.score_b for o in observed])
+    averaged = draws.averaged
+    if plan.averages and averaged is not None and counts.cells is not None:
+        avg_rows, avg_priors = average_rows(plan, counts.cells, averaged)
+        rows.update(avg_rows)
+        priors.update(avg_priors)
+    return F1Result(
+        system_a=plan.system_a,
+        system_b=plan.system_b,
+        measure=plan.measure.name,
+        higher_is_better=plan.measure.higher_is_better,
+        model=plan.model,
+        rope=plan.rope,
+        hdi_prob=plan.hdi_prob,
+        comparisons=rows,
+        counts=counts.per_class,
+        prior_draws=priors,
+        across_classes=across,
+        diagnostics=None if averaged is None else averaged.diagnostics,
+        settings=plan.settings,
+    )

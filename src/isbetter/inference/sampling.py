@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from isbetter.core.errors import ConvergenceWarning, InputError
-from isbetter.core.validate import check_choice
+from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.inference.records import MCMCDiagnostics
 
 __all__ = [
     "ESS_PER_CHAIN_MIN",
     "R_HAT_MAX",
+    "Sampling",
     "diagnose",
     "resolve_backend",
     "sample",
@@ -42,6 +44,54 @@ BACKENDS = ("auto", "nutpie", "pymc")
 #: normalization, folding, and localization"): R-hat <= 1.01 and 100 effective draws per chain
 R_HAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How an MCMC fit runs: tuning steps and chains, and the cores they run on.
+
+    One settings object for every model sampled by NUTS: the hierarchical model of
+    :func:`~isbetter.compare_f1` (``model="hierarchical"``) and the hierarchical
+    correlated-t model of per-fold scores
+    (:meth:`HierarchicalModel.fit <isbetter.cv.hierarchical.model.HierarchicalModel.fit>`).
+    The number of draws is not here: it is each function's own `draws`, which the
+    exact models (no MCMC) take too, and which each function counts its own way.
+    A result records these settings under the keys ``tune`` and ``chains``.
+
+    Attributes
+    ----------
+    tune : int, optional
+        Tuning steps per chain; default: the model's own (1000 for the F1 model, 500 for
+        the model of per-fold scores).
+    chains : int, default: 4
+        Number of chains.
+    cores : int, optional
+        Chains run in parallel on this many cores (default ``min(chains, 2)``).
+
+    Examples
+    --------
+    >>> Sampling(tune=2000, chains=2)
+    Sampling(tune=2000, chains=2, cores=None)
+    >>> Sampling(chains=0)
+    Traceback (most recent call last):
+    ...
+    isbetter.core.errors.InputError: `chains` must be an integer >= 1, got 0.
+    """
+
+    tune: int | None = None
+    chains: int = 4
+    cores: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tune is not None:
+            object.__setattr__(self, "tune", check_positive_int(self.tune, "tune", minimum=0))
+        object.__setattr__(self, "chains", check_positive_int(self.chains, "chains"))
+        if self.cores is not None:
+            object.__setattr__(self, "cores", check_positive_int(self.cores, "cores"))
+
+    def tune_or(self, default: int) -> int:
+        """Return the tuning steps per chain: :attr:`tune`, or the model's `default`."""
+        return default if self.tune is None else self.tune
 
 
 def resolve_backend(backend: str) -> str:

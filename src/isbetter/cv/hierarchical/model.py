@@ -45,7 +45,14 @@ from isbetter.cv.scores import PairedScores
 from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed
-from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.sampling import (
+    Backend,
+    Sampling,
+    diagnose,
+    resolve_backend,
+    sample,
+    warn_if_poor,
+)
 from isbetter.inference.seeds import resolve_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.results.comparison import HierarchicalResult
@@ -184,8 +191,15 @@ class HierarchicalModel:
         chains: int = 4,
         cores: int | None = None,
         rng: int | np.random.Generator | None = None,
+        sampling: Sampling | None = None,
     ) -> HierarchicalResult:
-        """Fit the model to one pair of systems; see :func:`hierarchical_test`."""
+        """Fit the model to one pair of systems; see :func:`hierarchical_test`.
+
+        `sampling` (:class:`~isbetter.inference.sampling.Sampling`), when given, sets
+        `tune`, `chains` and `cores` instead, as for :func:`~isbetter.compare_f1`.
+        """
+        if sampling is not None:
+            tune, chains, cores = sampling.tune_or(tune), sampling.chains, sampling.cores
         rope = check_rope(rope)
         if priors is None:
             priors = HierarchicalPriors()
@@ -207,8 +221,8 @@ class HierarchicalModel:
             )
         seed = resolve_seed(rng)
         data = prepared.model_data(priors)
-        sampling = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
-        idata = self._sample(data, prepared.bounded, sampling)
+        run = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
+        idata = self._sample(data, prepared.bounded, run)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         fitted, refit_of = self, None
         if self._fallback and not diagnostics.converged:
@@ -216,11 +230,11 @@ class HierarchicalModel:
             # integrated model has none, so its answer replaces the flagged one
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
-            idata = fitted._sample(data, prepared.bounded, sampling)
+            idata = fitted._sample(data, prepared.bounded, run)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
         return fitted._result(
-            scores, idata, diagnostics, prepared, rope, rho, priors, sampling, refit_of
+            scores, idata, diagnostics, prepared, rope, rho, priors, run, refit_of
         )
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
