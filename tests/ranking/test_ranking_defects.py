@@ -86,3 +86,27 @@ def test_with_rule_checks_like_rank(binary, kwargs, pattern):
         rank(binary, jobs=1, rng=1, **DRAWS, **kwargs)
     with pytest.raises(InputError, match=pattern):
         res.with_rule("threshold", **kwargs)
+
+
+def test_rank_passes_each_comparisons_own_options_to_compare_f1(binary, three_classes):
+    """A ranking's options keep their names (tune, chains, beta, averages, ...) when
+    compare_f1 moved to typed options: each is mapped, silently, to the typed one; on
+    j18-f1's first merge `rank(preds, beta=2)` and `--tune/--chains` were refused."""
+    from isbetter import compare_f1, fbeta
+
+    res = rank(binary, metrics=["fbeta"], beta=2, jobs=1, rng=1, **DRAWS)  # and no warning
+    pair = res.pairs[0]
+    assert pair.settings["measure"] == "f2"
+    direct = compare_f1(
+        binary, system_a=pair.system_a, system_b=pair.system_b, metric=fbeta(2),
+        rope=0.05, rng=pair.settings["seed"], **DRAWS,
+    )  # fmt: skip
+    row = direct.comparisons[direct.classes[0]]
+    assert pair.probabilities.to_dict() == row.summary().probabilities.to_dict()
+    every = rank(three_classes, averages=False, jobs=1, rng=1, **DRAWS)
+    assert every.metrics == ("f1 x", "f1 y", "f1 z")
+    mcmc = rank(three_classes, method="hierarchical", tune=100, chains=1, draws=200,
+                baselines=False, jobs=1, rng=1)  # fmt: skip
+    assert {(p.settings["tune"], p.settings["chains"]) for p in mcmc.pairs} == {(100, 1)}
+    with pytest.raises(InputError, match="nonsense"):
+        rank(binary, nonsense=1, jobs=1, rng=1)

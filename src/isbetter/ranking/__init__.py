@@ -305,9 +305,10 @@ def _check_f1_options(model: str, options: Mapping[str, Any]) -> None:
     import inspect
 
     from isbetter.f1.compare import compare_f1
+    from isbetter.f1.legacy import COMPARE_F1
 
-    set_here = {"data", "system_a", "system_b", "metric", "measure", "rope", "model", "rng"}
-    takes = [n for n in inspect.signature(compare_f1).parameters if n not in set_here]
+    set_here = {"data", "system_a", "system_b", "metric", "measure", "rope", "model", "rng", "gold"}
+    takes = [n for n in (*inspect.signature(compare_f1).parameters, *COMPARE_F1) if n not in set_here]
     check_method_options(options, takes, model)
 
 

@@ -117,7 +117,7 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
     A per-fold task gives one comparison; a per-document task gives one per
     ranked row: the positive class of a binary task, the macro- and
     micro-averaged rows of a multi-class one, or each reported class when there
-    are no averaged rows (``classes=`` names some classes, or ``averages=False``). Each item is
+    are no averaged rows (``classes=`` names some classes, or every class). Each item is
     ``{"summary": ComparisonSummary.to_dict(), "simplex": [[a, rope, b], ...]}``
     with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
     """
@@ -136,17 +136,22 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
         res = compare(task.data, rope=task.rope, method=task.method, rng=task.seed, **task.options)
         return [_outcome(res)]
     from isbetter.f1.compare import compare_f1
+    from isbetter.f1.legacy import COMPARE_F1, compare_f1_keywords
 
-    f1 = compare_f1(
-        task.data,
-        system_a=task.system_a,
-        system_b=task.system_b,
-        metric=task.metric,
-        rope=task.rope,
-        model=task.method,
-        rng=task.seed,
-        **task.options,
-    )
+    arguments = {
+        "data": task.data,
+        "system_a": task.system_a,
+        "system_b": task.system_b,
+        "metric": task.metric,
+        "rope": task.rope,
+        "model": task.method,
+        "rng": task.seed,
+        **{k: v for k, v in task.options.items() if k not in COMPARE_F1},
+    }
+    # a ranking's options keep the names of every comparison (tune, chains, beta, ...):
+    # mapped here to compare_f1's typed options, as the F1 comparison's old keywords are
+    compare_f1_keywords({k: v for k, v in task.options.items() if k in COMPARE_F1}, arguments)
+    f1 = compare_f1(**arguments)
     # a multi-class task with every class reported is ranked on its macro and micro rows;
     # otherwise on each reported class (a binary task: its positive class)
     rows = ("macro", "micro") if "macro" in f1.comparisons else f1.classes
