@@ -174,7 +174,8 @@ def monte_carlo_interval(
     interval is the Beta(x + 1/2, n − x + 1/2) quantiles with n the ESS of each
     column (:func:`~isbetter.inference.diagnostics.ess_bulk` over `chains`; every
     draw when a column is constant or a chain has too few draws) and x = n times
-    the fraction. Returns ``(K, 2)``.
+    the fraction, the lower end 0 when x = 0 and the upper 1 when x = n (Brown,
+    Cai & DasGupta 2001). Returns ``(K, 2)``.
 
     Examples
     --------
@@ -202,9 +203,9 @@ def monte_carlo_interval(
         n[varies] = np.where(np.isfinite(ess), np.minimum(ess, s), s)
     x = b.mean(axis=0) * n
     tail = (1.0 - prob) / 2.0
-    return np.column_stack(
-        [stats.beta.ppf(tail, x + 0.5, n - x + 0.5), stats.beta.ppf(1 - tail, x + 0.5, n - x + 0.5)]
-    )
+    low = np.where(x > 0, stats.beta.ppf(tail, x + 0.5, n - x + 0.5), 0.0)
+    high = np.where(x < n, stats.beta.ppf(1 - tail, x + 0.5, n - x + 0.5), 1.0)
+    return np.column_stack([low, high])
 
 
 def _rope_orders(

@@ -59,7 +59,7 @@ def _font(k: int) -> int:
 
 def rank_probabilities_size(k: int) -> tuple[float, float]:
     """Figure size (inches) of the rank-probability heatmap of `k` systems."""
-    return 0.62 * k + 2.8, 0.5 * k + 1.9
+    return 0.62 * k + 3.4, 0.5 * k + 2.0
 
 
 def p_best_size(k: int) -> tuple[float, float]:
@@ -122,16 +122,13 @@ def plot_rank_probabilities(result: Any, metric: str | None = None, *, ax: Any =
         )
     ax.set_xticks(range(k), [str(r) for r in range(1, k + 1)])
     ax.set_yticks(range(k), [f"{s} ({j.expected_rank[s]:.2f})" for s in names])
-    ax.set_xlabel("rank (1 = best)")
+    ranked = "the weights" if j.method == "plackett_luce" else "the effects"
+    ax.set_xlabel(
+        wrap_to_axes(ax, f"rank (1 = best) of {ranked} in each draw; outlined: 95% rank interval")
+    )
     ax.set_ylabel("system (expected rank)")
     ax.tick_params(length=0)
-    ranked = "the weights' order" if j.method == "plackett_luce" else "the effects' order"
-    ax.set_title(
-        wrap_to_axes(
-            ax, f"{metric}: P(rank) in {ranked}, {_model(j)}", "outlined: 95% rank interval"
-        ),
-        fontsize="medium",
-    )
+    ax.set_title(wrap_to_axes(ax, f"{metric}: P(rank), {_model(j)}"), fontsize="medium")
     return ax
 
 
@@ -183,7 +180,9 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
         )
     ax.set_yticks(y, list(names))
     ax.invert_yaxis()
-    ax.set_xlim(0.0, min(1.0, float(np.ceil(10 * ends.max() + 1.0)) / 10))  # room for values
+    right = min(1.2, float(np.ceil(10 * ends.max() + 1.0)) / 10)  # room for the values
+    ax.set_xlim(0.0, right)
+    ax.set_xticks([t for t in np.arange(0.0, 1.01, 0.2 if right > 0.5 else 0.1) if t <= right])
     what = (
         "P(best) = E[w]: P(ranks first on a new data set)"
         if j.method == "plackett_luce"
