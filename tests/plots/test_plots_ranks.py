@@ -137,6 +137,7 @@ def test_p_best_bars_and_their_intervals(result):
     assert values == [f"{j.p_best[s]:.3f}" for s in order]
     assert MONTE_CARLO_INTERVAL in " ".join(ax.get_xlabel().split())
     assert "P(largest effect)" in ax.get_xlabel()
+    assert ax.xaxis.label.get_fontsize() >= 9 and all(t.get_fontsize() >= 9 for t in ax.texts)
 
 
 def test_p_best_of_a_summary_saved_without_intervals(result):

@@ -121,14 +121,14 @@ class RankSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-safe data (the ``"joint"`` block of a ranking's metric)."""
-        return {
+        return {  # the issue's block first, in its order; then what the plots and reports add
             "method": self.method,
-            "systems": list(self.systems),
             "p_best": dict(self.p_best),
             "expected_rank": dict(self.expected_rank),
             "rank_interval": {s: list(v) for s, v in self.rank_interval.items()},
-            "rank_probabilities": {s: list(v) for s, v in self.rank_probabilities.items()},
             "top_orders": [{"order": o, "p": p} for o, p in self.top_orders],
+            "systems": list(self.systems),
+            "rank_probabilities": {s: list(v) for s, v in self.rank_probabilities.items()},
             "rope_orders": [{"order": o, "p": p} for o, p in self.rope_orders],
             "rope": self.rope,
             "draws": self.draws,

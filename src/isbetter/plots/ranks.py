@@ -188,9 +188,7 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
         if j.method == "plackett_luce"
         else "P(best): P(largest effect)"
     )
-    ax.set_xlabel(
-        wrap_to_axes(ax, what, f"whiskers: {interval}", fontsize="small"), fontsize="small"
-    )
+    ax.set_xlabel(wrap_to_axes(ax, what, f"whiskers: {interval}", fontsize=9), fontsize=9)
     ax.set_title(f"{metric}: P(best), {_model(j)}", fontsize="medium")
     ax.spines[["top", "right"]].set_visible(False)
     return ax
