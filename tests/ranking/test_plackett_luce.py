@@ -17,6 +17,7 @@ from scipy.special import gammaln
 from isbetter import InputError, rank, read_scores
 from isbetter.cli import main
 from isbetter.cv.plackett_luce import (
+    P_BEST_INTERVAL,
     TIE_RULE,
     build_model,
     plackett_luce,
@@ -204,6 +205,16 @@ def test_recovers_a_known_order(fit):
     assert fit.tied_datasets == 0 and fit.settings["ties"] == TIE_RULE
 
 
+def test_p_best_interval_is_the_credible_interval_of_the_weight(fit):
+    """P(best) = E[w_k] is a posterior mean: its interval is w_k's 95% credible interval."""
+    r = fit.ranks()
+    assert r.p_best_interval_kind == P_BEST_INTERVAL
+    for i, s in enumerate(SYSTEMS):
+        low, high = np.quantile(fit.draws[:, i], [0.025, 0.975])
+        assert r.p_best_interval[s] == pytest.approx((low, high))
+        assert low < r.p_best[s] < high
+
+
 def test_same_seed_same_numbers_and_direction_flips(study, fit):
     again = plackett_luce(study, rng=11)
     assert np.array_equal(again.weights, fit.weights)
@@ -254,12 +265,50 @@ def test_ranking_json_and_every_format(ranking):
     assert data["metrics"]["score"]["chain"] == "c < a < d < b"
     again = summary_from_dict(json.loads(json.dumps(data)))
     assert again.to_dict() == data
+    assert {"p_best_interval", "p_best_interval_kind"} <= set(block)
     text = render(ranking, "text")
-    assert "P(best) = E[w], the probability of ranking first on a new data set: b " in text
+    low, high = ranking.joint["score"].p_best_interval["b"]
+    assert (
+        "P(best) = E[w], the probability of ranking first on a new data set [95% credible "
+        f"interval of w_k (equal-tailed, from the posterior of the weights)]: b "
+        f"{ranking.joint['score'].p_best['b']:.3f} [{low:.3f}, {high:.3f}], d " in text
+    )
     assert "P(largest weight)" in text and "ties broken at random with the seed" in text
     assert "one Bayesian Plackett–Luce model of all the systems" in text
     for fmt in FORMATS:
         assert render(ranking, fmt).strip()
+
+
+def test_joint_block_in_every_format(ranking):
+    """P(best) with its interval, expected ranks with theirs, the most probable order and
+    the chain: in the text, Markdown, LaTeX and HTML notes and in every CSV row."""
+    import csv
+    import html
+    import io
+
+    j = ranking.joint["score"]
+    lo, hi = j.p_best_interval["b"]
+    best = f"b {j.p_best['b']:.3f} [{lo:.3f}, {hi:.3f}]"
+    rank_c = f"c {j.expected_rank['c']:.2f} [{j.rank_interval['c'][0]}, {j.rank_interval['c'][1]}]"
+    top = f"{j.top_orders[0][0]} ({j.top_orders[0][1]:.3f})"
+    chain = f"score chain: {ranking.chain()}"
+    for fmt in ("text", "markdown"):
+        out = render(ranking, fmt)
+        assert all(x in out for x in (best, rank_c, top, chain)), fmt
+    out = render(ranking, "html")
+    assert all(html.escape(x) in out for x in (best, rank_c, top, chain))
+    latex = render(ranking, "latex")
+    assert best in latex and rank_c in latex and "c $<$ a $<$ d $<$ b" in latex
+    rows = list(csv.DictReader(io.StringIO(render(ranking, "csv"))))
+    assert len(rows) == 6
+    for row in rows:
+        a, b = row["system_a"], row["system_b"]
+        assert float(row["p_best_a"]) == pytest.approx(j.p_best[a])
+        assert float(row["p_best_b_high"]) == pytest.approx(j.p_best_interval[b][1])
+        assert float(row["expected_rank_b"]) == pytest.approx(j.expected_rank[b])
+        assert int(row["rank_interval_a_low"]) == j.rank_interval[a][0]
+        assert row["top_orders"].startswith(j.top_orders[0][0] + " (")
+        assert row["chain"] == ranking.chain() and row["joint_method"] == "plackett_luce"
 
 
 def test_cli_rank_plackett_luce(tmp_path, capsys):
@@ -273,6 +322,12 @@ def test_cli_rank_plackett_luce(tmp_path, capsys):
     assert block["chain"] == "c < a < d < b"
     assert main([*args, "--concentration", "2", "--quiet"]) == 0
     assert "c < a < d < b" in capsys.readouterr().out
+    plot, page = tmp_path / "r.png", tmp_path / "r.html"
+    assert main([*args, "--quiet", "--plot", str(plot), "--report", str(page)]) == 0
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    text = page.read_text()
+    assert text.count("<img ") == 1 and "P(best) with the 95% interval" in text
+    assert "95% credible interval of w_k" in text
 
 
 @pytest.mark.slow

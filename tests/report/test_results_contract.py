@@ -263,6 +263,8 @@ def long_name_results():
         "long f1": compare_f1(frame, draws=1000, baselines=Baselines(resamples=100), rng=1),
         "long ranking": rank(table, rope=0.005, method="sign", jobs=1, rng=2, draws=1000),
         "uci ranking": rank(uci, rope=0.01, method="sign", jobs=1, rng=1, draws=2000),
+        # P(best) with its interval, ranks, orders: the longest notes of a ranking
+        "uci plackett-luce": rank(uci, method="plackett-luce", rng=1),
         "uci sign": sign_test(uci.paired("nbc", "aode"), rope=0.01, rng=1, draws=2000),
         "f1_example": compare_f1(
             shipped, system_a="svm", system_b="nb", draws=2000, baselines=CHEAP, rng=1

@@ -88,7 +88,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_output_args(
         p,
         "write the Hasse diagram and the pairwise heatmap here, with the critical-difference "
-        "diagram of the mean ranks for scores on several data sets",
+        "diagram of the mean ranks for scores on several data sets and, for plackett-luce, "
+        "the probability of each rank and P(best) with its interval",
     )
     cols = add_column_args(p)
     cols.add_argument(

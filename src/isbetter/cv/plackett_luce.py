@@ -66,7 +66,7 @@ import numpy as np
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.validate import check_positive_int
 from isbetter.cv.friedman import score_matrix, snap_ties
-from isbetter.inference.ranks import RankSummary, rank_summary
+from isbetter.inference.ranks import RANK_INTERVAL, RankSummary, rank_summary
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import diagnose, resolve_backend, sample, warn_if_poor
 from isbetter.inference.seeds import RNGLike, child, resolve_seed, sampler_seed
@@ -83,6 +83,8 @@ __all__ = [
 TIE_RULE = "ties broken at random with the seed (scmamp's rule)"
 #: the method's name in results
 METHOD = "plackett_luce"
+#: what the interval of P(best) = E[w_k] is, in words
+P_BEST_INTERVAL = "95% credible interval of w_k (equal-tailed, from the posterior of the weights)"
 #: the variable whose convergence is diagnosed
 DIAGNOSED = ("w",)
 
@@ -225,11 +227,24 @@ class PlackettLuceFit:
         From the order of the weights in each draw
         (:func:`~isbetter.inference.ranks.rank_summary`), except ``p_best``, which is
         E[w_k] (scmamp's expected win probability: the probability of ranking first
-        on a new data set); the posterior probability that w_k is the largest weight
-        is ``rank_probabilities[k][0]``.
+        on a new data set), with the 95% equal-tailed credible interval of w_k
+        (:data:`P_BEST_INTERVAL`); the posterior probability that w_k is the largest
+        weight is ``rank_probabilities[k][0]``.
         """
-        summary = rank_summary(self.draws, self.systems, rope=0.0, method=METHOD, top=top)
-        return dataclasses.replace(summary, p_best=self.expected_weights())
+        chains = self.weights.shape[0]
+        summary = rank_summary(
+            self.draws, self.systems, rope=0.0, method=METHOD, top=top, chains=chains
+        )
+        tail = (1.0 - RANK_INTERVAL) / 2.0
+        low, high = np.quantile(self.draws, [tail, 1.0 - tail], axis=0)
+        return dataclasses.replace(
+            summary,
+            p_best=self.expected_weights(),
+            p_best_interval={
+                s: (float(lo), float(hi)) for s, lo, hi in zip(self.systems, low, high, strict=True)
+            },
+            p_best_interval_kind=P_BEST_INTERVAL,
+        )
 
     def p_better(self) -> dict[tuple[str, str], float]:
         """Return P(w_a > w_b) for every pair (a before b in :attr:`systems`)."""

@@ -7,6 +7,15 @@ and 95% rank interval, the probability of each rank position, and the most proba
 orders, strict and ROPE-aware (systems whose effects are within the ROPE of their
 neighbour in the draw's order tied). The record, :class:`RankSummary`, is light and
 JSON-safe; rankings carry one per metric.
+
+P(best) here is one posterior probability, estimated by the fraction of draws in
+which the system's effect is the largest; its interval
+(:attr:`RankSummary.p_best_interval`) is therefore a Monte Carlo interval — how far
+the estimate may be from the exact posterior probability with this many draws — and
+not posterior uncertainty: the Jeffreys binomial interval on the draws' effective
+number (the ESS of the indicator "this system is best", which counts their
+autocorrelation). A model whose P(best) is a posterior mean of a parameter states its
+own interval (Plackett–Luce: the credible interval of the weight).
 """
 
 from __future__ import annotations
@@ -16,12 +25,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RankSummary", "rank_summary"]
+__all__ = ["RankSummary", "monte_carlo_interval", "rank_summary"]
 
 #: how many of the most probable orders a summary keeps
 TOP_ORDERS = 5
-#: the rank interval's probability
+#: the rank interval's probability (and that of P(best)'s interval)
 RANK_INTERVAL = 0.95
+#: what :func:`rank_summary`'s interval of P(best) is, in words
+MONTE_CARLO_INTERVAL = (
+    "95% Monte Carlo interval of the estimate (Jeffreys, on the effective number of draws)"
+)
+#: fewer draws per chain than this: the ESS is not estimated, every draw counts as one
+_MIN_ESS_DRAWS = 8
 
 
 @dataclass(frozen=True)
@@ -54,6 +69,14 @@ class RankSummary:
         The ROPE of :attr:`rope_orders` (score units).
     draws : int
         How many posterior draws the probabilities count.
+    p_best_interval : dict
+        ``{system: (low, high)}``: the 95% interval of P(best) that
+        :attr:`p_best_interval_kind` names; empty in summaries saved before it
+        existed.
+    p_best_interval_kind : str
+        What the interval is: a Monte Carlo interval of the estimated probability
+        (:data:`MONTE_CARLO_INTERVAL`, the joint model) or a credible interval
+        (Plackett–Luce's weights); empty when there is none.
     """
 
     method: str
@@ -66,25 +89,57 @@ class RankSummary:
     rope_orders: tuple[tuple[str, float], ...]
     rope: float
     draws: int
+    p_best_interval: dict[str, tuple[float, float]] = field(default_factory=dict)
+    p_best_interval_kind: str = ""
+
+    def by_expected_rank(self) -> tuple[str, ...]:
+        """Return the systems, best expected rank first (equal ones in the ranking's order)."""
+        return tuple(sorted(self.systems, key=self.expected_rank.__getitem__))
+
+    def pair_record(self, a: str, b: str) -> dict[str, Any]:
+        """Return the flat columns of the pair `a`, `b` in a ranking's table (and CSV).
+
+        Both systems' P(best) with its interval, expected rank and rank interval,
+        and the most probable orders (``"order (p); ..."``), as in the JSON.
+        """
+        out: dict[str, Any] = {"joint_method": self.method}
+        for side, name in (("a", a), ("b", b)):
+            low, high = self.p_best_interval.get(name, (None, None))
+            out |= {
+                f"p_best_{side}": self.p_best[name],
+                f"p_best_{side}_low": low,
+                f"p_best_{side}_high": high,
+                f"expected_rank_{side}": self.expected_rank[name],
+                f"rank_interval_{side}_low": self.rank_interval[name][0],
+                f"rank_interval_{side}_high": self.rank_interval[name][1],
+            }
+        return {
+            **out,
+            "p_best_interval_kind": self.p_best_interval_kind,
+            "top_orders": "; ".join(f"{o} ({p:.4f})" for o, p in self.top_orders),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-safe data (the ``"joint"`` block of a ranking's metric)."""
-        return {
+        return {  # the issue's block first, in its order; then what the plots and reports add
             "method": self.method,
-            "systems": list(self.systems),
             "p_best": dict(self.p_best),
             "expected_rank": dict(self.expected_rank),
             "rank_interval": {s: list(v) for s, v in self.rank_interval.items()},
-            "rank_probabilities": {s: list(v) for s, v in self.rank_probabilities.items()},
             "top_orders": [{"order": o, "p": p} for o, p in self.top_orders],
+            "systems": list(self.systems),
+            "rank_probabilities": {s: list(v) for s, v in self.rank_probabilities.items()},
             "rope_orders": [{"order": o, "p": p} for o, p in self.rope_orders],
             "rope": self.rope,
             "draws": self.draws,
+            "p_best_interval": {s: list(v) for s, v in self.p_best_interval.items()},
+            "p_best_interval_kind": self.p_best_interval_kind,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RankSummary:
-        """Rebuild from :meth:`to_dict`."""
+        """Rebuild from :meth:`to_dict` (also a summary saved without P(best)'s interval)."""
+        interval = data.get("p_best_interval", {})
         return cls(
             method=data["method"],
             systems=tuple(data["systems"]),
@@ -98,6 +153,8 @@ class RankSummary:
             rope_orders=tuple((o["order"], float(o["p"])) for o in data["rope_orders"]),
             rope=float(data["rope"]),
             draws=int(data["draws"]),
+            p_best_interval={s: (float(v[0]), float(v[1])) for s, v in interval.items()},
+            p_best_interval_kind=str(data.get("p_best_interval_kind", "")),
         )
 
 
@@ -108,6 +165,67 @@ def _most_probable(labels: list[str], top: int) -> tuple[tuple[str, float], ...]
     return tuple((str(values[i]), float(counts[i] / len(labels))) for i in order)
 
 
+def monte_carlo_interval(
+    best: np.ndarray, chains: int = 1, prob: float = RANK_INTERVAL
+) -> np.ndarray:
+    """Return the Jeffreys interval of each column's fraction of true indicators.
+
+    `best` is ``(draws, K)`` booleans, the chains one after another; the
+    interval is the Beta(x + 1/2, n − x + 1/2) quantiles with n the ESS of each
+    column (:func:`~isbetter.inference.diagnostics.ess_bulk` over `chains`; every
+    draw when a column is constant or a chain has too few draws) and x = n times
+    the fraction, the lower end 0 when x = 0 and the upper 1 when x = n (Brown,
+    Cai & DasGupta 2001). Returns ``(K, 2)``.
+
+    Examples
+    --------
+    Independent draws, then the same draws sorted (as autocorrelated as can be:
+    their ESS is tiny, so the interval is wide):
+
+    >>> first = np.random.default_rng(0).random(400) < 0.75
+    >>> monte_carlo_interval(np.column_stack([first, ~first])).round(3).tolist()
+    [[0.656, 0.755], [0.245, 0.344]]
+    >>> stuck = np.sort(first)[::-1]
+    >>> monte_carlo_interval(np.column_stack([stuck, ~stuck])).round(3).tolist()
+    [[0.127, 0.984], [0.016, 0.873]]
+    """
+    from scipy import stats
+
+    from isbetter.inference.diagnostics import ess_bulk
+
+    b = np.asarray(best, dtype=float)
+    s, k = b.shape
+    n = np.full(k, float(s))
+    varies = b.min(axis=0) != b.max(axis=0)
+    if s // chains >= _MIN_ESS_DRAWS and varies.any():
+        per_chain = b[: (s // chains) * chains].reshape(chains, s // chains, k)
+        ess = ess_bulk(per_chain[:, :, varies])
+        n[varies] = np.where(np.isfinite(ess), np.minimum(ess, s), s)
+    x = b.mean(axis=0) * n
+    tail = (1.0 - prob) / 2.0
+    low = np.where(x > 0, stats.beta.ppf(tail, x + 0.5, n - x + 0.5), 0.0)
+    high = np.where(x < n, stats.beta.ppf(1 - tail, x + 0.5, n - x + 0.5), 1.0)
+    return np.column_stack([low, high])
+
+
+def _rope_orders(
+    e: np.ndarray, ascending: np.ndarray, systems: tuple[str, ...], rope: float
+) -> list[str]:
+    """Each draw's order with neighbours within `rope` tied (tied systems in the given order)."""
+    sorted_e = np.take_along_axis(e, ascending, axis=1)
+    split = np.diff(sorted_e, axis=1) > rope  # a new group after each gap beyond the ROPE
+    tied = []
+    for row, cut in zip(ascending, split, strict=True):
+        groups: list[list[int]] = [[int(row[0])]]
+        for j, new in zip(row[1:], cut, strict=True):
+            if new:
+                groups.append([int(j)])
+            else:
+                groups[-1].append(int(j))
+        tied.append(" < ".join(" ≈ ".join(systems[j] for j in sorted(g)) for g in groups))
+    return tied
+
+
 def rank_summary(
     effects: np.ndarray,
     systems: tuple[str, ...],
@@ -115,6 +233,7 @@ def rank_summary(
     rope: float = 0.0,
     method: str = "joint",
     top: int = TOP_ORDERS,
+    chains: int = 1,
 ) -> RankSummary:
     """Return the ranks and orders of `systems` from draws of their effects.
 
@@ -131,6 +250,10 @@ def rank_summary(
         Recorded in the summary.
     top : int, default: 5
         How many of the most probable orders to keep.
+    chains : int, default: 1
+        How many chains the draws are, one after another: the effective number of
+        draws behind P(best)'s Monte Carlo interval (:func:`monte_carlo_interval`)
+        is estimated per chain.
 
     Returns
     -------
@@ -154,17 +277,7 @@ def rank_summary(
     low = np.quantile(ranks, tail, axis=0, method="inverted_cdf")
     high = np.quantile(ranks, 1.0 - tail, axis=0, method="inverted_cdf")
     strict = [" < ".join(systems[j] for j in row) for row in ascending]
-    sorted_e = np.take_along_axis(e, ascending, axis=1)
-    split = np.diff(sorted_e, axis=1) > rope  # a new group after each gap beyond the ROPE
-    tied = []
-    for row, cut in zip(ascending, split, strict=True):
-        groups: list[list[int]] = [[int(row[0])]]
-        for j, new in zip(row[1:], cut, strict=True):
-            if new:
-                groups.append([int(j)])
-            else:
-                groups[-1].append(int(j))
-        tied.append(" < ".join(" ≈ ".join(systems[j] for j in sorted(g)) for g in groups))
+    best = monte_carlo_interval(ranks == 1, chains)
     return RankSummary(
         method=method,
         systems=tuple(systems),
@@ -173,7 +286,11 @@ def rank_summary(
         rank_interval={name: (int(low[i]), int(high[i])) for i, name in enumerate(systems)},
         rank_probabilities={name: probs[i].tolist() for i, name in enumerate(systems)},
         top_orders=_most_probable(strict, top),
-        rope_orders=_most_probable(tied, top),
+        rope_orders=_most_probable(_rope_orders(e, ascending, systems, rope), top),
         rope=float(rope),
         draws=int(s),
+        p_best_interval={
+            name: (float(lo), float(hi)) for name, (lo, hi) in zip(systems, best, strict=True)
+        },
+        p_best_interval_kind=MONTE_CARLO_INTERVAL,
     )

@@ -26,6 +26,7 @@ from isbetter.plots.ranking import (
     plot_triangle_grid,
     save_ranking_plot,
 )
+from isbetter.plots.ranks import plot_p_best, plot_rank_probabilities
 from isbetter.plots.simplex import plot_simplex, project_simplex
 
 __all__ = [
@@ -35,8 +36,10 @@ __all__ = [
     "plot_f1_trace",
     "plot_hasse",
     "plot_next_posterior",
+    "plot_p_best",
     "plot_pairwise_heatmap",
     "plot_power",
+    "plot_rank_probabilities",
     "plot_savage_dickey",
     "plot_shrinkage",
     "plot_simplex",

@@ -381,7 +381,9 @@ def save_ranking_plot(
 ) -> Path:
     """Write the Hasse diagram and the pairwise heatmap side by side to `path`.
 
-    One row per metric (only `metric` when given); below it, for a ranking over
+    One row per metric (only `metric` when given); below it, for ranks from one
+    model of all the systems (``result.joint``), the rank probabilities and P(best)
+    with its interval (:mod:`isbetter.plots.ranks`); below that, for a ranking over
     several data sets, the critical-difference diagram of the mean ranks
     (:func:`~isbetter.plots.cd.plot_cd_diagram`). The figure is made without
     pyplot, so it is closed when this returns, and matplotlib's rcParams are
@@ -405,6 +407,8 @@ def save_ranking_plot(
     """
     from matplotlib.figure import Figure
 
+    from isbetter.plots.ranks import draw_ranks_row, ranks_row_size
+
     metrics = result.metrics if metric is None else (metric_of(result, metric),)
     sizes = [hasse_size(result, m) for m in metrics]
     k = len(result.systems)
@@ -412,8 +416,12 @@ def save_ranking_plot(
     width = max(w for w, _ in sizes) + heat_w
     baselines = getattr(result, "baselines", {})
     rows: list[tuple[str, str, float]] = []  # (kind, metric, height) of each row of plots
+    joint = getattr(result, "joint", None) or {}
     for m, (_, h) in zip(metrics, sizes, strict=True):
         rows.append(("order", m, max(h, heat_h)))
+        if m in joint:
+            rows.append(("ranks", m, ranks_row_size(k)[1]))
+            width = max(width, ranks_row_size(k)[0])
         if m in baselines:
             rows.append(("cd", m, cd_size(baselines[m])[1]))
     fig = Figure(figsize=(width, sum(h for *_, h in rows)), layout="constrained")
@@ -426,6 +434,9 @@ def save_ranking_plot(
     for r, (kind, m, _) in enumerate(rows):
         if kind == "cd":
             plot_cd_diagram(result, m, ax=fig.add_subplot(grid[r, :]))
+            continue
+        if kind == "ranks":
+            draw_ranks_row(result, m, fig, grid[r, :])
             continue
         plot_hasse(result, m, ax=fig.add_subplot(grid[r, 0]))
         plot_pairwise_heatmap(result, m, ax=fig.add_subplot(grid[r, 1]))

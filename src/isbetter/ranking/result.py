@@ -162,7 +162,9 @@ class RankingResult:
     def to_frame(self) -> pd.DataFrame:
         """Return the pairwise table: one row per metric and pair, with the relation decided.
 
-        Each row carries its metric's chain. With :attr:`baselines`, each row also
+        Each row carries its metric's chain; with :attr:`joint`, both systems'
+        P(best), its interval, expected ranks and rank intervals and the most probable
+        orders (:meth:`RankSummary.pair_record`). With :attr:`baselines`, each row also
         has both systems' mean ranks, whether
         they differ by Nemenyi's critical difference at each level
         (``nemenyi_different_0.05``, ...) and the Friedman and Iman–Davenport tests.
@@ -171,7 +173,7 @@ class RankingResult:
         for p in self.pairs:
             metric = p.settings.get("ranking_metric", p.metric)
             rel = self.relations[metric][(p.system_a, p.system_b)]
-            base = self.baselines.get(metric)
+            base, joint = self.baselines.get(metric), self.joint.get(metric)
             rows.append(
                 {
                     "ranking_metric": metric,
@@ -180,6 +182,7 @@ class RankingResult:
                     "relation_symbol": symbol(rel),
                     "chain": self.orders[metric].chain,
                     **(base.pair_record(p.system_a, p.system_b) if base is not None else {}),
+                    **(joint.pair_record(p.system_a, p.system_b) if joint is not None else {}),
                 }
             )
         return pd.DataFrame(rows)

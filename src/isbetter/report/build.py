@@ -408,26 +408,39 @@ def _ranking_key_notes(r: Any) -> list[str]:
     return notes
 
 
+def _p_best_values(j: Any, by_rank: tuple[str, ...]) -> str:
+    """Return ``b 0.500 [0.410, 0.590], a 0.300 [...]``: P(best) and its interval, best first."""
+    return ", ".join(
+        f"{s} {j.p_best[s]:.3f}"
+        + (
+            f" [{j.p_best_interval[s][0]:.3f}, {j.p_best_interval[s][1]:.3f}]"
+            if s in j.p_best_interval
+            else ""
+        )
+        for s in by_rank
+    )
+
+
 def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
     """Return the notes of one metric's ranks from one model: P(best), ranks, likely orders."""
-    by_rank = sorted(j.systems, key=lambda s: j.expected_rank[s])
+    by_rank = j.by_expected_rank()
     ranks = ", ".join(
         f"{s} {j.expected_rank[s]:.2f} [{j.rank_interval[s][0]}, {j.rank_interval[s][1]}]"
         for s in by_rank
     )
     orders = "; ".join(f"{o} ({p:.3f})" for o, p in j.top_orders)
     name = METHOD_NAMES.get(j.method, j.method)
+    interval = f" [{j.p_best_interval_kind}]" if j.p_best_interval_kind else ""
     if j.method != "plackett_luce":
-        best = f"{metric}, {name}, P(best): "
         return [
-            best + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
+            f"{metric}, {name}, P(best){interval}: {_p_best_values(j, by_rank)}",
             f"{metric}, expected rank [95% interval]: {ranks}",
             f"{metric}, most probable orders: {orders}",
         ]
     tied = settings.get("tied_datasets", {}).get(metric)
     return [
         f"{metric}, {name}: P(best) = E[w], the probability of ranking first on a new data "
-        "set: " + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
+        f"set{interval}: {_p_best_values(j, by_rank)}",
         f"{metric}: P(largest weight): "
         + ", ".join(f"{s} {j.rank_probabilities[s][0]:.3f}" for s in by_rank),
         f"{metric}, expected rank [95% interval] of the weights' order: {ranks}",

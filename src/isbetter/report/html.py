@@ -241,7 +241,10 @@ _CAPTIONS = {
     "posterior densities near 0, whose ratio at 0 is the Savage–Dickey BF01 (right).",
     "save_power_plot": "Power against test-set size, one line per model, ±1 standard error.",
     "save_ranking_plot": "Hasse diagram of the partial order (left) and the pairwise "
-    "probabilities (right), one row per metric; below each, for a ranking over several data "
+    "probabilities (right), one row per metric; below each, for ranks from one model of all "
+    "the systems (Plackett–Luce, joint), the probability of each rank position (each "
+    "system's 95% rank interval outlined) and P(best) with the 95% interval the plot names; "
+    "then, for a ranking over several data "
     "sets, the critical-difference diagram of the mean ranks (Demšar 2006): bars join systems "
     "whose mean ranks differ by less than Nemenyi's critical difference at α 0.05.",
     "save_comparison_plot": "Posterior of the difference with the ROPE shaded, or, for "
