@@ -308,7 +308,8 @@ def _check_f1_options(model: str, options: Mapping[str, Any]) -> None:
     from isbetter.f1.legacy import COMPARE_F1
 
     set_here = {"data", "system_a", "system_b", "metric", "measure", "rope", "model", "rng", "gold"}
-    takes = [n for n in (*inspect.signature(compare_f1).parameters, *COMPARE_F1) if n not in set_here]
+    named = (*inspect.signature(compare_f1).parameters, *COMPARE_F1)
+    takes = [n for n in named if n not in set_here]
     check_method_options(options, takes, model)
 
 
