@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.cli.common import add_column_args, add_output_args, emit, formatter, lazy_plot
-from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
 def add(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +60,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--method",
         default="auto",
         help="scores: "
-        + ", ".join(m.replace("_", "-") for m in CV_METHODS)
+        + ", ".join(m.replace("_", "-") for m in RANKING_METHODS)
+        + " (one model of all the systems: P(best), ranks, coherent pairs)"
         + "; predictions (--gold): "
         + ", ".join(F1_MODELS),
     )

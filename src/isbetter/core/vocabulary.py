@@ -14,6 +14,7 @@ __all__ = [
     "FORMATS",
     "METHOD_NAMES",
     "POWER_GOALS",
+    "RANKING_METHODS",
     "RANKING_RULES",
     "rope_text",
 ]
@@ -26,7 +27,11 @@ METHOD_NAMES: dict[str, str] = {
     "hierarchical": "Hierarchical correlated-t model",
     "sign": "Bayesian sign test",
     "signed_rank": "Bayesian signed-rank test",
+    "joint": "Joint correlated model",
 }
+#: how :func:`isbetter.rank` may compare per-fold scores besides the methods of
+#: :data:`CV_METHODS`: one joint model of all the systems
+RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, "joint")
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")

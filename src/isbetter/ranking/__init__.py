@@ -27,7 +27,7 @@ from isbetter.core.validate import (
     check_rope,
     resolve_seed,
 )
-from isbetter.core.vocabulary import CV_METHODS, F1_MODELS, RANKING_RULES
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask, pair_seed
 from isbetter.results.comparison import ComparisonSummary
@@ -68,7 +68,11 @@ def rank(
         ROPE half-width, one for all metrics or one per metric (``{"acc": 0.01}``).
     method : str, default: "auto"
         Scores: a method of :func:`~isbetter.compare` (``"auto"``: hierarchical for
-        several data sets, the correlated t-test for one). Predictions: a model of
+        several data sets, the correlated t-test for one), or ``"joint"``: one joint
+        correlated model of all the systems per metric (:mod:`isbetter.ranking.joint`),
+        whose one posterior gives every pair's probabilities (so no cycles within a
+        draw), P(best), expected ranks, rank intervals and the most probable orders
+        (:attr:`RankingResult.joint`). Predictions: a model of
         :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
     rule : {"likelihood", "threshold"}, default: "likelihood"
         ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
@@ -79,7 +83,8 @@ def rank(
     margin : float, default: 0.05
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the pairs run; default: local processes (`jobs` of them).
+        Where the pairs run; default: local processes (`jobs` of them). Not with
+        ``method="joint"`` (nor `jobs`, `cache_dir`): it runs one fit per metric here.
     jobs : int, optional
         Local worker processes (default: the number of CPUs; 1 runs in this process).
     cache_dir : path, optional
@@ -91,7 +96,8 @@ def rank(
         The one seed; each pair's seed is derived from it and the pair's names.
     **options
         Options of the comparisons (e.g. ``draws``, ``chains``, ``tune``, ``cores`` of
-        the hierarchical model; ``draws``, ``measure`` parameters of the F1 model).
+        the hierarchical and the joint models; ``draws``, ``measure`` parameters of the
+        F1 model).
 
     Returns
     -------
@@ -108,6 +114,15 @@ def rank(
     margin = check_probability(margin, "margin")
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
+    if method == "joint":
+        pairwise = (("executor", executor), ("jobs", jobs), ("cache_dir", cache_dir))
+        given = [name for name, value in pairwise if value is not None]
+        if given:
+            raise InputError(
+                f"`{given[0]}` applies to the pairwise route; method='joint' is one fit per "
+                "metric, run in this process (its chains in parallel): leave it out."
+            )
+        return _joint(data, request, rule, threshold, margin)
     if isinstance(data, ScoreTable):
         tasks, ropes, method = _cv_tasks(data, request)
     elif isinstance(data, PredictionTable):
@@ -121,9 +136,7 @@ def rank(
     outcomes, stats = run_tasks(
         tasks, executor=executor, jobs=jobs, cache_dir=cache_dir, progress=progress
     )
-    return _assemble(
-        names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, seed, options
-    )
+    return _assemble(names, tasks, outcomes, stats, ropes, method, rule, threshold, margin, request)
 
 
 def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[str, float]:
@@ -183,7 +196,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(request.rope, metrics)
-    method = check_choice(request.method, "method", CV_METHODS)
+    method = check_choice(request.method, "method", RANKING_METHODS)
     if method == "auto":
         method = "hierarchical" if len(table.datasets) > 1 else "correlated_t"
     # each fit's chains may use every core (`cores`, default: all): while all workers are
@@ -243,6 +256,45 @@ def _ranking_metric(task: PairTask, summary: dict[str, Any]) -> str:
     return task.metric
 
 
+def _joint(
+    data: Any, request: _Request, rule: str, threshold: float, margin: float
+) -> RankingResult:
+    """One joint fit per metric (:mod:`isbetter.ranking.joint`), then the orders."""
+    from isbetter.cv.scores import ScoreTable
+    from isbetter.ranking.joint import joint_metric
+
+    if not isinstance(data, ScoreTable):
+        raise InputError(
+            "`method='joint'` ranks per-fold scores (a ScoreTable from isbetter.read_scores), "
+            f"got {type(data).__name__}; rank per-document predictions pairwise."
+        )
+    names = _systems(data.systems, request.systems)
+    metrics = tuple(data.metrics) if request.metrics is None else tuple(request.metrics)
+    for m in metrics:
+        data._metric(m)  # unknown metric: InputError naming it
+    ropes = _ropes(request.rope, metrics)
+    pairs: list[ComparisonSummary] = []
+    simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
+    joint = {}
+    for m in metrics:
+        fit = joint_metric(data, names, m, ropes[m], request.seed, request.options)
+        pairs += fit.pairs
+        simplex[m] = fit.simplex
+        joint[m] = fit.ranks
+        if not fit.converged:
+            d = fit.pairs[0].diagnostics
+            warnings.warn(
+                f"The joint model's fit on {m!r} did not converge well ({d}); its diagnostics "
+                "are in every pair's summary. Increase `tune` and `draws`.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+    stats = {"computed": len(metrics), "cached": 0, "executor": "serial", "workers": 1}
+    return _finish(
+        names, pairs, simplex, ropes, "joint", rule, threshold, margin, request, stats, joint
+    )
+
+
 def _assemble(
     names: tuple[str, ...],
     tasks: list[PairTask],
@@ -253,8 +305,7 @@ def _assemble(
     rule: str,
     threshold: float,
     margin: float,
-    seed: int,
-    options: dict[str, Any],
+    request: _Request,
 ) -> RankingResult:
     pairs: list[ComparisonSummary] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
@@ -266,9 +317,6 @@ def _assemble(
             summary = ComparisonSummary.from_dict(data)
             simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
             pairs.append(summary)
-    relations = relations_of(pairs, rule, threshold, margin)
-    metrics = list(relations)
-    orders = orders_of(names, pairs, relations)
     poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
     if poor:
         shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
@@ -279,6 +327,27 @@ def _assemble(
             ConvergenceWarning,
             stacklevel=3,
         )
+    return _finish(names, pairs, simplex, ropes, method, rule, threshold, margin, request, stats)
+
+
+def _finish(
+    names: tuple[str, ...],
+    pairs: list[ComparisonSummary],
+    simplex: dict[str, dict[tuple[str, str], list[list[float]]]],
+    ropes: dict[str, float],
+    method: str,
+    rule: str,
+    threshold: float,
+    margin: float,
+    request: _Request,
+    stats: dict[str, Any],
+    joint: dict[str, Any] | None = None,
+) -> RankingResult:
+    """Return the ranking of `pairs`: their relations, the orders and the settings."""
+    relations = relations_of(pairs, rule, threshold, margin)
+    metrics = list(relations)
+    orders = orders_of(names, pairs, relations)
+    seed, options = request.seed, request.options
     single = set(ropes.values())
     settings = make_settings(
         "ranking",
@@ -306,4 +375,5 @@ def _assemble(
         orders=orders,
         simplex=simplex,
         settings=settings,
+        joint=joint or {},
     )

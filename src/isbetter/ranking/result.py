@@ -10,6 +10,7 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import signature
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
+from isbetter.inference.ranks import RankSummary
 from isbetter.ranking.order import PartialOrder, partial_order
 from isbetter.results.comparison import ComparisonSummary
 
@@ -48,6 +49,10 @@ class RankingResult:
         per-draw points of each pair, for the triangle plots.
     settings : dict
         Seed, rule, ROPEs, method, options, execution, cache use, versions.
+    joint : dict of str to RankSummary
+        Per metric, with ``method="joint"``: P(best), expected rank, 95% rank
+        interval, the most probable orders (:mod:`isbetter.inference.ranks`); empty
+        for a pairwise ranking.
     """
 
     systems: tuple[str, ...]
@@ -62,6 +67,7 @@ class RankingResult:
         default_factory=dict, repr=False, compare=False
     )
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    joint: dict[str, RankSummary] = field(default_factory=dict, repr=False)
 
     kind = "ranking"
 
@@ -166,6 +172,8 @@ class RankingResult:
                     }
                 )
             metrics[m] = {"pairs": pairs, **self.orders[m].to_dict()}
+            if m in self.joint:
+                metrics[m]["joint"] = self.joint[m].to_dict()
         return {
             "kind": self.kind,
             "systems": list(self.systems),
@@ -185,6 +193,7 @@ class RankingResult:
         relations: dict[str, dict[tuple[str, str], str]] = {}
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
+        joint: dict[str, RankSummary] = {}
         for m, block in data["metrics"].items():
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
@@ -192,6 +201,8 @@ class RankingResult:
                 relations[m][(p["a"], p["b"])] = p["relation"]
                 simplex[m][(p["a"], p["b"])] = p.get("simplex", [])
             orders[m] = PartialOrder.from_dict(block)
+            if "joint" in block:
+                joint[m] = RankSummary.from_dict(block["joint"])
         return cls(
             systems=tuple(data["systems"]),
             metrics=tuple(data["metrics"]),
@@ -203,6 +214,7 @@ class RankingResult:
             orders=orders,
             simplex=simplex,
             settings=dict(data["settings"]),
+            joint=joint,
         )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from isbetter.core.provenance import versions
 
-__all__ = ["PairTask", "pair_seed", "run_task"]
+__all__ = ["PairTask", "pair_seed", "run_task", "simplex_points"]
 
 
 def pair_seed(seed: int, *identity: str) -> int:
@@ -114,12 +114,17 @@ def _arrays(data: Any) -> list[np.ndarray]:
 SIMPLEX_POINTS = 200
 
 
+def simplex_points(masses: np.ndarray) -> list[list[float]]:
+    """Return at most :data:`SIMPLEX_POINTS` evenly thinned per-draw masses, rounded to 4 places."""
+    masses = np.asarray(masses, dtype=float)
+    step = max(1, masses.shape[0] // SIMPLEX_POINTS)
+    return np.round(masses[::step][:SIMPLEX_POINTS], 4).tolist()
+
+
 def _outcome(res: Any) -> dict[str, Any]:
     """Return a comparison's summary and a thinned, rounded sample of its simplex points."""
-    masses = np.asarray(res.posterior.region_masses(res.rope), dtype=float)
-    step = max(1, masses.shape[0] // SIMPLEX_POINTS)
-    points = np.round(masses[::step][:SIMPLEX_POINTS], 4)
-    return {"summary": res.summary().to_dict(), "simplex": points.tolist()}
+    masses = res.posterior.region_masses(res.rope)
+    return {"summary": res.summary().to_dict(), "simplex": simplex_points(masses)}
 
 
 def run_task(task: PairTask) -> list[dict[str, Any]]:

@@ -245,6 +245,24 @@ def _power_table(s: PowerSummary) -> ReportTable:
     )
 
 
+def _joint_notes(metric: str, j: Any) -> list[str]:
+    """Return the notes of one metric's joint ranks: P(best), ranks, most probable orders."""
+    by_rank = sorted(j.systems, key=lambda s: j.expected_rank[s])
+    ranks = ", ".join(
+        f"{s} {j.expected_rank[s]:.2f} [{j.rank_interval[s][0]}, {j.rank_interval[s][1]}]"
+        for s in by_rank
+    )
+    orders = "; ".join(f"{o} ({p:.3f})" for o, p in j.top_orders)
+    tied = "; ".join(f"{o} ({p:.3f})" for o, p in j.rope_orders)
+    return [
+        f"{metric}, {j.method} model, P(best): "
+        + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
+        f"{metric}, expected rank [95% interval]: {ranks}",
+        f"{metric}, most probable orders: {orders}",
+        f"{metric}, most probable orders with ties within {rope_text(j.rope)}: {tied}",
+    ]
+
+
 def _ranking_table(r: Any) -> ReportTable:
     """Szymański & Gorman's Table 2: pairs x metrics x (A better, equivalent, B better)."""
     columns = [Column("a", "A"), Column("b", "B")]
@@ -285,6 +303,8 @@ def _ranking_table(r: Any) -> ReportTable:
             f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"
         )
         notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
+        if m in r.joint:
+            notes += _joint_notes(m, r.joint[m])
     notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
     if r.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {r.settings['dropped']}")

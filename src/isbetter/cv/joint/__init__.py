@@ -1,0 +1,7 @@
+"""The joint correlated model: all K systems' fold-level scores in one hierarchical model.
+
+:func:`~isbetter.cv.joint.model.joint_fit` fits it (:mod:`.spec` prepares the data
+and holds the priors, :mod:`.likelihood` is the likelihood from sufficient
+statistics, :mod:`.pymc_backend` the PyMC model); :func:`isbetter.rank` with
+``method="joint"`` reads the pairwise table and the ranks off its one posterior.
+"""
