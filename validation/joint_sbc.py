@@ -9,8 +9,8 @@ Each study draws the parameters from the model's prior (fixed bounds in score un
 matched to the data-dependent bounds the fit computes, as ``validation/sbc.py`` does
 for the pairwise model), simulates fold-level scores of K systems on q data sets from
 the model, fits it, and ranks the truth among thinned posterior draws of: two effect
-differences, one system's spread, nu, and the next data set's difference of the first
-two systems (drawn with the truth's u for a new data set). Writes ``report.md``,
+differences, the scale of the first two systems' deviation, nu, and the next data
+set's difference of the first two systems. Writes ``report.md``,
 ``report.json`` and rank histograms into ``--out``; prints the chi-squared p-values of
 uniformity. See Talts et al. (2018), *Validating Bayesian inference algorithms with
 simulation-based calibration*.
@@ -41,7 +41,7 @@ from validation.runner import replicate
 N_RANKS = 100
 BINS = 10
 #: the quantities whose ranks are checked
-QUANTITIES = ("b0 - b1", "b0 - b3", "s0", "nu", "next b0 - b1")
+QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1")
 
 
 @dataclass(frozen=True)
@@ -53,12 +53,12 @@ class JointSetting:
     n_scores: int = 10
     rho: float = 0.1
     effect_bound: float = 0.05
-    spread_bound: float = 0.05
+    spread_var: float = 0.0004
+    spread_df: float = 1.0
     noise_var: float = 0.0004
     noise_df: float = 1.0
     alpha: tuple[float, float] = (1.0, 2.0)
     beta: tuple[float, float] = (0.01, 0.1)
-    parameterization: str = "centred"
     draws: int = 500
     tune: int = 500
     chains: int = 2
@@ -78,25 +78,31 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     alpha, beta = rng.uniform(*s.alpha), rng.uniform(*s.beta)
     nu = 1.0 + rng.gamma(alpha, 1.0 / beta)  # nu - 1 ~ Gamma(alpha, rate beta)
     b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
-    spread = rng.uniform(0.0, s.spread_bound, size=k)
-
-    def deviations(size: int) -> np.ndarray:  # multivariate t_nu(0, diag(spread^2))
-        lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
-        return spread * rng.standard_normal((size, k)) / np.sqrt(lam)
-
     from scipy import stats
 
-    df = d + s.noise_df
-    cov = stats.invwishart(df=df, scale=s.noise_var * np.eye(d)).rvs(size=q, random_state=rng)
+    omega = stats.invwishart(df=d + s.spread_df, scale=s.spread_var * np.eye(d)).rvs(
+        random_state=rng
+    )
+    omega = np.atleast_2d(omega)
+    chol_u = np.linalg.cholesky(omega)
+
+    def deviations(size: int) -> np.ndarray:  # contrasts: multivariate t_nu(0, Omega)
+        lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
+        return rng.standard_normal((size, d)) @ chol_u.T / np.sqrt(lam)
+
+    cov = stats.invwishart(df=d + s.noise_df, scale=s.noise_var * np.eye(d)).rvs(
+        size=q, random_state=rng
+    )
     cov = np.asarray(cov).reshape(q, d, d)
+    c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
     next_u = deviations(1)[0]
     return {
         "b": b,
-        "spread": spread,
+        "scale01": float(np.sqrt(c01 @ omega @ c01)),
         "nu": nu,
         "u": deviations(q),
         "cov": cov,
-        "next": b[0] - b[1] + next_u[0] - next_u[1],
+        "next": b[0] - b[1] + c01 @ next_u,
     }
 
 
@@ -111,13 +117,12 @@ def draw_scores(truth: dict[str, Any], s: JointSetting, rng: np.random.Generator
     basis = contrast_basis(k)
     rows = []
     for i in range(q):
-        theta = truth["b"] + truth["u"][i]
         chol = np.linalg.cholesky(truth["cov"][i])
         # compound symmetry over the folds: one shared term per contrast and data set
         shared = rng.standard_normal((d, 1))
         own = rng.standard_normal((d, n))
         noise = chol @ (np.sqrt(s.rho) * shared + np.sqrt(1.0 - s.rho) * own)
-        contrasts = (basis.T @ theta)[:, None] + noise
+        contrasts = (basis.T @ truth["b"] + truth["u"][i])[:, None] + noise
         folds = 0.8 + 0.02 * rng.standard_normal(n)  # fold effects: invisible to the model
         scores = basis @ contrasts + folds[None, :]
         for m in range(k):
@@ -139,7 +144,8 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
         beta_lower=s.beta[0],
         beta_upper=s.beta[1],
         delta0_bound=s.effect_bound / p.scale / (p.effect_hi / base.delta0_bound),
-        std0_upper=s.spread_bound / p.scale / (p.spread_hi / base.std0_upper),
+        spread_scale=s.spread_var / p.scale**2 / (p.spread_var / base.spread_scale),
+        spread_df=s.spread_df,
         noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
         noise_df=s.noise_df,
     )
@@ -164,19 +170,17 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
             tune=s.tune,
             chains=s.chains,
             cores=s.cores,
-            parameterization=s.parameterization,  # type: ignore[arg-type]
             rng=int(rng.integers(2**31)),
         )
     e = fit.effects.reshape(-1, s.n_systems)
-    sp = fit.spreads.reshape(-1, s.n_systems)
+    scale = fit.pair_scales().reshape(e.shape[0], -1)[:, 0]  # pair (0, 1)
     nu = fit.nu.reshape(-1)
     # the next data set's difference: one draw per posterior draw
-    scale = np.sqrt(sp[:, 0] ** 2 + sp[:, 1] ** 2)
     nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
     posterior = {
         "b0 - b1": e[:, 0] - e[:, 1],
         "b0 - b3": e[:, 0] - e[:, 3],
-        "s0": sp[:, 0],
+        "scale 0-1": scale,
         "nu": nu,
         "next b0 - b1": nxt,
     }
@@ -184,7 +188,7 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
     true = {
         "b0 - b1": b[0] - b[1],
         "b0 - b3": b[0] - b[3],
-        "s0": truth["spread"][0],
+        "scale 0-1": truth["scale01"],
         "nu": truth["nu"],
         "next b0 - b1": truth["next"],
     }
@@ -229,10 +233,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20240917)
     p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
     p.add_argument("--chains", type=int, default=2, help="per fit (default 2)")
-    p.add_argument("--parameterization", default="centred", choices=["centred", "noncentred"])
     args = p.parse_args(argv)
-    if min(args.datasets) < 2 or args.systems < 3 or args.reps < 1 or args.workers < 1:
-        p.error("--datasets must be >= 2, --systems >= 3 (SBC of s0), --reps and --workers >= 1")
+    if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
+        p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
     return args
 
 
@@ -256,7 +259,6 @@ def main(argv: list[str] | None = None) -> int:
             n_systems=args.systems,
             draws=args.draws,
             chains=args.chains,
-            parameterization=args.parameterization,
         )
         key = f"joint_q{q}"
         title = f"Joint model, K = {args.systems}, q = {q}"
