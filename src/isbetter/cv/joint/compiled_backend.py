@@ -13,7 +13,7 @@ the gradient against PyMC's compiled ``logp`` / ``dlogp`` of the model.
 The coordinates, PyMC's: ``x[0] = log(nu - 1)`` (nu's prior, :math:`\alpha, \beta`
 integrated out, read from the table of :mod:`isbetter.cv.hierarchical.numerics.nu_prior`),
 ``x[1 : K]`` the effects' coordinates :math:`\beta` (interval transform), then the q
-``log lambda_i`` and the q rows of K - 1 :math:`\eta_i`.
+:math:`\xi_i` of the weights and the q rows of K - 1 :math:`\eta_i`.
 """
 
 from __future__ import annotations
@@ -73,13 +73,17 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         sb[j] = _sigmoid(x[1 + j])
         beta[j] = -e_hi + 2.0 * e_hi * sb[j]
         logp -= _softplus(-x[1 + j]) + _softplus(x[1 + j])
-    # lambda_i ~ Gamma(nu/2, rate nu/2) on the log scale (its Jacobian), times lambda_i^(d/2)
+    # lambda_i ~ Gamma(nu/2, rate nu/2) on the log scale (its Jacobian), times lambda_i^(d/2);
+    # sampled as xi_i, log lambda_i = -1/nu + spread(nu) xi_i (_log_precision)
     log_c_gamma = half_nu * math.log(half_nu) - math.lgamma(half_nu)
     d_log_c_gamma = 0.5 * math.log(half_nu) + 0.5 - 0.5 * _digamma(half_nu)
+    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+    d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
+    logp += q * math.log(spread)
     lam = np.empty(q)
-    d_nu = 0.0
+    d_nu = q * d_log_spread
     for i in range(q):
-        y = x[k + i]
+        y = -1.0 / nu + spread * x[k + i]
         lam[i] = math.exp(y)
         logp += log_c_gamma + (half_nu + 0.5 * d) * y - half_nu * lam[i]
         d_nu += d_log_c_gamma + 0.5 * y - 0.5 * lam[i]
@@ -122,6 +126,9 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         for a in range(d):
             form += a_vec[a] * dev[i, a]
         grad[k + i] -= 0.5 * kappa * lam[i] * form
+        # grad[k + i] holds d logp / d log lambda_i: to xi_i, and nu's share through it
+        d_nu += grad[k + i] * (1.0 / (nu * nu) + spread * d_log_spread * x[k + i])
+        grad[k + i] *= spread
         for j in range(d):
             g_dev = -kappa * lam[i] * a_vec[j]  # d logp / d u~_ij
             g_beta[j] -= g_dev
@@ -222,8 +229,10 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
         for j in range(d):
             acc += basis[m, j] * beta[j]
         out[1 + m] = acc
+    nu = out[0]
+    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
     for i in range(q):
-        out[1 + k + i] = math.exp(x[k + i])
+        out[1 + k + i] = math.exp(-1.0 / nu + spread * x[k + i])
         for j in range(d):
             acc = 0.0
             for m in range(j, d):
