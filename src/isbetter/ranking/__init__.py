@@ -84,7 +84,8 @@ def rank(
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the pairs run; default: local processes (`jobs` of them). Not with
-        ``method="joint"`` (nor `jobs`, `cache_dir`): it runs one fit per metric here.
+        ``method="joint"`` (nor `cache_dir`, nor `jobs` above 1): it runs one fit per
+        metric, in this process.
     jobs : int, optional
         Local worker processes (default: the number of CPUs; 1 runs in this process).
     cache_dir : path, optional
@@ -116,7 +117,7 @@ def rank(
     request = _Request(systems, metrics, rope, method, seed, options)
     if method == "joint":
         pairwise = (("executor", executor), ("jobs", jobs), ("cache_dir", cache_dir))
-        given = [name for name, value in pairwise if value is not None]
+        given = [name for name, value in pairwise if value not in (None, 1)]
         if given:
             raise InputError(
                 f"`{given[0]}` applies to the pairwise route; method='joint' is one fit per "
