@@ -316,8 +316,10 @@ def test_joint_ranking_json_round_trip_and_reports(small_ranking):
     assert block["method"] == "joint" and set(block["top_orders"][0]) == {"order", "p"}
     again = summary_from_dict(data)
     assert again.to_dict() == small_ranking.to_dict()
-    text = render(small_ranking, "text")
-    assert "P(best)" in text and "expected rank" in text and "most probable orders" in text
+    for fmt in ("text", "markdown", "latex", "html"):
+        out = render(small_ranking, fmt)
+        assert "P(best)" in out and "expected rank" in out and "most probable orders" in out, fmt
+    assert json.loads(render(small_ranking, "json"))["metrics"]["acc"]["joint"] == block
 
 
 def test_joint_ranking_same_seed_same_numbers(small_study, small_ranking):
