@@ -259,7 +259,8 @@ def _joint_notes(metric: str, j: Any) -> list[str]:
         + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
         f"{metric}, expected rank [95% interval]: {ranks}",
         f"{metric}, most probable orders: {orders}",
-        f"{metric}, most probable orders with ties within {rope_text(j.rope)}: {tied}",
+        f"{metric}, most probable orders of the effects, neighbours within {rope_text(j.rope)} "
+        f"tied: {tied}",
     ]
 
 
