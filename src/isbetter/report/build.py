@@ -393,6 +393,8 @@ def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
             best + ", ".join(f"{s} {j.p_best[s]:.3f}" for s in by_rank),
             f"{metric}, expected rank [95% interval]: {ranks}",
             f"{metric}, most probable orders: {orders}",
+            f"{metric}, most probable orders, neighbours within {rope_text(j.rope)} tied: "
+            + "; ".join(f"{o} ({p:.3f})" for o, p in j.rope_orders),
         ]
     tied = settings.get("tied_datasets", {}).get(metric)
     return [
