@@ -8,12 +8,12 @@ Usage (from the repository root)::
 Each study draws the parameters from the model's prior (fixed bounds in score units,
 matched to the data-dependent bounds the fit computes, as ``validation/sbc.py`` does
 for the pairwise model), simulates fold-level scores of K systems on q data sets from
-the model, fits it, and ranks the truth among thinned posterior draws of: two effect
-differences, the scale of the first two systems' deviation, nu, and the next data
-set's difference of the first two systems. Writes ``report.md``,
-``report.json`` and rank histograms into ``--out``; prints the chi-squared p-values of
-uniformity. See Talts et al. (2018), *Validating Bayesian inference algorithms with
-simulation-based calibration*.
+the model, fits it, and ranks the truth among thinned posterior draws of: two
+effect differences, the scale of the first two systems' deviation, nu, the next
+data set's difference of the first two systems, and their difference on the first
+data set. Writes ``report.md``, ``report.json`` and rank histograms into ``--out``;
+prints the chi-squared p-values of uniformity. See Talts et al. (2018), *Validating
+Bayesian inference algorithms with simulation-based calibration*.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from validation.runner import replicate
 N_RANKS = 100
 BINS = 10
 #: the quantities whose ranks are checked
-QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1")
+QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class JointSetting:
     n_systems: int = 4
     n_scores: int = 10
     rho: float = 0.1
+    rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
     spread_var: float = 0.0004
     spread_df: float = 1.0
@@ -155,6 +156,7 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
     """Simulate one study from the prior, fit it, return ranks, coverage and diagnostics."""
     from isbetter import ConvergenceWarning
     from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.joint.spec import contrast_basis
 
     study = seed.spawn_key[-1] if seed.spawn_key else None
     rng = np.random.default_rng(seed)
@@ -164,7 +166,7 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
         warnings.simplefilter("ignore", ConvergenceWarning)  # recorded, not raised
         fit = joint_fit(
             table,
-            rho=s.rho,
+            rho=s.rho if s.rho_fit is None else s.rho_fit,
             priors=matched_priors(table, s),
             draws=s.draws,
             tune=s.tune,
@@ -177,12 +179,17 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
     nu = fit.nu.reshape(-1)
     # the next data set's difference: one draw per posterior draw
     nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
+    # data set 0's difference of systems 0 and 1 (its deviations' contrasts, model units)
+    c01 = contrast_basis(s.n_systems)[0] - contrast_basis(s.n_systems)[1]
+    u0 = fit.idata.posterior["deviations"].to_numpy()[:, :, 0].reshape(e.shape[0], -1)
+    first = e[:, 0] - e[:, 1] + fit.data.scale * (u0 @ c01)
     posterior = {
         "b0 - b1": e[:, 0] - e[:, 1],
         "b0 - b3": e[:, 0] - e[:, 3],
         "scale 0-1": scale,
         "nu": nu,
         "next b0 - b1": nxt,
+        "data set 0: 0 - 1": first,
     }
     b = truth["b"]
     true = {
@@ -191,6 +198,7 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
         "scale 0-1": truth["scale01"],
         "nu": truth["nu"],
         "next b0 - b1": truth["next"],
+        "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0],
     }
     diag = fit.diagnostics
     return {

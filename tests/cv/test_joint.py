@@ -231,7 +231,7 @@ def test_draw_spread_has_the_inverse_wishart_mean(rng):
     np.testing.assert_allclose(draws.mean(axis=0), expected, rtol=0.03, atol=0.03 * expected.max())
 
 
-# --------------------------------------------------------------------------- why a full noise covariance
+# ------------------------------------------------------------------- why a full noise covariance
 def _fold_difference_variances(table, a, b):
     """Per data set, the variance of the fold differences of systems a and b."""
     return np.array([np.var(d) for d in table.paired(a, b).differences])

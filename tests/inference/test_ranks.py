@@ -21,3 +21,18 @@ def test_rank_summary_counts_draws():
     assert r.top_orders[0] == ("a < b < c", 0.5)
     assert dict(r.rope_orders)["a < b ≈ c"] == 0.25  # draw 3: b and c within 0.6
     assert RankSummary.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+
+
+def test_rope_orders_tie_only_systems_within_the_rope_of_each_other():
+    """Gaps of 0.8 under a ROPE of 1: a ≈ b and b ≈ c, but c − a = 1.6 is beyond it.
+
+    Tying every neighbour within the ROPE would write one group "a ≈ b ≈ c ≈ d"; a
+    group spans at most the ROPE, so the order is "a ≈ b < c ≈ d".
+    """
+    effects = np.array([[0.0, 0.8, 1.6, 2.4]] * 3)
+    r = rank_summary(effects, ("a", "b", "c", "d"), rope=1.0)
+    assert r.rope_orders == (("a ≈ b < c ≈ d", 1.0),)
+    assert rank_summary(effects, ("a", "b", "c", "d"), rope=2.4).rope_orders[0][0] == (
+        "a ≈ b ≈ c ≈ d"
+    )
+    assert rank_summary(effects, ("a", "b", "c", "d")).rope_orders[0][0] == "a < b < c < d"

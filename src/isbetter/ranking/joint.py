@@ -32,8 +32,8 @@ from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.ranks import RankSummary, rank_summary
 from isbetter.inference.records import Observed
-from isbetter.inference.summaries import estimate_from_draws
 from isbetter.inference.seeds import pair_seed
+from isbetter.inference.summaries import estimate_from_draws
 from isbetter.ranking.tasks import simplex_points
 from isbetter.results.comparison import ComparisonSummary
 

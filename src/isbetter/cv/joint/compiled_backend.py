@@ -51,7 +51,7 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
     # nu's table. Writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
-    const, e_hi, nu_u, psi = buffer[2], buffer[3], buffer[4], buffer[5]
+    const, e_hi = buffer[2], buffer[3]
     start = _HEAD
     means = buffer[start : start + q * d].reshape((q, d))
     start += q * d
@@ -65,7 +65,6 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         return -math.inf
     xx = math.exp(x[0])
     nu = 1.0 + xx
-    half_nu = nu / 2.0
     logp = const + prior + x[0]
     beta = np.empty(d)
     sb = np.empty(d)
@@ -73,14 +72,37 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         sb[j] = _sigmoid(x[1 + j])
         beta[j] = -e_hi + 2.0 * e_hi * sb[j]
         logp -= _softplus(-x[1 + j]) + _softplus(x[1 + j])
+    lam = np.empty(q)
+    logp, d_nu = _precision_logp(x, q, k, nu, lam, grad, logp)
+    dev = np.empty((q, d))
+    scatter = buffer[5] * np.eye(d)  # psi I, then + sum_i lambda_i u~_i u~_i^T
+    logp = _deviations_logp(x, means, tri, power, beta, lam, dev, scatter, grad, logp)
+    g_beta = np.zeros(d)
+    kappa = buffer[4] + q
+    logp, d_nu = _spread_logp(x, tri, dev, lam, scatter, kappa, nu, grad, g_beta, logp, d_nu)
+    if logp == -math.inf:  # not finite (an extreme trial point): density 0
+        grad[:] = 0.0
+        return -math.inf
+    grad[0] = d_nu * xx + d_prior + 1.0
+    for j in range(d):
+        grad[1 + j] = g_beta[j] * 2.0 * e_hi * sb[j] * (1.0 - sb[j]) + 1.0 - 2.0 * sb[j]
+    return logp
+
+
+def _precision_logp(
+    x: np.ndarray, q: int, k: int, nu: float, lam: np.ndarray, grad: np.ndarray, logp: float
+) -> tuple[float, float]:  # pragma: no cover - numba
     # lambda_i ~ Gamma(nu/2, rate nu/2) on the log scale (its Jacobian), times lambda_i^(d/2);
-    # sampled as xi_i, log lambda_i = -1/nu + spread(nu) xi_i (_log_precision)
+    # sampled as xi_i, log lambda_i = -1/nu + spread(nu) xi_i (pymc_backend._precision).
+    # Fills lam and grad[k + i] (d logp / d log lambda_i so far); returns logp with these
+    # terms added, and their derivative in nu
+    d = k - 1
+    half_nu = nu / 2.0
     log_c_gamma = half_nu * math.log(half_nu) - math.lgamma(half_nu)
     d_log_c_gamma = 0.5 * math.log(half_nu) + 0.5 - 0.5 * _digamma(half_nu)
     spread = math.sqrt(2.0 * (nu + 1.0)) / nu
     d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
     logp += q * math.log(spread)
-    lam = np.empty(q)
     d_nu = q * d_log_spread
     for i in range(q):
         y = -1.0 / nu + spread * x[k + i]
@@ -88,11 +110,26 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         logp += log_c_gamma + (half_nu + 0.5 * d) * y - half_nu * lam[i]
         d_nu += d_log_c_gamma + 0.5 * y - 0.5 * lam[i]
         grad[k + i] = half_nu + 0.5 * d - half_nu * lam[i]
-    # the deviations' contrasts u~_i = means_i - beta - transform_i eta_i, and the
-    # likelihood in eta: about standard normal
-    off = k + q
-    dev = np.empty((q, d))
-    scatter = psi * np.eye(d)
+    return logp, d_nu
+
+
+def _deviations_logp(
+    x: np.ndarray,
+    means: np.ndarray,
+    tri: np.ndarray,
+    power: np.ndarray,
+    beta: np.ndarray,
+    lam: np.ndarray,
+    dev: np.ndarray,
+    scatter: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # the deviations' contrasts u~_i = means_i - beta - transform_i eta_i (into dev, and
+    # lambda_i u~_i u~_i^T added to scatter), and the likelihood in eta (about standard
+    # normal) added to logp
+    q, d = means.shape
+    off = d + 1 + q
     for i in range(q):
         quad = 0.0
         for j in range(d):
@@ -108,17 +145,38 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         for a in range(d):
             for j in range(d):
                 scatter[a, j] += lam[i] * dev[i, a] * dev[i, j]
-    # Omega integrated out: -(nu_u + q)/2 log det(psi I + sum_i lambda_i u~_i u~_i^T)
-    kappa = nu_u + q
+    return logp
+
+
+def _spread_logp(
+    x: np.ndarray,
+    tri: np.ndarray,
+    dev: np.ndarray,
+    lam: np.ndarray,
+    scatter: np.ndarray,
+    kappa: float,
+    nu: float,
+    grad: np.ndarray,
+    g_beta: np.ndarray,
+    logp: float,
+    d_nu: float,
+) -> tuple[float, float]:  # pragma: no cover - numba
+    # Omega integrated out: -(nu_u + q)/2 log det(psi I + sum_i lambda_i u~_i u~_i^T), with
+    # kappa = nu_u + q. Completes grad[k + i] (to xi_i), the eta part of grad, g_beta
+    # (d logp / d beta); returns logp with the term added and d_nu with the derivative in
+    # nu that flows through the lambda_i, or -inf if the scatter matrix is not positive
+    # definite
+    q, d = dev.shape
+    k = d + 1
     chol = np.zeros((d, d))
-    if not _cholesky(scatter, chol):  # not finite (an extreme trial point): density 0
-        grad[:] = 0.0
-        return -math.inf
+    if not _cholesky(scatter, chol):
+        return -math.inf, d_nu
     log_det = 0.0
     for j in range(d):
         log_det += 2.0 * math.log(chol[j, j])
     logp -= 0.5 * kappa * log_det
-    g_beta = np.zeros(d)
+    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+    d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
     a_vec = np.empty(d)
     for i in range(q):
         _solve(chol, dev[i], a_vec)  # scatter^-1 u~_i
@@ -137,11 +195,8 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
             acc = 0.0
             for j in range(m + 1):
                 acc += tri[i, j, m] * a_vec[j]
-            grad[off + i * d + m] -= acc
-    grad[0] = d_nu * xx + d_prior + 1.0
-    for j in range(d):
-        grad[1 + j] = g_beta[j] * 2.0 * e_hi * sb[j] * (1.0 - sb[j]) + 1.0 - 2.0 * sb[j]
-    return logp
+            grad[k + q + i * d + m] -= acc
+    return logp, d_nu
 
 
 def _cholesky(a: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - numba
@@ -248,8 +303,9 @@ def _build() -> dict[str, Any]:
     # the hierarchical density's helpers (registered again if it was built: harmless)
     for helper in (_softplus, _sigmoid, _digamma, _status):
         register_jitable(helper)
-    for own in (_cholesky, _solve, _kernel, _n_dim, _buffer_size):
-        register_jitable(own)
+    own = (_cholesky, _solve, _precision_logp, _deviations_logp, _spread_logp, _kernel)
+    for helper in (*own, _n_dim, _buffer_size):
+        register_jitable(helper)
     c = numba.types
     logp_sig = c.int64(
         c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
@@ -263,18 +319,13 @@ def _build() -> dict[str, Any]:
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
+    from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS
+
     data = {
         "means": np.zeros((2, 1)),
         "transform": np.ones((2, 1, 1)),
         "power": np.full(2, 6.0),
-        "const": 0.0,
-        "effect_hi": 1.0,
-        "spread_df": 2.0,
-        "spread_var": 1.0,
-        "alpha_lo": 1.0,
-        "alpha_hi": 2.0,
-        "beta_lo": 0.01,
-        "beta_hi": 0.1,
+        **PLACEHOLDER_SCALARS,
     }
     # the C functions compile (or load) when they are made
     buffer = _buffer(data)

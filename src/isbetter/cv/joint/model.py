@@ -29,11 +29,11 @@ import numpy as np
 from isbetter.core.errors import InputTypeError
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_positive_int, check_rope
-from isbetter.inference.seeds import resolve_seed
 from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
 from isbetter.cv.scores import ScoreTable
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.seeds import resolve_seed
 
 __all__ = ["JointFit", "JointModel", "draw_spread", "joint_fit"]
 
@@ -140,6 +140,26 @@ def draw_spread(
     return np.linalg.inv(factor @ factor.transpose(0, 2, 1))
 
 
+def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndarray:
+    r"""Return ``(chains, draws, K, K)`` draws of :math:`H \Omega H^T` (model units).
+
+    One :math:`\Omega` per posterior draw (:func:`draw_spread`), from a random stream
+    of its own derived from the fit's `seed` (the sampler uses the seed itself).
+    """
+    deviations = post["deviations"].to_numpy()
+    shape = deviations.shape[:2]
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    omega = draw_spread(
+        deviations.reshape(-1, *deviations.shape[2:]),
+        post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
+        float(data["spread_df"]),
+        float(data["spread_var"]),
+        rng,
+    )
+    basis = contrast_basis(k)
+    return (basis @ omega @ basis.T).reshape(*shape, k, k)
+
+
 class JointModel:
     """The joint model of one shape (q data sets, K systems) and sampler, reused by fits.
 
@@ -226,20 +246,7 @@ class JointModel:
             )
         post = idata.posterior
         scale = prepared.scale
-        deviations = post["deviations"].to_numpy()
-        shape = deviations.shape[:2]
-        # a stream of its own, derived from the fit's seed (the sampler uses the seed itself)
-        rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
-        omega = draw_spread(
-            deviations.reshape(-1, *deviations.shape[2:]),
-            post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
-            float(data["spread_df"]),
-            float(data["spread_var"]),
-            rng,
-        )
-        basis = contrast_basis(self.n_systems)
-        spread = (basis @ omega @ basis.T).reshape(*shape, self.n_systems, self.n_systems)
-        spread = spread * scale**2
+        spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "joint model", stacklevel=4)

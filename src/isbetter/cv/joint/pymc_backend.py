@@ -17,21 +17,9 @@ import numpy as np
 
 from isbetter.core.validate import check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior
-from isbetter.cv.joint.spec import contrast_basis
+from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS, contrast_basis
 
 __all__ = ["build_model"]
-
-#: placeholder values of the scalar data (prior settings), replaced by every fit
-_SCALARS = {
-    "const": 0.0,
-    "effect_hi": 10.0,
-    "spread_df": 2.0,
-    "spread_var": 1.0,
-    "alpha_lo": 1.0,
-    "alpha_hi": 2.0,
-    "beta_lo": 0.01,
-    "beta_hi": 0.1,
-}
 
 
 def build_model(n_datasets: int, n_systems: int) -> Any:
@@ -88,7 +76,7 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
             "transform": pm.Data("transform", np.tile(np.eye(d), (q, 1, 1))),
             "power": pm.Data("power", np.full(q, 6.0), dims="dataset"),
         }
-        for name, value in _SCALARS.items():
+        for name, value in PLACEHOLDER_SCALARS.items():
             data[name] = pm.Data(name, value)
         nu = _nu_prior(data, integrated=True)
         beta = pm.Uniform(

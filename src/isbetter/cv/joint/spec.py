@@ -72,12 +72,26 @@ import numpy as np
 from scipy import special
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.cv.hierarchical.priors import PositivePriors
 from isbetter.cv.correlation import resolve_rho
+from isbetter.cv.hierarchical.priors import PositivePriors
 from isbetter.cv.joint.likelihood import sufficient_statistics
 from isbetter.cv.scores import ScoreTable
 
-__all__ = ["JointData", "JointPriors", "contrast_basis", "prepare"]
+__all__ = ["PLACEHOLDER_SCALARS", "JointData", "JointPriors", "contrast_basis", "prepare"]
+
+#: values of the scalar data of :meth:`JointData.model_data` (prior settings) that
+#: stand in until a fit sets them: the PyMC model's placeholders, the compiled density's
+#: warm-up
+PLACEHOLDER_SCALARS = {
+    "const": 0.0,
+    "effect_hi": 10.0,
+    "spread_df": 2.0,
+    "spread_var": 1.0,
+    "alpha_lo": 1.0,
+    "alpha_hi": 2.0,
+    "beta_lo": 0.01,
+    "beta_hi": 0.1,
+}
 
 
 @dataclass(frozen=True)
@@ -285,6 +299,59 @@ class JointData:
         }
 
 
+def _paired_with_first(
+    table: ScoreTable, systems: tuple[str, ...], metric: str
+) -> tuple[list[Any], np.ndarray]:
+    """Return the first system paired with each other one, and the scores per data set.
+
+    Pairing checks the names and keys and orients the differences; raises unless there
+    are at least 2 data sets and 2 scores per system on each.
+    """
+    pairs = [table.paired(systems[0], s, metric=metric) for s in systems[1:]]
+    first = pairs[0]
+    q = first.n_datasets
+    if q < 2:
+        raise InputError(
+            f"The joint model needs scores on at least 2 data sets, got {q}; for one data "
+            "set compare the pairs with the Bayesian correlated t-test."
+        )
+    n = np.array([d.size for d in first.differences], dtype=float)
+    if np.any(n < 2):
+        bad = [ds for ds, m in zip(first.datasets, n, strict=True) if m < 2]
+        raise InputError(
+            f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single score per system; the "
+            "joint model needs at least 2 per system and data set."
+        )
+    return pairs, n
+
+
+def _contrast_statistics(
+    pairs: list[Any], n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per data set, the contrasts' fold means and cross-products, and every pair's spread.
+
+    `pairs` are the first system paired with each other one. Returns ``(means, cross,
+    sds, most)``: ``(q, d)`` and ``(q, d, d)`` in orthonormal contrast coordinates, and
+    ``(q, pairs)`` the population sd and the largest absolute value of every pair's fold
+    differences.
+    """
+    k = len(pairs) + 1
+    basis = contrast_basis(k)
+    upper = np.triu_indices(k, 1)
+    means, cross, pair_sd, pair_max = [], [], [], []
+    for i in range(len(n)):
+        # minus the differences x_0 - x_k (oriented) are the oriented scores up to a fold
+        # effect; the contrasts H^T y do not see it
+        y = -np.vstack([np.zeros(int(n[i])), *(p.differences[i] for p in pairs)])
+        diffs = y[upper[0]] - y[upper[1]]  # (pairs, n): every pair's fold differences
+        _, mean, r = sufficient_statistics(basis.T @ y)  # of the orthonormal contrasts
+        means.append(mean)
+        cross.append(r)
+        pair_sd.append(diffs.std(axis=1))  # population sd, as the reference code
+        pair_max.append(np.abs(diffs).max(axis=1))
+    return np.array(means), np.array(cross), np.array(pair_sd), np.array(pair_max)
+
+
 def prepare(
     table: ScoreTable,
     systems: Sequence[str],
@@ -323,38 +390,11 @@ def prepare(
     if len(systems) < 2 or len(set(systems)) != len(systems):
         raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
     metric = table._metric(metric)
-    # every system paired with the first: checked names and keys, oriented differences
-    pairs = [table.paired(systems[0], s, metric=metric) for s in systems[1:]]
+    pairs, n = _paired_with_first(table, systems, metric)
     first = pairs[0]
-    q = first.n_datasets
-    if q < 2:
-        raise InputError(
-            f"The joint model needs scores on at least 2 data sets, got {q}; for one data "
-            "set compare the pairs with the Bayesian correlated t-test."
-        )
     rho_arr = resolve_rho(rho, first.n_folds, first.datasets)
-    n = np.array([d.size for d in first.differences], dtype=float)
-    if np.any(n < 2):
-        bad = [ds for ds, m in zip(first.datasets, n, strict=True) if m < 2]
-        raise InputError(
-            f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single score per system; the "
-            "joint model needs at least 2 per system and data set."
-        )
     k = len(systems)
-    basis = contrast_basis(k)
-    upper = np.triu_indices(k, 1)
-    means, cross, pair_sd, pair_max = [], [], [], []
-    for i in range(q):
-        # minus the differences x_0 - x_k (oriented) are the oriented scores up to a fold
-        # effect; the contrasts H^T y do not see it
-        y = -np.vstack([np.zeros(int(n[i])), *(p.differences[i] for p in pairs)])
-        diffs = y[upper[0]] - y[upper[1]]  # (pairs, n): every pair's fold differences
-        _, mean, r = sufficient_statistics(basis.T @ y)  # of the orthonormal contrasts
-        means.append(mean)
-        cross.append(r)
-        pair_sd.append(diffs.std(axis=1))  # population sd, as the reference code
-        pair_max.append(np.abs(diffs).max(axis=1))
-    sds, most = np.array(pair_sd), np.array(pair_max)
+    means, cross, sds, most = _contrast_statistics(pairs, n)
     scale = float(sds.mean())
     if scale == 0.0:
         scale = float(most.max())
