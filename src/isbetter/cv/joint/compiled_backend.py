@@ -301,11 +301,10 @@ def _build() -> dict[str, Any]:
 
     register_jitable_helpers()  # interpolate (nu's prior table)
     # the hierarchical density's helpers (registered again if it was built: harmless)
-    for helper in (_softplus, _sigmoid, _digamma, _status):
-        register_jitable(helper)
+    shared = (_softplus, _sigmoid, _digamma, _status)
     own = (_cholesky, _solve, _precision_logp, _deviations_logp, _spread_logp, _kernel)
-    for helper in (*own, _n_dim, _buffer_size):
-        register_jitable(helper)
+    for function in (*shared, *own, _n_dim, _buffer_size):
+        register_jitable(function)
     c = numba.types
     logp_sig = c.int64(
         c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
