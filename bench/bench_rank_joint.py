@@ -5,9 +5,9 @@ Runs ``isbetter rank ... --format json`` twice as a user would — the pairwise 
 ``--method joint`` (one fit) — on the five UCI classifiers (54 data sets x 10 runs x
 10 folds, ROPE 0.01, seed 1) or, with ``--simulate``, on simulated scores of K
 systems on q data sets. Prints the wall time of each command and their ratio, both
-orders, and, for every pair, both sets of probabilities and relations, marking the
-pairs where the pairwise fit is decisive (largest probability >= 0.9) and where the
-two relations differ.
+orders, the joint process's peak memory, and, for every pair, both sets of
+probabilities and relations, marking the pairs where the pairwise fit is decisive
+(largest probability >= 0.9) and where the two relations differ.
 
 Run: ``python bench/bench_rank_joint.py [--simulate K Q FOLDS] [--skip-pairwise]``.
 Warm caches (run it twice) for the compiled-model timings.
@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -84,7 +85,8 @@ def main() -> None:
         joint = json.loads(joint_out.read_text())
         metric = next(iter(joint["metrics"]))
         jb = joint["metrics"][metric]
-        print(f"joint:    {t_joint:7.1f} s   {jb['order']}")
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB on Linux
+        print(f"joint:    {t_joint:7.1f} s   {jb['order']}   peak memory {peak:.0f} MB")
         j = jb["joint"]
         print("  P(best): " + ", ".join(f"{s} {p:.3f}" for s, p in j["p_best"].items()))
         for o in j["top_orders"][:3]:
@@ -95,6 +97,7 @@ def main() -> None:
         pb = json.loads(pair_out.read_text())["metrics"][metric]
         print(f"pairwise: {t_pair:7.1f} s   {pb['order']}")
         print(f"ratio pairwise / joint: {t_pair / t_joint:.1f}")
+        print(f"load at the end: {os.getloadavg()[0]:.2f}")
         print("\npair            pairwise (>, ≈, <) rel   joint (>, ≈, <) rel   decisive differ")
         jp, pp = _pairs(jb), _pairs(pb)
         for key, p in pp.items():
