@@ -132,6 +132,11 @@ def test_02_ranking(tmp_path, monkeypatch):
     # a wider ROPE merges groups: at +-0.02 nbc joins the others
     orders = res["orders_by_rope"]
     assert "<" not in orders["0.02"] and orders["0.005"].count("<") >= orders["0.01"].count("<")
+    # the chain starts at nbc; the joint model: the same order, aode or hnb best
+    assert res["chain_likelihood"].startswith("nbc <")
+    assert res["joint_order"] == res["order_likelihood"]
+    p_best = res["joint_p_best"]
+    assert p_best["aode"] + p_best["hnb"] > 0.9 and sum(p_best.values()) == pytest.approx(1.0)
 
 
 def _f1_per_class(df: pd.DataFrame, system: str, label: str) -> float:

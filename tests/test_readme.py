@@ -151,6 +151,12 @@ def check_f1(out: str) -> None:
 def check_ranking(out: str) -> None:
     assert out.splitlines()[0] == _uci_order()
     assert out.splitlines()[1] == _stated(r"On the five UCI classifiers the chain is `([^`]+)`")[0]
+    # the three answers side by side: the rows printed are the README's table
+    printed = [line for line in out.splitlines() if line.startswith("| ")]
+    table = re.findall(r"^\| (?:pairwise|joint|Plackett–Luce) \|.*$", README, re.M)
+    assert len(table) == 3 and printed == table, (printed, table)
+    (p_best,) = _stated(r"in one fit: P\(best\) (hnb \d\.\d+, aode \d\.\d+)")
+    assert f"| {p_best}, " in printed[1], (p_best, printed[1])
 
 
 def check_sklearn(out: str) -> None:

@@ -48,6 +48,7 @@ _FLAGS = {
     "margin": "--margin",
     "jobs": "--jobs",
     "cache_dir": "--cache-dir",
+    "executor": "--scheduler",
     "systems": "--systems",
     "metric": "--metric",
     "metrics": "--metric",

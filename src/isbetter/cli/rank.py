@@ -79,8 +79,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="scores: "
         + ", ".join(m.replace("_", "-") for m in RANKING_METHODS)
         + " (auto: hierarchical for per-fold scores on several data sets, correlated-t for "
-        "one, signed-rank for one score per data set; plackett-luce: one model of every "
-        "system's rank on each data set, P(best) and rank intervals); predictions (--gold): "
+        "one, signed-rank for one score per data set; joint: one correlated model of every "
+        "system's per-fold scores, P(best), rank intervals and coherent pairs; plackett-luce: "
+        "one model of every system's rank on each data set); predictions (--gold): "
         + ", ".join(F1_MODELS),
     )
     _add_rule_args(p)

@@ -31,9 +31,10 @@ METHOD_NAMES: dict[str, str] = {
     "sign": "Bayesian sign test",
     "signed_rank": "Bayesian signed-rank test",
     "plackett_luce": "Bayesian Plackett–Luce model",
+    "joint": "Joint correlated model",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
-JOINT_METHODS: tuple[str, ...] = ("plackett_luce",)
+JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
 #: how :func:`isbetter.rank` may compare scores: a method of :data:`CV_METHODS` for
 #: every pair, or one model of all the systems (:data:`JOINT_METHODS`)
 RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
@@ -57,6 +58,8 @@ def ranking_text(method: str) -> str:
     'every pair by the Bayesian signed-rank test'
     >>> ranking_text("plackett_luce")
     'one Bayesian Plackett–Luce model of all the systems'
+    >>> ranking_text("joint")
+    'one Joint correlated model of all the systems'
     """
     name = METHOD_NAMES.get(method, method)
     if method in JOINT_METHODS:

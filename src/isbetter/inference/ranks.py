@@ -4,8 +4,8 @@ Given draws of one effect per system (larger is better) — the joint correlated
 model's :math:`b_k` — every draw orders the systems, so :func:`rank_summary` reads
 off one posterior: the probability that each system is the best, its expected rank
 and 95% rank interval, the probability of each rank position, and the most probable
-orders, strict and ROPE-aware (systems whose effects are within the ROPE of their
-neighbour in the draw's order tied). The record, :class:`RankSummary`, is light and
+orders, strict and ROPE-aware (in each draw, systems tied in groups whose effects
+span at most the ROPE). The record, :class:`RankSummary`, is light and
 JSON-safe; rankings carry one per metric.
 
 P(best) here is one posterior probability, estimated by the fraction of draws in
@@ -44,8 +44,9 @@ class RankSummary:
     """P(best), expected ranks, rank intervals and the most probable orders of K systems.
 
     Rank 1 is the best. Orders are written worst first, as the partial orders of a
-    ranking: ``"nbc < j48 < aode"``; ROPE-aware ones tie neighbours within the ROPE:
-    ``"nbc < j48 ≈ j48gr < aode ≈ hnb"`` (tied systems in the ranking's order).
+    ranking: ``"nbc < j48 < aode"``; ROPE-aware ones tie systems within the ROPE of
+    each other: ``"nbc < j48 ≈ j48gr < aode ≈ hnb"`` (tied systems in the ranking's
+    order; see :func:`rank_summary`).
 
     Attributes
     ----------
@@ -211,15 +212,16 @@ def monte_carlo_interval(
 def _rope_orders(
     e: np.ndarray, ascending: np.ndarray, systems: tuple[str, ...], rope: float
 ) -> list[str]:
-    """Each draw's order with neighbours within `rope` tied (tied systems in the given order)."""
+    """Each draw's order in groups spanning at most `rope` (tied systems in the given order)."""
     sorted_e = np.take_along_axis(e, ascending, axis=1)
-    split = np.diff(sorted_e, axis=1) > rope  # a new group after each gap beyond the ROPE
     tied = []
-    for row, cut in zip(ascending, split, strict=True):
+    for row, values in zip(ascending, sorted_e, strict=True):
         groups: list[list[int]] = [[int(row[0])]]
-        for j, new in zip(row[1:], cut, strict=True):
-            if new:
+        floor = values[0]  # the lowest effect of the current group
+        for j, value in zip(row[1:], values[1:], strict=True):
+            if value - floor > rope:
                 groups.append([int(j)])
+                floor = value
             else:
                 groups[-1].append(int(j))
         tied.append(" < ".join(" ≈ ".join(systems[j] for j in sorted(g)) for g in groups))
@@ -244,8 +246,11 @@ def rank_summary(
     systems : tuple of str
         The K systems, in the columns' order (also the order of tied systems).
     rope : float, default: 0.0
-        Neighbours in a draw's order closer than this (``<=``) are tied in the
-        ROPE-aware orders.
+        The ROPE-aware orders tie systems practically equivalent in a draw: going up
+        the draw's order, a system joins the group of the one below it when its
+        effect is within `rope` (``<=``) of that group's lowest effect, else starts a
+        new group. So every group spans at most the ROPE, and a chain of small gaps
+        (a ≈ b ≈ c with c − a beyond the ROPE) is not one group.
     method : str, default: "joint"
         Recorded in the summary.
     top : int, default: 5

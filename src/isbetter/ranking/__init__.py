@@ -86,6 +86,12 @@ def rank(
         its options are ``concentration`` (the Dirichlet prior's, default 1),
         ``draws``, ``tune``, ``chains``, ``cores``, ``backend``. Predictions: a
         model of :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
+        Or ``"joint"``: one joint correlated model of all the systems' per-fold
+        scores per metric (:mod:`isbetter.ranking.joint`), whose one posterior gives
+        every pair's probabilities with the ROPE (so no cycles within a draw),
+        P(best), expected ranks, rank intervals and the most probable strict and
+        ROPE-aware orders; its options are ``rho``, ``priors``, ``draws``, ``tune``,
+        ``chains``, ``cores``, ``backend``.
     rule : {"likelihood", "threshold"}, default: "likelihood"
         ``"likelihood"``: the most probable relation, "≳"/"≲" when the runner-up is
         the ROPE within `margin` (Szymański & Gorman 2020); ``"threshold"``: a
@@ -96,8 +102,8 @@ def rank(
         How close the likelihood rule's winner and runner-up must be to call a pair "≳".
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the pairs run; default: this process or local worker processes (`jobs`).
-        Not with ``method="plackett_luce"`` (nor `jobs`, `cache_dir`): one fit per
-        metric, in this process.
+        Not with ``method="plackett_luce"`` or ``"joint"`` (nor `jobs` above 1,
+        `cache_dir`): one fit per metric, in this process.
     jobs : int, optional
         Local worker processes; 1 runs every pair in this process. Default: one
         per CPU when two or more pairs are fitted by MCMC (``method="hierarchical"``,
@@ -137,9 +143,10 @@ def rank(
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     data = _front_door(data, metrics)
-    if method in ("plackett_luce", "plackett-luce"):
+    if method in ("plackett_luce", "plackett-luce", "joint"):
         pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
-        return _plackett_luce(data, request, (rule, threshold, margin), pairwise)
+        one_model = method.replace("-", "_")
+        return _one_model(data, request, (rule, threshold, margin), pairwise, one_model)
     if isinstance(data, ScoreTable):
         tasks, ropes, method = _cv_tasks(data, request)
     elif isinstance(data, PredictionTable):
@@ -342,26 +349,29 @@ def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
     return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
 
 
-def _plackett_luce(
+def _one_model(
     data: Any,
     request: _Request,
     reading: tuple[str, float, float],
     pairwise: dict[str, Any],
+    method: str,
 ) -> RankingResult:
-    """One Plackett–Luce fit per metric (:mod:`isbetter.ranking.plackett_luce`), then the orders."""
-    from isbetter.cv.plackett_luce import TIE_RULE
-    from isbetter.cv.scores import ScoreTable
-    from isbetter.ranking.plackett_luce import check_plackett_luce_options, plackett_luce_metric
+    """One fit per metric of a model of all the systems, then the orders.
 
-    given = [name for name, value in pairwise.items() if value is not None]
+    `method` is ``"joint"`` (:mod:`isbetter.ranking.joint`) or ``"plackett_luce"``
+    (:mod:`isbetter.ranking.plackett_luce`).
+    """
+    from isbetter.cv.scores import ScoreTable
+
+    given = [n for n, v in pairwise.items() if v is not None and not (n == "jobs" and v == 1)]
     if given:
         raise InputError(
-            f"`{given[0]}` applies to the pairwise route; method='plackett_luce' is one fit per "
+            f"`{given[0]}` applies to the pairwise route; method={method!r} is one fit per "
             "metric, run in this process (its chains in parallel): leave it out."
         )
     if not isinstance(data, ScoreTable):
         raise InputError(
-            "`method='plackett_luce'` ranks the systems on each data set: it needs scores (a "
+            f"`method={method!r}` ranks the systems on each data set: it needs scores (a "
             f"ScoreTable from isbetter.read_scores), got {type(data).__name__}."
         )
     names = _systems(data.systems, request.systems)
@@ -369,41 +379,57 @@ def _plackett_luce(
     for m in metrics:
         data._metric(m)  # unknown metric: InputError naming it
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
+    fit_metric = _metric_fits(method, ropes, request)
+    if len(data.datasets) < 2:
+        raise InputError(
+            f"`method={method!r}` ranks the systems on each of several data sets; these "
+            "scores are on 1 data set."
+        )
+    fits = {m: fit_metric(data, names, m) for m in metrics}
+    pairs = [p for fit in fits.values() for p in fit.pairs]
+    extra: dict[str, Any] = {}
+    if method == "plackett_luce":
+        from isbetter.cv.plackett_luce import TIE_RULE
+
+        extra = {"ties": TIE_RULE, "tied_datasets": {m: f.tied_datasets for m, f in fits.items()}}
+    stats = {"computed": len(metrics), "cached": 0, "executor": "serial", "workers": 1}
+    result = _finish(
+        names,
+        pairs,
+        {m: fit.simplex for m, fit in fits.items()},
+        ropes,
+        _baselines(data, names, metrics),
+        method,
+        reading,
+        request,
+        stats,
+        {m: fit.ranks for m, fit in fits.items()},
+        extra,
+    )
+    return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+
+
+def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Callable[..., Any]:
+    """Check `request` for a model of all the systems; return its fit of one metric.
+
+    The fit takes ``(table, systems, metric)`` and returns the model's pairwise table,
+    simplex points and ranks (a ``JointMetric`` or ``PlackettLuceMetric``).
+    """
+    seed, options = request.seed, request.options
+    if method == "joint":
+        from isbetter.ranking.joint import check_joint_options, joint_metric
+
+        check_joint_options(options)
+        return lambda table, names, m: joint_metric(table, names, m, ropes[m], seed, options)
+    from isbetter.ranking.plackett_luce import check_plackett_luce_options, plackett_luce_metric
+
     if any(ropes.values()):
         raise InputError(
             "`rope`: the Plackett–Luce model ranks the systems on each data set and has no "
             "ROPE (its P(≈) is 0); leave `rope` out, or rank pairwise (e.g. method='auto')."
         )
-    if len(data.datasets) < 2:
-        raise InputError(
-            "`method='plackett_luce'` ranks the systems on each of several data sets; these "
-            "scores are on 1 data set."
-        )
-    check_plackett_luce_options(request.options)
-    pairs: list[ComparisonSummary] = []
-    simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
-    joint, tied = {}, {}
-    for m in metrics:
-        fit = plackett_luce_metric(data, names, m, request.seed, request.options)
-        pairs += fit.pairs
-        simplex[m] = fit.simplex
-        joint[m] = fit.ranks
-        tied[m] = fit.tied_datasets
-    stats = {"computed": len(metrics), "cached": 0, "executor": "serial", "workers": 1}
-    result = _finish(
-        names,
-        pairs,
-        simplex,
-        ropes,
-        _baselines(data, names, metrics),
-        "plackett_luce",
-        reading,
-        request,
-        stats,
-        joint,
-        {"ties": TIE_RULE, "tied_datasets": tied},
-    )
-    return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+    check_plackett_luce_options(options)
+    return lambda table, names, m: plackett_luce_metric(table, names, m, seed, options)
 
 
 def _pairs(

@@ -436,6 +436,8 @@ def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
             f"{metric}, {name}, P(best){interval}: {_p_best_values(j, by_rank)}",
             f"{metric}, expected rank [95% interval]: {ranks}",
             f"{metric}, most probable orders: {orders}",
+            f"{metric}, most probable orders, neighbours within {rope_text(j.rope)} tied: "
+            + "; ".join(f"{o} ({p:.3f})" for o, p in j.rope_orders),
         ]
     tied = settings.get("tied_datasets", {}).get(metric)
     return [

@@ -43,7 +43,13 @@ from isbetter.cv.hierarchical.numerics.kernels import (
 from isbetter.cv.hierarchical.numerics.nu_prior import interpolate, nu_prior_table
 from isbetter.cv.hierarchical.numerics.sigma_bound import log_bound
 
-__all__ = ["DENSITY_PARAMETERIZATIONS", "compiled_model", "load_density", "log_density"]
+__all__ = [
+    "DENSITY_PARAMETERIZATIONS",
+    "compiled_model",
+    "load_density",
+    "log_density",
+    "nutpie_model",
+]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
 CACHE_DEPENDS = (
@@ -452,7 +458,14 @@ def compiled_model(parameterization: str, data: dict[str, Any], *, bounded: bool
 
     buffers = {"centred": _centred_buffer, "integrated": _integrated_buffer}
     buffer = buffers[parameterization](lik, bounds, tables)
-    return _c_model(parameterization, buffer, n_dim, names, shapes, coords, dims, initial_point)
+    kernels = _kernels()
+    return nutpie_model(
+        (kernels[f"{parameterization}_logp"], kernels[f"{parameterization}_expand"]),
+        buffer,
+        n_dim,
+        (names, shapes, coords, dims),
+        initial_point,
+    )
 
 
 def _unconstrained_names(parameterization: str, q: int) -> list[str]:
@@ -462,7 +475,7 @@ def _unconstrained_names(parameterization: str, q: int) -> list[str]:
     return ["nu_minus_one_log__", "delta0_interval__", "std0_interval__"]
 
 
-#: the fields of nutpie's CompiledPyMCModel that _c_model fills; _n_dim, _shapes and _coords
+#: the fields of nutpie's CompiledPyMCModel that nutpie_model fills; _n_dim, _shapes and _coords
 #: are private to nutpie (known to work with nutpie 0.16, which pyproject.toml pins)
 NUTPIE_FIELDS = (
     "dims",
@@ -491,35 +504,38 @@ def check_nutpie_fields(cls: type) -> None:
     if missing:
         raise IsbetterError(
             f"nutpie {version('nutpie')} changed its CompiledPyMCModel: field(s) "
-            f"{', '.join(missing)} are gone, which isbetter's compiled hierarchical density "
-            "fills. isbetter is known to work with nutpie 0.16: pip install 'nutpie>=0.16,<0.17' "
+            f"{', '.join(missing)} are gone, which isbetter's compiled densities fill."
+            " isbetter is known to work with nutpie 0.16: pip install 'nutpie>=0.16,<0.17' "
             "(or pass backend='pymc')."
         )
 
 
-def _c_model(
-    parameterization: str,
+def nutpie_model(
+    functions: tuple[Any, Any],
     buffer: np.ndarray,
     n_dim: int,
-    names: list[str],
-    shapes: list[tuple[int, ...]],
-    coords: dict[str, Any],
-    dims: dict[str, tuple[str, ...]],
+    layout: tuple[list[str], list[tuple[int, ...]], dict[str, Any], dict[str, tuple[str, ...]]],
     initial_point: Any,
 ) -> Any:
-    """Return nutpie's compiled model around the density's C functions and data buffer."""
+    """Return nutpie's compiled model around a density's C functions and data buffer.
+
+    `functions` are the log density's and the expansion's C functions (nutpie's
+    interface, as :func:`_centred_logp_cfunc`), `buffer` their data, `n_dim` the
+    number of unconstrained parameters; `layout` the stored variables' names, shapes,
+    coordinates and dimensions; ``initial_point(seed)`` the sampler's start.
+    """
     from nutpie.compile_pymc import CompiledPyMCModel
 
     check_nutpie_fields(CompiledPyMCModel)
-    kernels = _kernels()
+    names, shapes, coords, dims = layout
     buffer.flags.writeable = False
     sizes = [int(np.prod(shape)) for shape in shapes]
     offsets = np.cumsum([0, *sizes])
     slices = [slice(int(lo), int(hi)) for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)]
     return CompiledPyMCModel(
         dims=dims,
-        compiled_logp_func=kernels[f"{parameterization}_logp"],
-        compiled_expand_func=kernels[f"{parameterization}_expand"],
+        compiled_logp_func=functions[0],
+        compiled_expand_func=functions[1],
         initial_point_func=initial_point,
         shared_data={},
         user_data=buffer,

@@ -23,11 +23,44 @@ from typing import Any
 
 from isbetter.core.errors import InputError, InputTypeError
 
-__all__ = ["HierarchicalPriors"]
+__all__ = ["HierarchicalPriors", "PositivePriors"]
+
+
+class PositivePriors:
+    """Checks of a frozen dataclass of prior settings (its fields are the priors' bounds).
+
+    Every field must be a positive finite number, ``alpha_lower < alpha_upper`` and
+    ``beta_lower < beta_upper`` (the hyper-priors of nu).
+    """
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name, value in asdict(self).items():  # type: ignore[call-overload]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InputTypeError(
+                    f"`{type(self).__name__}.{name}` must be a number, got "
+                    f"{type(value).__name__} {value!r}."
+                )
+            if not math.isfinite(value) or value <= 0:
+                problems.append(f"{name}={value!r} (must be finite and > 0)")
+            object.__setattr__(self, name, float(value))
+        for low, high in (("alpha_lower", "alpha_upper"), ("beta_lower", "beta_upper")):
+            if getattr(self, low) >= getattr(self, high):
+                problems.append(f"{low}={getattr(self, low)!r} >= {high}={getattr(self, high)!r}")
+        if problems:
+            raise InputError(
+                f"Bad `{type(self).__name__}`: "
+                + "; ".join(problems)
+                + ". Bounds must be positive, and each lower bound below its upper bound."
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as a JSON-safe dictionary."""
+        return asdict(self)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)
-class HierarchicalPriors:
+class HierarchicalPriors(PositivePriors):
     r"""Priors of the hierarchical correlated-t model (Corani et al. 2017).
 
     With :math:`x_i` the (scaled) differences of data set :math:`i`,
@@ -86,28 +119,3 @@ class HierarchicalPriors:
     std_upper: float = 1000.0
     std0_upper: float = 1000.0
     delta0_bound: float = 1.0
-
-    def __post_init__(self) -> None:
-        problems = []
-        for name, value in asdict(self).items():
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InputTypeError(
-                    f"`HierarchicalPriors.{name}` must be a number, got "
-                    f"{type(value).__name__} {value!r}."
-                )
-            if not math.isfinite(value) or value <= 0:
-                problems.append(f"{name}={value!r} (must be finite and > 0)")
-            object.__setattr__(self, name, float(value))
-        for low, high in (("alpha_lower", "alpha_upper"), ("beta_lower", "beta_upper")):
-            if getattr(self, low) >= getattr(self, high):
-                problems.append(f"{low}={getattr(self, low)!r} >= {high}={getattr(self, high)!r}")
-        if problems:
-            raise InputError(
-                "Bad `HierarchicalPriors`: "
-                + "; ".join(problems)
-                + ". Bounds must be positive, and each lower bound below its upper bound."
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the settings as a JSON-safe dictionary."""
-        return asdict(self)

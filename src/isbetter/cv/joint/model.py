@@ -1,0 +1,374 @@
+r"""Fit the joint correlated model of K systems: one posterior for every pair and every rank.
+
+Pairwise fits are separate models whose probabilities can contradict each other;
+the joint model (``../shared/DESIGN.md`` §4.2) puts all K systems' fold-level scores
+on all q data sets into one hierarchical model, so every pairwise quantity, every
+order and every rank comes from one posterior. :func:`joint_fit` returns a
+:class:`JointFit`: draws of the effects :math:`b_k`, of the covariance of the
+deviations of a data set's systems and of :math:`\nu`, in score units, oriented so
+that larger is better.
+:mod:`isbetter.ranking.joint` reads the pairwise table and the ranks off it.
+
+With nutpie (the default when installed) the model's hand-written log density,
+compiled once per machine and kept in isbetter's cache (:mod:`.compiled_backend`),
+is sampled; with ``backend="pymc"`` PyMC's own NUTS samples the PyMC model
+(:mod:`.pymc_backend`), which states the same density. ``import isbetter`` imports
+neither.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from isbetter.core.errors import InputTypeError
+from isbetter.core.provenance import make_settings
+from isbetter.core.validate import check_positive_int, check_rope
+from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
+from isbetter.cv.scores import ScoreTable
+from isbetter.inference.records import MCMCDiagnostics
+from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.seeds import resolve_seed
+
+__all__ = ["JointFit", "JointModel", "draw_spread", "joint_fit"]
+
+#: the variables whose convergence is diagnosed (the ones the results are read from)
+DIAGNOSED = ("b", "nu", "pair_scale")
+#: NUTS's target acceptance: no divergences in fits of 3, 5, 10 (16 each) and 54 data sets
+TARGET_ACCEPT = 0.9
+
+
+@dataclass(frozen=True)
+class JointFit:
+    r"""Posterior draws of the joint model of K systems, in score units.
+
+    Attributes
+    ----------
+    data : JointData
+        The systems, data sets, metric and direction, the scale and the raw means.
+    effects : numpy.ndarray
+        ``(chains, draws, K)`` draws of :math:`b_k` (summing to zero; larger is better
+        whatever the metric's direction).
+    spread : numpy.ndarray
+        ``(chains, draws, K, K)`` draws of the covariance :math:`H \Omega H^T` of a data
+        set's deviations :math:`u` (up to their common part, which no contrast sees):
+        pair (a, b)'s deviation :math:`u_a - u_b` is :math:`t_\nu` with scale
+        ``sqrt(V[a, a] + V[b, b] - 2 V[a, b])`` (:meth:`pair_scales`). Drawn for each
+        posterior draw from :math:`\Omega`'s conditional inverse-Wishart.
+    nu : numpy.ndarray
+        ``(chains, draws)`` draws of the degrees of freedom.
+    diagnostics : MCMCDiagnostics
+        R-hat, ESS and divergences of the effects, nu and the pairs' scales.
+    settings : dict
+        Seed, priors, sampler settings, versions.
+    idata : arviz.InferenceData
+        The sampler's output (model units).
+    """
+
+    data: JointData
+    effects: np.ndarray = field(repr=False)
+    spread: np.ndarray = field(repr=False)
+    nu: np.ndarray = field(repr=False)
+    diagnostics: MCMCDiagnostics
+    settings: dict[str, Any] = field(repr=False)
+    idata: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """The K systems, in the order of the effects' last axis."""
+        return self.data.systems
+
+    def pair_scales(self) -> np.ndarray:
+        """Return ``(chains, draws, pairs)``: the scale of each pair's deviation (a < b)."""
+        return _pair_scales(self.spread)
+
+
+def _pair_scales(spread: np.ndarray) -> np.ndarray:
+    k = spread.shape[-1]
+    a, b = np.triu_indices(k, 1)
+    var = spread[..., a, a] + spread[..., b, b] - 2.0 * spread[..., a, b]
+    return np.sqrt(np.clip(var, 0.0, None))
+
+
+def draw_spread(
+    deviations: np.ndarray,
+    precision: np.ndarray,
+    spread_df: float,
+    spread_var: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    r"""Draw :math:`\Omega` from its conditional posterior for each posterior draw.
+
+    Given the deviations' contrasts :math:`\tilde u_i` and weights :math:`\lambda_i`,
+    :math:`\Omega \sim \operatorname{IW}(\nu_\Omega + q, \psi I + \sum_i \lambda_i
+    \tilde u_i \tilde u_i^T)`; sampled as the inverse of a Wishart draw by Bartlett's
+    decomposition, vectorised over the draws.
+
+    Parameters
+    ----------
+    deviations : numpy.ndarray
+        ``(draws, q, d)``.
+    precision : numpy.ndarray
+        ``(draws, q)``.
+    spread_df, spread_var : float
+        The prior :math:`\operatorname{IW}(\nu_\Omega, \psi I)`.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(draws, d, d)`` draws of :math:`\Omega`.
+    """
+    n, q, d = deviations.shape
+    scatter = spread_var * np.eye(d) + np.einsum(
+        "sq,sqa,sqb->sab", precision, deviations, deviations
+    )
+    df = spread_df + q
+    # W ~ Wishart(df, scatter^-1) = L A A^T L^T, L L^T = scatter^-1 (Bartlett); Omega = W^-1
+    lower = np.linalg.cholesky(np.linalg.inv(scatter))
+    bartlett = np.zeros((n, d, d))
+    rows, cols = np.tril_indices(d, -1)
+    bartlett[:, rows, cols] = rng.standard_normal((n, rows.size))
+    diag = np.arange(d)
+    bartlett[:, diag, diag] = np.sqrt(rng.chisquare(df - diag, size=(n, d)))
+    factor = lower @ bartlett
+    return np.linalg.inv(factor @ factor.transpose(0, 2, 1))
+
+
+def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndarray:
+    r"""Return ``(chains, draws, K, K)`` draws of :math:`H \Omega H^T` (model units).
+
+    One :math:`\Omega` per posterior draw (:func:`draw_spread`), from a random stream
+    of its own derived from the fit's `seed` (the sampler uses the seed itself).
+    """
+    deviations = post["deviations"].to_numpy()
+    shape = deviations.shape[:2]
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    omega = draw_spread(
+        deviations.reshape(-1, *deviations.shape[2:]),
+        post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
+        float(data["spread_df"]),
+        float(data["spread_var"]),
+        rng,
+    )
+    basis = contrast_basis(k)
+    return (basis @ omega @ basis.T).reshape(*shape, k, k)
+
+
+class JointModel:
+    """The joint model of one shape (q data sets, K systems) and sampler, reused by fits.
+
+    Parameters
+    ----------
+    n_datasets, n_systems : int
+        The shape every fit of this model has.
+    backend : {"auto", "nutpie", "pymc"}, default: "auto"
+        nutpie (the compiled density of :mod:`.compiled_backend`) when installed, else
+        PyMC's NUTS on :func:`.pymc_backend.build_model`.
+    """
+
+    def __init__(
+        self,
+        n_datasets: int,
+        n_systems: int,
+        *,
+        backend: Backend = "auto",
+    ) -> None:
+        self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
+        self.n_systems = check_positive_int(n_systems, "n_systems", minimum=2)
+        self.backend = resolve_backend(backend)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"JointModel(n_datasets={self.n_datasets}, n_systems={self.n_systems}, "
+            f"backend={self.backend!r})"
+        )
+
+    def _with_data(self, data: dict[str, Any]) -> tuple[Any, Any]:
+        """Return the PyMC model (or None) and nutpie's compiled model (or None) of `data`."""
+        if self.backend == "nutpie":
+            from isbetter.cv.joint.compiled_backend import compiled_model
+
+            # the hand-written density: loaded from isbetter's cache, any shape
+            return None, compiled_model(data)
+        import pymc as pm
+
+        from isbetter.cv.joint.pymc_backend import build_model
+
+        if self._model is None:
+            self._model = build_model(self.n_datasets, self.n_systems)
+        with self._model:
+            pm.set_data(data)
+        return self._model, None
+
+    def fit(
+        self,
+        prepared: JointData,
+        *,
+        rope: float,
+        priors: JointPriors,
+        rho: float | None,
+        draws: int,
+        tune: int,
+        chains: int,
+        cores: int | None,
+        seed: int,
+    ) -> JointFit:
+        """Sample the posterior of `prepared` (from :func:`.spec.prepare`)."""
+        if (prepared.n_datasets, prepared.n_systems) != (self.n_datasets, self.n_systems):
+            raise ValueError(
+                f"this JointModel has shape {(self.n_datasets, self.n_systems)}, the data "
+                f"{(prepared.n_datasets, prepared.n_systems)}"
+            )
+        data = prepared.model_data(priors)
+        sampling: dict[str, Any] = {
+            "draws": draws,
+            "tune": tune,
+            "chains": chains,
+            "cores": cores,
+            "seed": seed,
+        }
+        with self._lock:
+            model, compiled = self._with_data(data)
+            idata = sample(
+                model,
+                **sampling,
+                backend=self.backend,
+                compiled=compiled,
+                target_accept=TARGET_ACCEPT,
+            )
+        post = idata.posterior
+        scale = prepared.scale
+        spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
+        post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
+        diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
+        warn_if_poor(diagnostics, "joint model", stacklevel=4)
+        settings = make_settings(
+            "joint",
+            seed,
+            rope=rope,
+            rho=None if rho is None else float(rho),
+            rho_used=sorted({float(r) for r in prepared.rho}),
+            priors=priors.to_dict(),
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            backend=self.backend,
+            target_accept=TARGET_ACCEPT,
+            scale=scale,
+            metric=prepared.metric,
+            n_datasets=prepared.n_datasets,
+            systems=list(prepared.systems),
+        )
+        return JointFit(
+            data=prepared,
+            effects=post["b"].to_numpy() * scale,
+            spread=spread,
+            nu=post["nu"].to_numpy(),
+            diagnostics=diagnostics,
+            settings=settings,
+            idata=idata,
+        )
+
+
+@lru_cache(maxsize=8)
+def _shared_model(n_datasets: int, n_systems: int, backend: str) -> JointModel:
+    # holds models only (keyed on their shape and sampler), no user settings
+    return JointModel(n_datasets, n_systems, backend=backend)  # type: ignore[arg-type]
+
+
+def joint_fit(
+    table: ScoreTable,
+    systems: Sequence[str] | None = None,
+    *,
+    metric: str | None = None,
+    rope: float = 0.0,
+    rho: float | None = None,
+    priors: JointPriors | None = None,
+    draws: int = 2000,
+    tune: int = 1000,
+    chains: int = 4,
+    cores: int | None = None,
+    backend: Backend = "auto",
+    rng: int | np.random.Generator | None = None,
+) -> JointFit:
+    r"""Fit the joint correlated model to the per-fold scores of K systems on q data sets.
+
+    Parameters
+    ----------
+    table : ScoreTable
+        Per-fold scores (:func:`~isbetter.read_scores`), at least 2 data sets.
+    systems : sequence of str, optional
+        The systems (default: all of the table's), at least 2.
+    metric : str, optional
+        Metric column (default: the first); its direction orients the effects.
+    rope : float, default: 0.0
+        ROPE half-width in score units (recorded with the fit).
+    rho : float, optional
+        Correlation of the scores within a data set; default ``1 / folds``.
+    priors : JointPriors, optional
+        Prior settings (default: the reference implementation's bounds).
+    draws, tune, chains : int, default: 2000, 1000, 4
+        Posterior draws and tuning steps per chain, number of chains.
+    cores : int, optional
+        Chains run in parallel on this many cores (default ``min(chains, 2)``).
+    backend : {"auto", "nutpie", "pymc"}, default: "auto"
+        nutpie (the compiled density) when installed, else PyMC's NUTS.
+    rng : int, numpy.random.Generator or None
+        Seed of the sampler; recorded in ``settings["seed"]``.
+
+    Returns
+    -------
+    JointFit
+
+    Warns
+    -----
+    ConvergenceWarning
+        R-hat above 1.01, too few effective draws, or divergences.
+
+    Notes
+    -----
+    The model (``../shared/DESIGN.md`` §4.2, :mod:`.spec`): :math:`x_{ikf} = \mu_{if}
+    + b_k + u_{ik} + e_{ikf}`, fold effects :math:`\mu_{if}` integrated out; the
+    deviations' contrasts multivariate t with covariance :math:`\Omega` (so each pair's
+    deviation is :math:`t_\nu` with its own scale); the noise of the contrasts
+    matrix-normal with covariance :math:`\Sigma_i` across systems and compound
+    symmetry (correlation :math:`\rho_i`) across folds; :math:`\Omega` and the
+    :math:`\Sigma_i` integrated out against inverse-Wishart priors
+    (:class:`~isbetter.cv.joint.spec.JointPriors`).
+    Scores are divided by the mean per-data-set standard deviation of two systems' fold
+    differences before fitting; the draws are reported in score units.
+    """
+    if not isinstance(table, ScoreTable):
+        raise InputTypeError(
+            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
+        )
+    rope = check_rope(rope)
+    draws = check_positive_int(draws, "draws", minimum=1)
+    tune = check_positive_int(tune, "tune", minimum=0)
+    chains = check_positive_int(chains, "chains", minimum=1)
+    if cores is not None:
+        cores = check_positive_int(cores, "cores", minimum=1)
+    backend_used = resolve_backend(backend)
+    priors = JointPriors() if priors is None else priors
+    names = table.systems if systems is None else tuple(systems)
+    prepared = prepare(table, names, metric=metric, rho=rho, priors=priors)
+    model = _shared_model(prepared.n_datasets, prepared.n_systems, backend_used)
+    return model.fit(
+        prepared,
+        rope=rope,
+        priors=priors,
+        rho=rho,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=cores,
+        seed=resolve_seed(rng),
+    )

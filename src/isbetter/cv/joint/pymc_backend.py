@@ -1,0 +1,123 @@
+r"""The PyMC model of the joint correlated model of K systems.
+
+:func:`build_model` is pure: it builds the model for q data sets and K systems
+with ``pm.Data`` placeholders (:meth:`.spec.JointData.model_data` fills them), so
+one model serves every metric of that shape. The likelihood is
+:func:`.likelihood.marginal_loglik` (the noise covariance integrated out) written
+in PyTensor, a ``pm.Potential``. It is the reference for the compiled density that
+nutpie samples (:mod:`.compiled_backend`) and the model PyMC's NUTS samples with
+``backend="pymc"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from isbetter.core.validate import check_positive_int
+from isbetter.cv.hierarchical.pymc_backend import _nu_prior
+from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS, contrast_basis
+
+__all__ = ["build_model"]
+
+
+def build_model(n_datasets: int, n_systems: int) -> Any:
+    r"""Build the PyMC model for `n_datasets` data sets and `n_systems` systems.
+
+    Only the contrasts of the deviations, :math:`\tilde u_i = H^T u_i`, reach the
+    likelihood. Given the scale-mixture weights :math:`\lambda_i \sim
+    \operatorname{Gamma}(\nu/2, \nu/2)` they are :math:`N(0, \Omega/\lambda_i)`, and
+    :math:`\Omega \sim \operatorname{IW}(\nu_\Omega, \psi I)` integrates out in
+    closed form:
+
+    .. math::
+
+        p(\tilde u \mid \lambda) = \pi^{-dq/2} \prod_i \lambda_i^{d/2}
+        \frac{\Gamma_d(\frac{\nu_\Omega + q}{2})}{\Gamma_d(\frac{\nu_\Omega}{2})}
+        \psi^{\nu_\Omega d/2}
+        \Big|\psi I + \sum_i \lambda_i \tilde u_i \tilde u_i^T\Big|^{-(\nu_\Omega + q)/2}
+
+    (so every :math:`\tilde u_i` is multivariate t, and every pair's deviation
+    :math:`t_\nu`). The :math:`\tilde u_i` are sampled centred on the data, as
+    :math:`\tilde u_i = \bar z_i - \beta - T_i \eta_i` with the fixed (data-only)
+    :math:`T_i` that makes the likelihood about standard normal in :math:`\eta_i`
+    (:meth:`.spec.JointData.model_data`): NUTS's diagonal mass matrix then fits each
+    data set's deviations, which the folds pin down; with no scale parameter of the
+    deviations left to sample there is no funnel between it and them.
+
+    Parameters
+    ----------
+    n_datasets, n_systems : int
+        q >= 2 and K >= 2.
+
+    Returns
+    -------
+    pymc.Model
+        Free variables ``nu_minus_one`` (with a potential ``nu_prior``: :math:`\alpha,
+        \beta` integrated out as in the pairwise model), ``effect_coords`` (the
+        coordinates :math:`\beta` of the effects), ``precision`` (the
+        :math:`\lambda_i`) and ``eta``; deterministics ``nu``, ``b`` (the effects
+        :math:`H\beta`, summing to zero) and ``deviations`` (the :math:`\tilde u_i`);
+        potentials ``spread`` (:math:`\Omega` integrated out) and ``loglik``.
+        Dimensions ``dataset``, ``system``, ``contrast``.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    q = check_positive_int(n_datasets, "n_datasets", minimum=2)
+    k = check_positive_int(n_systems, "n_systems", minimum=2)
+    d = k - 1
+    basis = contrast_basis(k)
+    coords = {"dataset": np.arange(q), "system": np.arange(k), "contrast": np.arange(d)}
+    with pm.Model(coords=coords) as model:
+        data = {
+            "means": pm.Data("means", np.zeros((q, d)), dims=("dataset", "contrast")),
+            "transform": pm.Data("transform", np.tile(np.eye(d), (q, 1, 1))),
+            "power": pm.Data("power", np.full(q, 6.0), dims="dataset"),
+        }
+        for name, value in PLACEHOLDER_SCALARS.items():
+            data[name] = pm.Data(name, value)
+        nu = _nu_prior(data, integrated=True)
+        beta = pm.Uniform(
+            "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
+        )
+        pm.Deterministic("b", pt.dot(basis, beta), dims="system")
+        lam = _precision(nu, q)
+        eta = pm.Flat("eta", dims=("dataset", "contrast"))
+        shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
+        deviations = pm.Deterministic(
+            "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
+        )
+        scatter = data["spread_var"] * pt.eye(d) + pt.dot(deviations.T * lam[None, :], deviations)
+        pm.Potential(
+            "spread",
+            0.5 * d * pt.log(lam).sum()
+            - 0.5 * (data["spread_df"] + q) * pt.log(pt.linalg.det(scatter)),
+        )
+        power = data["power"]
+        loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
+        pm.Potential("loglik", loglik)
+    return model
+
+
+def _precision(nu: Any, q: int) -> Any:
+    r"""Add the weights :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`; return them.
+
+    They are sampled as :math:`\xi_i` with :math:`\log\lambda_i = -1/\nu + s(\nu)\xi_i`,
+    :math:`s(\nu) = \sqrt{2(\nu + 1)}/\nu` (about the mean and the standard deviation
+    of :math:`\log\lambda_i`): an exact change of variables (its Jacobian
+    :math:`s(\nu)` included) that removes the funnel between :math:`\nu` and the
+    :math:`\log\lambda_i`, which concentrate as :math:`\nu` grows (80% of simulated
+    fits on 50 data sets had R-hat above 1.01 with :math:`\log\lambda_i` sampled).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    xi = pm.Flat("precision_std", dims="dataset")
+    spread = pt.sqrt(2.0 * (nu + 1.0)) / nu
+    log_lam = -1.0 / nu + spread * xi
+    lam = pm.Deterministic("precision", pt.exp(log_lam), dims="dataset")
+    gamma = pm.logp(pm.Gamma.dist(alpha=nu / 2.0, beta=nu / 2.0), lam)
+    pm.Potential("precision_prior", (gamma + log_lam).sum() + q * pt.log(spread))
+    return lam

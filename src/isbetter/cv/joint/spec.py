@@ -1,0 +1,434 @@
+r"""Prior settings and prepared data of the joint correlated model of K systems.
+
+The joint model (``../shared/DESIGN.md`` §4.2) extends the hierarchical
+correlated-t model of Corani et al. (2017) [1]_ from the differences of two
+systems to the scores of K systems at once. For data set i, system k, fold f
+(the same :math:`n_i` folds for every system):
+
+.. math::
+
+    x_{i\cdot f} = \mu_{if} 1 + \theta_i + e_{i\cdot f}, \quad
+    \theta_i = b + u_i, \quad
+    e_{i\cdot\cdot} \sim MN(0, \Sigma_i, M_i), \quad M_i = (1-\rho_i)I + \rho_i 11^T,
+
+with the fold effects :math:`\mu_{if}` (flat prior) integrated out exactly: only
+the K - 1 contrasts of the systems are observed. The noise covariance of the
+contrasts, :math:`\Sigma_i`, has a conjugate inverse-Wishart prior and is
+integrated out in closed form (:mod:`.likelihood`). The deviations :math:`u_i` of
+data set i from the effects :math:`b` are multivariate Student-t: their contrasts
+:math:`\tilde u_i = H^T u_i \sim N(0, \Omega / \lambda_i)`,
+:math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`, so every pair's
+deviation :math:`u_{ia} - u_{ib}` is :math:`t_\nu` as in the pairwise model, with
+the pair's own scale :math:`\sigma_{ab}^2 = c_{ab}^T \Omega c_{ab}` (the K(K-1)/2
+pairwise scales, kept consistent by one covariance matrix). :math:`\Omega` has an
+inverse-Wishart prior too and is integrated out given the :math:`\lambda_i`
+(:mod:`.pymc_backend`).
+
+**Why not DESIGN §4.2's independent noise.** The design gives each system its own
+noise :math:`\sigma_{ik}` and each deviation its own :math:`t(\nu, 0, s_k)`. With
+independent noise the variances of two systems' fold differences add up:
+:math:`\operatorname{var}(a-b) + \operatorname{var}(c-d) = \sigma_a^2 + \sigma_b^2
++ \sigma_c^2 + \sigma_d^2 = \operatorname{var}(a-c) + \operatorname{var}(b-d)`. The
+shipped UCI results break this: j48/j48gr and aode/hnb are two clusters of
+near-identical classifiers, and with (a, b, c, d) = (j48, j48gr, aode, hnb) the right
+side is 2.6 times the left, pooled over the 54 data sets (larger on 51 of them),
+while quadruples that do not split a cluster keep it within 4%
+(``tests/cv/test_joint.py``). Independent noise would then overstate how much two
+near-identical systems' differences vary and understate the others, so the noise of
+the contrasts gets a full covariance :math:`\Sigma_i` per data set, and the
+deviations a full covariance :math:`\Omega` (each pair its own scale, as K(K-1)/2
+pairwise fits have). The diagonal noise of the design is the special case
+:math:`\Sigma_i = H^T D_i H`, and for K = 2, given :math:`\Sigma_i`, the likelihood is
+the pairwise model's (Corani et al. 2017) with :math:`\sigma_i^2 = 2\Sigma_i` (both
+tested against dense densities).
+
+This module checks a :class:`~isbetter.cv.scores.ScoreTable`,
+orients and scales its scores and computes each data set's sufficient statistics —
+the fold means and the cross-product matrix of the within-fold deviations — in
+orthonormal contrast coordinates, and the data-dependent prior settings
+(:func:`prepare`).
+
+References
+----------
+.. [1] G. Corani, A. Benavoli, J. Demšar, F. Mangili, M. Zaffalon (2017).
+   Statistical comparison of classifiers through Bayesian hierarchical
+   modelling. *Machine Learning* 106(11), 1817-1837.
+.. [2] C. Nadeau, Y. Bengio (2003). Inference for the generalization error.
+   *Machine Learning* 52, 239-281.
+.. [3] A. Gelman, J. Carlin, H. Stern, D. Dunson, A. Vehtari, D. Rubin (2013).
+   *Bayesian Data Analysis*, 3rd ed., section 3.6 (the inverse-Wishart prior).
+.. [4] A. K. Gupta, D. K. Nagar (2000). *Matrix Variate Distributions*,
+   theorem 4.2.1 (the matrix-variate t).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from isbetter.core.errors import InputError, InputTypeError
+from isbetter.cv.correlation import resolve_rho
+from isbetter.cv.hierarchical.priors import PositivePriors
+from isbetter.cv.joint.likelihood import sufficient_statistics
+from isbetter.cv.scores import ScoreTable
+
+__all__ = ["PLACEHOLDER_SCALARS", "JointData", "JointPriors", "contrast_basis", "prepare"]
+
+#: values of the scalar data of :meth:`JointData.model_data` (prior settings) that
+#: stand in until a fit sets them: the PyMC model's placeholders, the compiled density's
+#: warm-up
+PLACEHOLDER_SCALARS = {
+    "const": 0.0,
+    "effect_hi": 10.0,
+    "spread_df": 2.0,
+    "spread_var": 1.0,
+    "alpha_lo": 1.0,
+    "alpha_hi": 2.0,
+    "beta_lo": 0.01,
+    "beta_hi": 0.1,
+}
+
+
+@dataclass(frozen=True)
+class JointPriors(PositivePriors):
+    r"""Priors of the joint correlated model, in the spirit of Corani et al. (2017).
+
+    With the scores scaled by the mean per-data-set standard deviation of two
+    systems' fold differences (:attr:`JointData.scale`), :math:`H` an orthonormal
+    basis of the vectors summing to zero (:func:`contrast_basis`), :math:`d = K - 1`
+    and :math:`D` the largest difference of two systems on one fold:
+
+    .. math::
+
+        b &= H\beta, \quad \beta_j \sim U(-b_\delta \sqrt{K} D,\; b_\delta \sqrt{K} D) \\
+        \nu - 1 &\sim \operatorname{Gamma}(\alpha, \beta), \quad
+        \alpha \sim U(\alpha_l, \alpha_u), \ \beta \sim U(\beta_l, \beta_u) \\
+        \Omega &\sim \operatorname{IW}(d + d_\Omega,\; c_\Omega \bar w I_d) \\
+        \Sigma_i &\sim \operatorname{IW}(d + d_\Sigma,\; c_\Sigma \bar v I_d)
+
+    Only the differences of the effects are identified, so :math:`b` sums to zero,
+    flat within a box that holds every effect vector whose pairwise differences are
+    within :math:`b_\delta D` (the bound of the pairwise model's :math:`\delta_0`);
+    :math:`\nu`'s prior is the reference one [1]_ [2]_. The covariance
+    :math:`\Omega` of the deviations' contrasts (the joint model's counterpart of the
+    pairwise :math:`\sigma_0`) and the noise covariance :math:`\Sigma_i` of data set
+    i's contrasts have conjugate inverse-Wishart priors [3]_ centred on isotropic
+    matrices: :math:`\bar w` is the variance of a contrast's fold means across the
+    data sets and :math:`\bar v` the mean per-fold variance of a contrast. With the
+    defaults :math:`d_\Omega = d_\Sigma = c_\Omega = c_\Sigma = 1` each prior adds
+    one pseudo-observation of that variance to the data's sum of squares (posterior
+    mean of :math:`\Sigma_i` about :math:`(\bar v I + S_i)/n_i`): weak where the data
+    are many, and it keeps the posterior proper where a contrast does not vary (two
+    systems with the same scores) and with fewer folds, or data sets, than systems.
+
+    Attributes
+    ----------
+    alpha_lower, alpha_upper, beta_lower, beta_upper : float, default: 1, 2, 0.01, 0.1
+        Bounds of the hyper-priors of :math:`\nu - 1` ([1]_ section 3.1).
+    delta0_bound : float, default: 1.0
+        :math:`b_\delta`: the effects' box, times the largest one-fold difference.
+    spread_df, spread_scale : float, default: 1.0, 1.0
+        :math:`d_\Omega, c_\Omega`: the inverse-Wishart prior of :math:`\Omega`.
+    noise_df, noise_scale : float, default: 1.0, 1.0
+        :math:`d_\Sigma, c_\Sigma`: the inverse-Wishart prior of each :math:`\Sigma_i`.
+
+    References
+    ----------
+    .. [1] Corani et al. (2017), *Machine Learning* 106, 1817-1837, section 3.
+    .. [2] baycomp 1.0.3, ``HierarchicalTest`` and ``hierarchical-t-test.stan``.
+    .. [3] Gelman et al. (2013), *Bayesian Data Analysis*, 3rd ed., section 3.6.
+
+    Examples
+    --------
+    >>> JointPriors().spread_df
+    1.0
+    >>> JointPriors(noise_scale=0.5).to_dict()["noise_scale"]
+    0.5
+    """
+
+    alpha_lower: float = 1.0
+    alpha_upper: float = 2.0
+    beta_lower: float = 0.01
+    beta_upper: float = 0.1
+    delta0_bound: float = 1.0
+    spread_df: float = 1.0
+    spread_scale: float = 1.0
+    noise_df: float = 1.0
+    noise_scale: float = 1.0
+
+
+def contrast_basis(k: int) -> np.ndarray:
+    """Return a ``(k, k - 1)`` orthonormal basis of the vectors of length `k` summing to 0.
+
+    The Helmert basis: column j compares system j + 1 with the systems before it.
+
+    Examples
+    --------
+    >>> h = contrast_basis(3)
+    >>> bool(np.allclose(h.sum(axis=0), 0.0)), bool(np.allclose(h.T @ h, np.eye(2)))
+    (True, True)
+    """
+    h = np.zeros((k, k - 1))
+    for j in range(1, k):
+        h[:j, j - 1] = 1.0
+        h[j, j - 1] = -float(j)
+        h[:, j - 1] /= math.sqrt(j * (j + 1))
+    return h
+
+
+@dataclass(frozen=True)
+class JointData:
+    r"""Oriented, scaled sufficient statistics of K systems on q data sets, and prior bounds.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        The K systems, in the order of the last axes below.
+    datasets : tuple of str
+        The q data sets.
+    metric : str
+        The metric.
+    higher_is_better : bool
+        Its direction; the scores are oriented so that larger is better.
+    scale : float
+        Scores are divided by this (score units per model unit): the mean over data
+        sets and pairs of systems of the population sd of the fold differences.
+    n : numpy.ndarray
+        ``(q,)`` scores per system and data set (runs x folds).
+    rho : numpy.ndarray
+        ``(q,)`` correlation of the scores within a data set.
+    means : numpy.ndarray
+        ``(q, K - 1)`` the fold means in orthonormal contrast coordinates
+        (:math:`H^T \bar x_i`, scaled and oriented).
+    cross : numpy.ndarray
+        ``(q, K - 1, K - 1)`` the cross-products of the within-fold deviations in
+        the same coordinates (:math:`H^T R_i H`).
+    mean_scores : numpy.ndarray
+        ``(q, K)`` raw mean score of each system on each data set.
+    effect_hi : float
+        The box of the effects' coordinates (scaled units).
+    spread_df, spread_var : float
+        The inverse-Wishart prior of :math:`\Omega`: degrees of freedom and the
+        diagonal of its scale matrix (scaled units).
+    noise_df, noise_var : float
+        The same of each noise covariance :math:`\Sigma_i`.
+    """
+
+    systems: tuple[str, ...]
+    datasets: tuple[str, ...]
+    metric: str
+    higher_is_better: bool
+    scale: float
+    n: np.ndarray = field(repr=False)
+    rho: np.ndarray = field(repr=False)
+    means: np.ndarray = field(repr=False)
+    cross: np.ndarray = field(repr=False)
+    mean_scores: np.ndarray = field(repr=False)
+    effect_hi: float
+    spread_df: float
+    spread_var: float
+    noise_df: float
+    noise_var: float
+
+    @property
+    def n_systems(self) -> int:
+        """The number of systems, K."""
+        return len(self.systems)
+
+    @property
+    def n_datasets(self) -> int:
+        """The number of data sets, q."""
+        return len(self.datasets)
+
+    def model_data(self, priors: JointPriors) -> dict[str, Any]:
+        r"""Return the values of the model's ``pm.Data`` containers for this fit.
+
+        Per data set, :func:`.likelihood.marginal_loglik` is
+        ``const_i - power_i * log1p(weight_i * |root_i v|^2)``, ``v = means_i - beta -
+        u~_i``, with ``root_i`` the upper triangular root of :math:`B_i^{-1}`
+        (``root^T root``). The model samples :math:`\eta_i` with
+        ``u~_i = means_i - beta - transform_i eta_i``, ``transform_i = root_i^{-1} /
+        sqrt(2 power_i weight_i)``, in which the likelihood is
+        ``-power_i * log1p(|eta_i|^2 / (2 power_i))``: about standard normal.
+        ``const`` holds every data-only term: the likelihood's, the Jacobian of
+        that map, and the constants of :math:`\Omega`'s integral.
+        """
+        d = self.n_systems - 1
+        q = self.n_datasets
+        n, rho = self.n, self.rho
+        scatter = self.noise_var * np.eye(d) + self.cross / (1.0 - rho)[:, None, None]
+        root = np.linalg.cholesky(np.linalg.inv(scatter)).transpose(0, 2, 1)
+        nu0 = self.noise_df
+        power = (nu0 + n) / 2.0
+        weight = n / (1.0 + (n - 1.0) * rho)
+        transform = np.triu(np.linalg.inv(root)) / np.sqrt(2.0 * power * weight)[:, None, None]
+        log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
+        likelihood = (
+            -0.5 * d * n * math.log(math.pi)
+            - 0.5 * d * log_det_m
+            + special.multigammaln(power, d)
+            - special.multigammaln(nu0 / 2.0, d)
+            + 0.5 * nu0 * d * math.log(self.noise_var)
+            - power * np.linalg.slogdet(scatter)[1]
+        )
+        jacobian = np.log(np.diagonal(transform, axis1=1, axis2=2)).sum()
+        nu_u = self.spread_df
+        spread = (
+            -0.5 * d * q * math.log(math.pi)
+            + 0.5 * nu_u * d * math.log(self.spread_var)
+            + special.multigammaln((nu_u + q) / 2.0, d)
+            - special.multigammaln(nu_u / 2.0, d)
+        )
+        return {
+            "means": self.means,
+            "transform": transform,
+            "power": power,
+            "const": np.asarray(float(likelihood.sum() + jacobian + spread)),
+            "effect_hi": np.asarray(self.effect_hi),
+            "spread_df": np.asarray(nu_u),
+            "spread_var": np.asarray(self.spread_var),
+            "alpha_lo": np.asarray(priors.alpha_lower),
+            "alpha_hi": np.asarray(priors.alpha_upper),
+            "beta_lo": np.asarray(priors.beta_lower),
+            "beta_hi": np.asarray(priors.beta_upper),
+        }
+
+
+def _paired_with_first(
+    table: ScoreTable, systems: tuple[str, ...], metric: str
+) -> tuple[list[Any], np.ndarray]:
+    """Return the first system paired with each other one, and the scores per data set.
+
+    Pairing checks the names and keys and orients the differences; raises unless there
+    are at least 2 data sets and 2 scores per system on each.
+    """
+    pairs = [table.paired(systems[0], s, metric=metric) for s in systems[1:]]
+    first = pairs[0]
+    q = first.n_datasets
+    if q < 2:
+        raise InputError(
+            f"The joint model needs scores on at least 2 data sets, got {q}; for one data "
+            "set compare the pairs with the Bayesian correlated t-test."
+        )
+    n = np.array([d.size for d in first.differences], dtype=float)
+    if np.any(n < 2):
+        bad = [ds for ds, m in zip(first.datasets, n, strict=True) if m < 2]
+        raise InputError(
+            f"Data set(s) {', '.join(map(repr, bad[:5]))} have a single score per system; the "
+            "joint model needs at least 2 per system and data set."
+        )
+    return pairs, n
+
+
+def _contrast_statistics(
+    pairs: list[Any], n: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per data set, the contrasts' fold means and cross-products, and every pair's spread.
+
+    `pairs` are the first system paired with each other one. Returns ``(means, cross,
+    sds, most)``: ``(q, d)`` and ``(q, d, d)`` in orthonormal contrast coordinates, and
+    ``(q, pairs)`` the population sd and the largest absolute value of every pair's fold
+    differences.
+    """
+    k = len(pairs) + 1
+    basis = contrast_basis(k)
+    upper = np.triu_indices(k, 1)
+    means, cross, pair_sd, pair_max = [], [], [], []
+    for i in range(len(n)):
+        # minus the differences x_0 - x_k (oriented) are the oriented scores up to a fold
+        # effect; the contrasts H^T y do not see it
+        y = -np.vstack([np.zeros(int(n[i])), *(p.differences[i] for p in pairs)])
+        diffs = y[upper[0]] - y[upper[1]]  # (pairs, n): every pair's fold differences
+        _, mean, r = sufficient_statistics(basis.T @ y)  # of the orthonormal contrasts
+        means.append(mean)
+        cross.append(r)
+        pair_sd.append(diffs.std(axis=1))  # population sd, as the reference code
+        pair_max.append(np.abs(diffs).max(axis=1))
+    return np.array(means), np.array(cross), np.array(pair_sd), np.array(pair_max)
+
+
+def prepare(
+    table: ScoreTable,
+    systems: Sequence[str],
+    *,
+    metric: str | None = None,
+    rho: float | None = None,
+    priors: JointPriors | None = None,
+) -> JointData:
+    """Check the scores of `systems` and return their sufficient statistics and bounds.
+
+    Parameters
+    ----------
+    table : ScoreTable
+        Per-fold scores (:func:`~isbetter.read_scores`).
+    systems : sequence of str
+        At least two systems of `table`.
+    metric : str, optional
+        Metric column; default: the first.
+    rho : float, optional
+        Correlation of the scores within a data set; default ``1 / folds``.
+    priors : JointPriors, optional
+        Prior settings; default: the reference values.
+
+    Returns
+    -------
+    JointData
+    """
+    if not isinstance(table, ScoreTable):
+        raise InputTypeError(
+            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
+        )
+    priors = JointPriors() if priors is None else priors
+    if not isinstance(priors, JointPriors):
+        raise InputTypeError(f"`priors` must be JointPriors or None, got {type(priors).__name__}.")
+    systems = tuple(systems)
+    if len(systems) < 2 or len(set(systems)) != len(systems):
+        raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
+    metric = table._metric(metric)
+    pairs, n = _paired_with_first(table, systems, metric)
+    first = pairs[0]
+    rho_arr = resolve_rho(rho, first.n_folds, first.datasets)
+    k = len(systems)
+    means, cross, sds, most = _contrast_statistics(pairs, n)
+    scale = float(sds.mean())
+    if scale == 0.0:
+        scale = float(most.max())
+    if scale == 0.0:
+        raise InputError(
+            f"The systems {', '.join(map(repr, systems))} have the same {metric!r} on every "
+            "fold of every data set: there is nothing to rank."
+        )
+    # scale-equivariance, as the pairwise model: dividing the scores and every
+    # data-dependent setting by one constant leaves the posterior in score units unchanged
+    means_s = np.array(means) / scale
+    cross_s = np.array(cross) / scale**2
+    d = k - 1
+    per_fold = float(np.mean(np.trace(cross_s, axis1=1, axis2=2) / (d * n)))
+    between = float(np.sum(np.var(means_s, axis=0)) / d)  # a contrast's mean, across data sets
+    if per_fold == 0.0:  # no contrast varies on any fold: the scale of the means instead
+        per_fold = between
+    if between == 0.0:  # every data set alike: the noise's scale instead
+        between = per_fold
+    means_arr = np.column_stack([first.means_a, *(p.means_b for p in pairs)])
+    return JointData(
+        systems=systems,
+        datasets=tuple(first.datasets),
+        metric=metric,
+        higher_is_better=first.higher_is_better,
+        scale=scale,
+        n=n,
+        rho=rho_arr,
+        means=means_s,
+        cross=cross_s,
+        mean_scores=means_arr,
+        effect_hi=priors.delta0_bound * math.sqrt(k) * float(most.max()) / scale,
+        spread_df=d + priors.spread_df,
+        spread_var=priors.spread_scale * between,
+        noise_df=d + priors.noise_df,
+        noise_var=priors.noise_scale * per_fold,
+    )

@@ -1,0 +1,143 @@
+r"""A ranking from one posterior: the joint correlated model's pairwise table and ranks.
+
+For each metric, :func:`joint_metric` fits the joint model of all K systems once
+(:func:`isbetter.cv.joint.model.joint_fit`) and reads off its draws, in the shape of
+the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchanged):
+
+* for every pair (a, b), the next data set's difference
+  :math:`\delta_{next} = b_a - b_b + u_a - u_b`. The deviations of a new data set
+  are multivariate Student-t, so per draw :math:`\delta_{next} \sim t_\nu(b_a - b_b,
+  \sigma_{ab})` exactly, with the pair's scale :math:`\sigma_{ab}` from the draw of the
+  deviations' covariance (:meth:`~isbetter.cv.joint.model.JointFit.pair_scales`) — the
+  pairwise model's form (:class:`~isbetter.inference.posterior.HierarchicalPosterior`):
+  its masses in the three regions, argmax-counted and predictive (mean-mass)
+  probabilities, and the posterior of :math:`b_a - b_b`, as a
+  :class:`~isbetter.results.comparison.ComparisonSummary`;
+* the ranks of the effects :math:`b_k` (:func:`isbetter.inference.ranks.rank_summary`):
+  P(best), expected rank, 95% rank intervals, the most probable strict and
+  ROPE-aware orders.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from isbetter.core.errors import ConvergenceWarning
+from isbetter.core.validate import check_options
+from isbetter.inference import diagnostics as mcmc
+from isbetter.inference.decisions import probabilities_from_masses
+from isbetter.inference.posterior import HierarchicalPosterior
+from isbetter.inference.ranks import RankSummary, rank_summary
+from isbetter.inference.records import Observed
+from isbetter.inference.seeds import pair_seed
+from isbetter.inference.summaries import estimate_from_draws
+from isbetter.ranking.tasks import simplex_points
+from isbetter.results.comparison import ComparisonSummary
+
+__all__ = ["JOINT_OPTIONS", "JointMetric", "check_joint_options", "joint_metric"]
+
+#: the options of :func:`isbetter.rank` that the joint model takes
+JOINT_OPTIONS = (
+    "rho",
+    "priors",
+    "draws",
+    "tune",
+    "chains",
+    "cores",
+    "backend",
+)
+
+
+@dataclass(frozen=True)
+class JointMetric:
+    """What one metric's joint fit gives a ranking."""
+
+    pairs: list[ComparisonSummary]
+    simplex: dict[tuple[str, str], list[list[float]]]
+    ranks: RankSummary
+    converged: bool
+
+
+def check_joint_options(options: dict[str, Any]) -> None:
+    """Raise when an option of :func:`isbetter.rank` does not apply to the joint model."""
+    check_options(options, JOINT_OPTIONS, "joint")
+
+
+def joint_metric(
+    table: Any,
+    systems: tuple[str, ...],
+    metric: str,
+    rope: float,
+    seed: int,
+    options: dict[str, Any],
+) -> JointMetric:
+    """Fit the joint model to `systems` on `metric` and read off the ranking's parts.
+
+    The fit's seed is derived from the ranking's `seed` and the metric
+    (:func:`~isbetter.inference.seeds.pair_seed`), so a metric's numbers do not depend
+    on the other metrics ranked.
+    """
+    from isbetter.cv.joint.model import joint_fit
+
+    check_joint_options(options)
+    with warnings.catch_warnings():
+        # poor convergence is recorded in the summaries; the ranking warns once
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = joint_fit(
+            table,
+            systems,
+            metric=metric,
+            rope=rope,
+            rng=pair_seed(seed, "joint", metric),
+            **options,
+        )
+    chains, draws, k = fit.effects.shape
+    effects = fit.effects.reshape(-1, k)
+    scales = fit.pair_scales().reshape(chains * draws, -1)
+    nu = fit.nu.reshape(-1)
+    data = fit.data
+    sign = 1.0 if data.higher_is_better else -1.0
+    observed = data.mean_scores.mean(axis=0)
+    settings = {**fit.settings, "ranking_metric": metric}
+    pairs, simplex = [], {}
+    pairs_ab = itertools.combinations(enumerate(systems), 2)
+    for column, ((ia, a), (ib, b)) in enumerate(pairs_ab):  # the order of fit.pair_scales
+        loc = effects[:, ia] - effects[:, ib]
+        posterior = HierarchicalPosterior(delta0=loc, std0=scales[:, column], nu=nu)
+        masses = posterior.region_masses(rope)
+        p = probabilities_from_masses(masses, "argmax")
+        ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
+        pairs.append(
+            ComparisonSummary(
+                method="joint",
+                system_a=a,
+                system_b=b,
+                metric=metric,
+                higher_is_better=data.higher_is_better,
+                rope=rope,
+                p_a_better=p.p_a_better,
+                p_rope=p.p_rope,
+                p_b_better=p.p_b_better,
+                counting="argmax",
+                settings=settings,
+                predictive=probabilities_from_masses(masses, "mean"),
+                estimate=estimate_from_draws(loc, rope=rope, ess=ess),
+                diagnostics=fit.diagnostics,
+                observed=Observed(
+                    n=int(data.n.sum()),
+                    score_a=float(observed[ia]),
+                    score_b=float(observed[ib]),
+                    difference=float(sign * (observed[ia] - observed[ib])),
+                ),
+            )
+        )
+        simplex[(a, b)] = simplex_points(masses)
+    return JointMetric(
+        pairs=pairs,
+        simplex=simplex,
+        ranks=rank_summary(effects, systems, rope=rope, chains=chains),
+        converged=fit.diagnostics.converged,
+    )

@@ -1,0 +1,294 @@
+"""Simulation-based calibration of the joint correlated model of K systems.
+
+Usage (from the repository root)::
+
+    python validation/joint_sbc.py --out joint-sbc                  # q = 5, 10, 50; K = 4
+    python validation/joint_sbc.py --out /tmp/jsbc --reps 50 --datasets 5
+
+Each study draws the parameters from the model's prior (fixed bounds in score units,
+matched to the data-dependent bounds the fit computes, as ``validation/sbc.py`` does
+for the pairwise model), simulates fold-level scores of K systems on q data sets from
+the model, fits it, and ranks the truth among thinned posterior draws of: two
+effect differences, the scale of the first two systems' deviation, nu, the next
+data set's difference of the first two systems, and their difference on the first
+data set. Writes ``report.md``, ``report.json`` and rank histograms into ``--out``;
+prints the chi-squared p-values of uniformity. See Talts et al. (2018), *Validating
+Bayesian inference algorithms with simulation-based calibration*.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # run as a script: import `validation` as a package, and
+    # drop this folder from the path, where coverage.py would shadow the `coverage` package
+    _here = Path(__file__).resolve().parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
+    sys.path.insert(0, str(_here.parent))
+
+from validation.calibration import hdi_covers, ranks, uniformity
+from validation.report import check_out_dir, markdown_table, plot_rank_histograms, write_json
+from validation.runner import replicate
+
+N_RANKS = 100
+BINS = 10
+#: the quantities whose ranks are checked
+QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1")
+
+
+@dataclass(frozen=True)
+class JointSetting:
+    """One SBC setting: the data's shape and fixed prior bounds in score units."""
+
+    n_datasets: int
+    n_systems: int = 4
+    n_scores: int = 10
+    rho: float = 0.1
+    rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
+    effect_bound: float = 0.05
+    spread_var: float = 0.0004
+    spread_df: float = 1.0
+    noise_var: float = 0.0004
+    noise_df: float = 1.0
+    alpha: tuple[float, float] = (1.0, 2.0)
+    beta: tuple[float, float] = (0.01, 0.1)
+    draws: int = 500
+    tune: int = 500
+    chains: int = 2
+    cores: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe settings."""
+        return asdict(self)
+
+
+def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
+    """Draw the parameters from the prior with the fixed bounds of `s` (score units)."""
+    from isbetter.cv.joint.spec import contrast_basis
+
+    k, d, q = s.n_systems, s.n_systems - 1, s.n_datasets
+    basis = contrast_basis(k)
+    alpha, beta = rng.uniform(*s.alpha), rng.uniform(*s.beta)
+    nu = 1.0 + rng.gamma(alpha, 1.0 / beta)  # nu - 1 ~ Gamma(alpha, rate beta)
+    b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
+    from scipy import stats
+
+    omega = stats.invwishart(df=d + s.spread_df, scale=s.spread_var * np.eye(d)).rvs(
+        random_state=rng
+    )
+    omega = np.atleast_2d(omega)
+    chol_u = np.linalg.cholesky(omega)
+
+    def deviations(size: int) -> np.ndarray:  # contrasts: multivariate t_nu(0, Omega)
+        lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
+        return rng.standard_normal((size, d)) @ chol_u.T / np.sqrt(lam)
+
+    cov = stats.invwishart(df=d + s.noise_df, scale=s.noise_var * np.eye(d)).rvs(
+        size=q, random_state=rng
+    )
+    cov = np.asarray(cov).reshape(q, d, d)
+    c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
+    next_u = deviations(1)[0]
+    return {
+        "b": b,
+        "scale01": float(np.sqrt(c01 @ omega @ c01)),
+        "nu": nu,
+        "u": deviations(q),
+        "cov": cov,
+        "next": b[0] - b[1] + c01 @ next_u,
+    }
+
+
+def draw_scores(truth: dict[str, Any], s: JointSetting, rng: np.random.Generator) -> Any:
+    """Simulate fold-level scores of the K systems (a ScoreTable)."""
+    import pandas as pd
+
+    import isbetter
+    from isbetter.cv.joint.spec import contrast_basis
+
+    k, d, q, n = s.n_systems, s.n_systems - 1, s.n_datasets, s.n_scores
+    basis = contrast_basis(k)
+    rows = []
+    for i in range(q):
+        chol = np.linalg.cholesky(truth["cov"][i])
+        # compound symmetry over the folds: one shared term per contrast and data set
+        shared = rng.standard_normal((d, 1))
+        own = rng.standard_normal((d, n))
+        noise = chol @ (np.sqrt(s.rho) * shared + np.sqrt(1.0 - s.rho) * own)
+        contrasts = (basis.T @ truth["b"] + truth["u"][i])[:, None] + noise
+        folds = 0.8 + 0.02 * rng.standard_normal(n)  # fold effects: invisible to the model
+        scores = basis @ contrasts + folds[None, :]
+        for m in range(k):
+            for f in range(n):
+                rows.append((f"d{i}", f"s{m}", f + 1, scores[m, f]))
+    frame = pd.DataFrame(rows, columns=["dataset", "system", "fold", "score"])
+    return isbetter.read_scores(frame, run=None)
+
+
+def matched_priors(table: Any, s: JointSetting) -> Any:
+    """Prior factors that make the bounds the fit computes from `table` those of `s`."""
+    from isbetter.cv.joint.spec import JointPriors, prepare
+
+    base = JointPriors()
+    p = prepare(table, table.systems, rho=s.rho, priors=base)
+    return JointPriors(
+        alpha_lower=s.alpha[0],
+        alpha_upper=s.alpha[1],
+        beta_lower=s.beta[0],
+        beta_upper=s.beta[1],
+        delta0_bound=s.effect_bound / p.scale / (p.effect_hi / base.delta0_bound),
+        spread_scale=s.spread_var / p.scale**2 / (p.spread_var / base.spread_scale),
+        spread_df=s.spread_df,
+        noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
+        noise_df=s.noise_df,
+    )
+
+
+def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> dict[str, Any]:
+    """Simulate one study from the prior, fit it, return ranks, coverage and diagnostics."""
+    from isbetter import ConvergenceWarning
+    from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.joint.spec import contrast_basis
+
+    study = seed.spawn_key[-1] if seed.spawn_key else None
+    rng = np.random.default_rng(seed)
+    truth = draw_truth(s, rng)
+    table = draw_scores(truth, s, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # recorded, not raised
+        fit = joint_fit(
+            table,
+            rho=s.rho if s.rho_fit is None else s.rho_fit,
+            priors=matched_priors(table, s),
+            draws=s.draws,
+            tune=s.tune,
+            chains=s.chains,
+            cores=s.cores,
+            rng=int(rng.integers(2**31)),
+        )
+    e = fit.effects.reshape(-1, s.n_systems)
+    scale = fit.pair_scales().reshape(e.shape[0], -1)[:, 0]  # pair (0, 1)
+    nu = fit.nu.reshape(-1)
+    # the next data set's difference: one draw per posterior draw
+    nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
+    # data set 0's difference of systems 0 and 1 (its deviations' contrasts, model units)
+    c01 = contrast_basis(s.n_systems)[0] - contrast_basis(s.n_systems)[1]
+    u0 = fit.idata.posterior["deviations"].to_numpy()[:, :, 0].reshape(e.shape[0], -1)
+    first = e[:, 0] - e[:, 1] + fit.data.scale * (u0 @ c01)
+    posterior = {
+        "b0 - b1": e[:, 0] - e[:, 1],
+        "b0 - b3": e[:, 0] - e[:, 3],
+        "scale 0-1": scale,
+        "nu": nu,
+        "next b0 - b1": nxt,
+        "data set 0: 0 - 1": first,
+    }
+    b = truth["b"]
+    true = {
+        "b0 - b1": b[0] - b[1],
+        "b0 - b3": b[0] - b[3],
+        "scale 0-1": truth["scale01"],
+        "nu": truth["nu"],
+        "next b0 - b1": truth["next"],
+        "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0],
+    }
+    diag = fit.diagnostics
+    return {
+        "study": study,
+        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
+        "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
+        "divergences": int(diag.divergences),
+        "r_hat_max": float(diag.r_hat_max),
+        "ess_bulk_min": float(diag.ess_bulk_min),
+    }
+
+
+def section(s: JointSetting, reps: int, seed: int, workers: int, label: str) -> dict[str, Any]:
+    """Run one setting: rank histograms, coverage and fit diagnostics."""
+    start = time.perf_counter()
+    out = replicate(replication, s, (N_RANKS,), reps=reps, seed=seed, workers=workers, label=label)
+    panels = {}
+    for name in QUANTITIES:
+        counts, p = uniformity(np.array([o["ranks"][name] for o in out]), N_RANKS, BINS)
+        covered = float(np.mean([o["covered"][name] for o in out]))
+        panels[name] = {"counts": counts, "p_value": p, "hdi95_coverage": covered, "reps": reps}
+    fits = {
+        "seconds": time.perf_counter() - start,
+        "with_divergences": sum(o["divergences"] > 0 for o in out),
+        "divergences": sum(o["divergences"] for o in out),
+        "r_hat_above_1.01": sum(o["r_hat_max"] > 1.01 for o in out),
+        "min_ess_bulk": min(o["ess_bulk_min"] for o in out),
+    }
+    return {"panels": panels, "fits": fits}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Parse and check the command line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", required=True, help="folder for the report (created if missing)")
+    p.add_argument("--datasets", type=int, nargs="+", default=[5, 10, 50], help="q values")
+    p.add_argument("--systems", type=int, default=4, help="K (default 4)")
+    p.add_argument("--reps", type=int, default=200, help="studies per q (default 200)")
+    p.add_argument("--workers", type=int, default=1, help="processes")
+    p.add_argument("--seed", type=int, default=20240917)
+    p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
+    p.add_argument("--chains", type=int, default=2, help="per fit (default 2)")
+    args = p.parse_args(argv)
+    if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
+        p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the SBC, write the report, print the table."""
+    args = parse_args(argv)
+    out = check_out_dir(args.out)
+    seeds = np.random.SeedSequence(args.seed).generate_state(len(args.datasets))
+    rows, sections = [], {}
+    lines = [
+        "# Simulation-based calibration of the joint model (Talts et al. 2018)",
+        "",
+        f"Command: `python validation/joint_sbc.py {' '.join(sys.argv[1:])}`; seed "
+        f"{args.seed}. Ranks of the truth among {N_RANKS - 1} thinned posterior draws; "
+        "χ² test of uniformity of the binned ranks (p > 0.01 expected for a calibrated fit).",
+        "",
+    ]
+    for q, seed in zip(args.datasets, seeds, strict=True):
+        setting = JointSetting(
+            q,
+            n_systems=args.systems,
+            draws=args.draws,
+            chains=args.chains,
+        )
+        key = f"joint_q{q}"
+        title = f"Joint model, K = {args.systems}, q = {q}"
+        result = section(setting, args.reps, int(seed), args.workers, key)
+        sections[key] = {"title": title, "setting": setting.to_dict(), **result}
+        plot_rank_histograms(result["panels"], N_RANKS, out / f"{key}.png", title)
+        for name, panel in result["panels"].items():
+            rows.append([title, name, panel["reps"], panel["p_value"], panel["hdi95_coverage"]])
+        fits = result["fits"]
+        lines.append(
+            f"![{title}]({key}.png)\n\n{title}: {fits['seconds']:.0f} s; fits with "
+            f"divergences {fits['with_divergences']} ({fits['divergences']} divergences), "
+            f"R-hat > 1.01: {fits['r_hat_above_1.01']}, smallest bulk ESS "
+            f"{fits['min_ess_bulk']:.0f}.\n"
+        )
+    table = markdown_table(["setting", "quantity", "reps", "χ² p", "95% HDI coverage"], rows)
+    (out / "report.md").write_text("\n".join([*lines[:4], table, "", *lines[4:]]) + "\n")
+    write_json({"seed": args.seed, "n_ranks": N_RANKS, "sections": sections}, out / "report.json")
+    print(table)
+    print(f"\nreport: {out / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
