@@ -91,7 +91,7 @@ def test_rank_probabilities_rows_in_expected_rank_order(result):
     for (i, r), t in written.items():
         assert t.get_text() == f"{image[i, r]:.2f}"
     assert len(written) == int((image >= SHOWN).sum())  # blank below 0.005
-    assert ax.get_title() == "score: P(rank), joint"
+    assert ax.get_title() == "score: P(rank), Joint correlated model"
     assert "95% rank interval" in ax.get_xlabel() and "effects" in ax.get_xlabel()
 
 

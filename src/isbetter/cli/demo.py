@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
     plot_dir = _plot_dir(args.plot_dir)
     uci_path, preds_path = example_data.path("uci"), example_data.path("f1_example")
-    uci, preds, seed = _shown(uci_path), _shown(preds_path), args.seed
+    uci, seed = _shown(uci_path), args.seed
     scores = isbetter.read_scores(
         pd.read_csv(uci_path),
         dataset="dataset_id",
@@ -119,6 +119,17 @@ def run(args: argparse.Namespace) -> int:
           render(many, "text"))  # fmt: skip
     _plot(plot_dir, "2_signed_rank.png", plots.get("cv"), many)
 
+    _predictions_step(preds_path, seed, plot_dir, plots)
+    _ranking_step(scores, seed, plot_dir, plots)
+    return 0
+
+
+def _predictions_step(preds_path: Any, seed: int, plot_dir: Any, plots: dict[str, Any]) -> None:
+    """Step 3: the paired Bayesian F1 model on the example predictions."""
+    import isbetter
+    from isbetter.report import render
+
+    preds = _shown(preds_path)
     table = isbetter.read_predictions(preds_path, systems=["svm", "nb"])
     f1 = isbetter.compare_f1(
         table,
@@ -135,6 +146,14 @@ def run(args: argparse.Namespace) -> int:
           render(f1, "text"))  # fmt: skip
     _plot(plot_dir, "3_f1.png", plots.get("f1"), f1)
 
+
+def _ranking_step(scores: Any, seed: int, plot_dir: Any, plots: dict[str, Any]) -> None:
+    """Step 4: three classifiers ranked by the Bayesian sign test."""
+    import isbetter
+    from isbetter import example_data
+    from isbetter.report import render
+
+    uci = _shown(example_data.path("uci"))
     ranking = isbetter.rank(
         scores, systems=["nbc", "j48", "j48gr"], rope=0.01, method="sign", draws=20_000,
         progress=False, rng=seed,
@@ -147,7 +166,6 @@ def run(args: argparse.Namespace) -> int:
           f"--draws 20000 --seed {seed}",
           render(ranking, "text"))  # fmt: skip
     _plot(plot_dir, "4_ranking.png", plots.get("rank"), ranking)
-    return 0
 
 
 def _savers() -> dict[str, Any]:

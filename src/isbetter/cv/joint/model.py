@@ -250,23 +250,8 @@ class JointModel:
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "joint model", stacklevel=4)
-        settings = make_settings(
-            "joint",
-            seed,
-            rope=rope,
-            rho=None if rho is None else float(rho),
-            rho_used=sorted({float(r) for r in prepared.rho}),
-            priors=priors.to_dict(),
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            backend=self.backend,
-            target_accept=TARGET_ACCEPT,
-            scale=scale,
-            metric=prepared.metric,
-            n_datasets=prepared.n_datasets,
-            systems=list(prepared.systems),
-        )
+        settings = _settings(prepared, priors, rope=rope, rho=rho, sampling=sampling)
+        settings["backend"] = self.backend
         return JointFit(
             data=prepared,
             effects=post["b"].to_numpy() * scale,
@@ -276,6 +261,34 @@ class JointModel:
             settings=settings,
             idata=idata,
         )
+
+
+def _settings(
+    prepared: JointData,
+    priors: JointPriors,
+    *,
+    rope: float,
+    rho: float | None,
+    sampling: dict[str, Any],
+) -> dict[str, Any]:
+    """Return a joint fit's settings (the fit fills in its sampler's backend)."""
+    return make_settings(
+        "joint",
+        sampling["seed"],
+        rope=rope,
+        rho=None if rho is None else float(rho),
+        rho_used=sorted({float(r) for r in prepared.rho}),
+        priors=priors.to_dict(),
+        draws=sampling["draws"],
+        tune=sampling["tune"],
+        chains=sampling["chains"],
+        backend=None,
+        target_accept=TARGET_ACCEPT,
+        scale=prepared.scale,
+        metric=prepared.metric,
+        n_datasets=prepared.n_datasets,
+        systems=list(prepared.systems),
+    )
 
 
 @lru_cache(maxsize=8)
