@@ -53,7 +53,7 @@ _LAZY: dict[str, str] = {
     "predictions_from_arrays": "isbetter.f1.predictions",
     "read_predictions": "isbetter.f1.predictions",
     "ComparisonResult": "isbetter.results",
-    "ComparisonSummary": "isbetter.results",
+    "ComparisonSummary": "isbetter.results",  # the old name of ComparisonResult (warns)
     "F1Result": "isbetter.results",
     "HierarchicalResult": "isbetter.results",
     "Interval": "isbetter.results",
@@ -71,7 +71,6 @@ __all__ = [
     "RenamedArgumentWarning",
     "__version__",
     "ComparisonResult",
-    "ComparisonSummary",
     "F1Prior",
     "F1Result",
     "HierarchicalModel",
@@ -149,7 +148,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from isbetter.ranking import RankingResult, rank
     from isbetter.results import (
         ComparisonResult,
-        ComparisonSummary,
         F1Result,
         HierarchicalResult,
         Interval,

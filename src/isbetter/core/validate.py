@@ -28,6 +28,7 @@ __all__ = [
     "counted",
     "plural",
     "renamed",
+    "renamed_attribute",
 ]
 
 
@@ -151,6 +152,23 @@ def renamed(new: str, value: Any, old: str, old_value: Any, default: Any) -> Any
         stacklevel=3,
     )
     return old_value
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """Return a read-only property `old` giving attribute `new`, with a deprecation warning.
+
+    The warning is a :class:`~isbetter.RenamedArgumentWarning` that names the new attribute.
+    """
+
+    def get(self: Any) -> Any:
+        warnings.warn(
+            f"`.{old}` is the old name of `.{new}`; read `.{new}`.",
+            RenamedArgumentWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(get, doc=f"The old name of :attr:`{new}` (deprecated).")
 
 
 def check_options(options: Iterable[str], takes: Sequence[str], method: str) -> None:

@@ -240,7 +240,7 @@ def power_analysis(
     )
     return PowerResult(
         goal=goal,
-        measure=m.name,
+        metric=m.name,
         scenario=distribution.name,
         sizes=sizes,
         models=models,

@@ -38,7 +38,7 @@ from isbetter.inference.ranks import RankSummary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.ranking.tasks import simplex_points
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["PLACKETT_LUCE_OPTIONS", "PlackettLuceMetric", "plackett_luce_metric"]
 
@@ -50,7 +50,7 @@ PLACKETT_LUCE_OPTIONS = ("concentration", "draws", "tune", "chains", "cores", "b
 class PlackettLuceMetric:
     """What one metric's Plackett–Luce fit gives a ranking."""
 
-    pairs: list[ComparisonSummary]
+    pairs: list[ComparisonResult]
     simplex: dict[tuple[str, str], list[list[float]]]
     ranks: RankSummary
     converged: bool
@@ -94,7 +94,6 @@ def plackett_luce_metric(
     sign = 1.0 if fit.higher_is_better else -1.0
     settings = {
         **fit.settings,
-        "ranking_metric": metric,
         "p_rope": "0: the model ranks, it has no ROPE",
     }
     pairs, simplex = [], {}
@@ -103,7 +102,7 @@ def plackett_luce_metric(
         masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
         p = probabilities_from_masses(masses, "argmax")
         pairs.append(
-            ComparisonSummary(
+            ComparisonResult(
                 method="plackett_luce",
                 system_a=a,
                 system_b=b,
@@ -115,6 +114,7 @@ def plackett_luce_metric(
                 p_b_better=p.p_b_better,
                 counting="argmax",
                 settings=settings,
+                ranking_metric=metric,
                 predictive=probabilities_from_masses(masses, "mean"),
                 diagnostics=fit.diagnostics,
                 observed=Observed(

@@ -21,9 +21,9 @@ from isbetter.ranking.order import (
     expected_ranks,
     partial_order,
 )
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["RankingResult", "check_rule", "relations_of"]
+__all__ = ["RankingResult", "check_rule", "metric_of", "relations_of"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,9 @@ class RankingResult:
     margin : float
         Under the likelihood rule, a winner closer than this to a runner-up that
         is the ROPE gives "≳" / "≲".
-    pairs : tuple of ComparisonSummary
-        One per metric and pair of systems (A before B in :attr:`systems`).
+    pairs : tuple of ComparisonResult
+        One per metric and pair of systems (A before B in :attr:`systems`), each in its
+        light form; :func:`metric_of` gives the metric of :attr:`metrics` it belongs to.
     relations : dict
         ``{metric: {(a, b): relation key}}`` for the same pairs.
     orders : dict of str to PartialOrder
@@ -79,7 +80,7 @@ class RankingResult:
     rule: str
     threshold: float
     margin: float
-    pairs: tuple[ComparisonSummary, ...] = field(repr=False)
+    pairs: tuple[ComparisonResult, ...] = field(repr=False)
     relations: dict[str, dict[tuple[str, str], str]] = field(repr=False)
     orders: dict[str, PartialOrder]
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = field(
@@ -96,11 +97,11 @@ class RankingResult:
         """The one-line reproducibility signature."""
         return signature(self.settings)
 
-    def pair(self, a: str, b: str, metric: str | None = None) -> ComparisonSummary:
+    def pair(self, a: str, b: str, metric: str | None = None) -> ComparisonResult:
         """Return the comparison of `a` and `b` on `metric` (default: the first), as a vs b."""
         metric = self.metrics[0] if metric is None else metric
         for p in self.pairs:
-            if p.settings.get("ranking_metric", p.metric) != metric:
+            if metric_of(p) != metric:
                 continue
             if (p.system_a, p.system_b) == (a, b):
                 return p
@@ -169,7 +170,7 @@ class RankingResult:
         """
         rows = []
         for p in self.pairs:
-            metric = p.settings.get("ranking_metric", p.metric)
+            metric = metric_of(p)
             rel = self.relations[metric][(p.system_a, p.system_b)]
             base = self.baselines.get(metric)
             rows.append(
@@ -190,7 +191,7 @@ class RankingResult:
         for m in self.metrics:
             pairs = []
             for p in self.pairs:
-                if p.settings.get("ranking_metric", p.metric) != m:
+                if metric_of(p) != m:
                     continue
                 rel = self.relations[m][(p.system_a, p.system_b)]
                 pairs.append(
@@ -226,7 +227,7 @@ class RankingResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RankingResult:
         """Rebuild from :meth:`to_dict`."""
-        pairs: list[ComparisonSummary] = []
+        pairs: list[ComparisonResult] = []
         relations: dict[str, dict[tuple[str, str], str]] = {}
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
@@ -239,7 +240,7 @@ class RankingResult:
                 joint[m] = RankSummary.from_dict(block["joint"])
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
-                pairs.append(ComparisonSummary.from_dict(p["comparison"]))
+                pairs.append(ComparisonResult.from_dict(p["comparison"]))
                 relations[m][(p["a"], p["b"])] = p["relation"]
                 simplex[m][(p["a"], p["b"])] = p.get("simplex", [])
             if "chain" in block:
@@ -264,6 +265,11 @@ class RankingResult:
         )
 
 
+def metric_of(pair: ComparisonResult) -> str:
+    """Return the name a ranking gives `pair`'s metric: its ``ranking_metric``, else its metric."""
+    return pair.ranking_metric or pair.metric
+
+
 def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, float]:
     """Return the relation rule, its threshold and margin, checked (for rank and with_rule).
 
@@ -279,7 +285,7 @@ def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, floa
 
 
 def relations_of(
-    pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
+    pairs: tuple[ComparisonResult, ...] | list[ComparisonResult],
     rule: str,
     threshold: float,
     margin: float,
@@ -287,11 +293,11 @@ def relations_of(
     """Return each pair's relation under `rule`, per ranking metric."""
     out: dict[str, dict[tuple[str, str], str]] = {}
     for p in pairs:
-        metric = p.settings.get("ranking_metric", p.metric)
+        metric = metric_of(p)
         rel = (
-            likelihood_decision(p.probabilities, margin)
+            likelihood_decision(p.probabilities(), margin)
             if rule == "likelihood"
-            else threshold_decision(p.probabilities, threshold)
+            else threshold_decision(p.probabilities(), threshold)
         )
         out.setdefault(metric, {})[(p.system_a, p.system_b)] = rel
     return out
@@ -299,7 +305,7 @@ def relations_of(
 
 def orders_of(
     systems: tuple[str, ...],
-    pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
+    pairs: tuple[ComparisonResult, ...] | list[ComparisonResult],
     relations: dict[str, dict[tuple[str, str], str]],
     joint: dict[str, RankSummary] | None = None,
 ) -> dict[str, PartialOrder]:
@@ -313,9 +319,11 @@ def orders_of(
     strengths: dict[str, dict[tuple[str, str], float]] = {}
     probabilities: dict[str, dict[tuple[str, str], tuple[float, float, float]]] = {}
     for p in pairs:
-        metric = p.settings.get("ranking_metric", p.metric)
+        metric = metric_of(p)
         strengths.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
-        probabilities.setdefault(metric, {})[(p.system_a, p.system_b)] = p.probabilities.as_tuple()
+        probabilities.setdefault(metric, {})[(p.system_a, p.system_b)] = (
+            p.probabilities().as_tuple()
+        )
     joint = joint or {}
     orders = {}
     for m in relations:
@@ -328,7 +336,7 @@ def orders_of(
     return orders
 
 
-def _swapped(p: ComparisonSummary) -> ComparisonSummary:
+def _swapped(p: ComparisonResult) -> ComparisonResult:
     """Return the same comparison seen from the other side (probabilities mirrored)."""
     from isbetter.inference.records import Probabilities
 
