@@ -15,6 +15,7 @@ from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
 from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.inference.ranks import RankSummary
+from isbetter.inference.records import Probabilities
 from isbetter.ranking.order import (
     CHAIN_BY_PROBABILITIES,
     PartialOrder,
@@ -338,8 +339,6 @@ def orders_of(
 
 def _swapped(p: ComparisonResult) -> ComparisonResult:
     """Return the same comparison seen from the other side (probabilities mirrored)."""
-    from isbetter.inference.records import Probabilities
-
     pred = p.predictive
     return replace(
         p,
