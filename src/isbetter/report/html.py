@@ -177,7 +177,7 @@ _SAVERS = {
 
 
 def _kind(result: Any) -> str | None:
-    """Which plot a result gets; None for a summary, which has no draws to plot."""
+    """Which plot a result gets; None for a light form with no draws to plot."""
     if getattr(result, "kind", None) == "ranking":  # drawn from its relations: no draws needed
         return "ranking"
     if getattr(result, "prior_draws", None) is not None:
@@ -190,7 +190,7 @@ def _kind(result: Any) -> str | None:
 
 
 def default_plots(result: Any) -> list[Callable[[Any, Path], Any]]:
-    """Return the savers of the plots the command line draws for `result` (none for a summary)."""
+    """Return the savers of the plots the command line draws for `result` (none without draws)."""
     kind = _kind(result)
     if kind is None:
         return []
