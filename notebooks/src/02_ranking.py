@@ -88,7 +88,7 @@ rows = []
 for case in ("hier_R2016_nbc_aode", "hier_R2016_nbc_hnb", "hier_R2016_hnb_j48"):
     ref = REFERENCE.loc[case]
     pair = ranking.pair(ref["system_a"], ref["system_b"])
-    ours = pair.probabilities.as_tuple()
+    ours = pair.probabilities().as_tuple()
     RESULTS[case] = list(ours)
     for name, o, p in zip(("A better", "ROPE", "B better"), ours, (ref["p_a_better"], ref["p_rope"], ref["p_b_better"])):
         rows.append({"pair": f"{pair.system_a} vs {pair.system_b}", "P": name, "isbetter": round(o, 4), "published": round(float(p), 4)})

@@ -58,7 +58,7 @@ _LAZY: dict[str, str] = {
     "predictions_from_arrays": "isbetter.f1.predictions",
     "read_predictions": "isbetter.f1.predictions",
     "ComparisonResult": "isbetter.results",
-    "ComparisonSummary": "isbetter.results",
+    "ComparisonSummary": "isbetter.results",  # the old name of ComparisonResult (warns)
     "F1Result": "isbetter.results",
     "HierarchicalResult": "isbetter.results",
     "Interval": "isbetter.results",
@@ -77,7 +77,6 @@ __all__ = [
     "__version__",
     "Baselines",
     "ComparisonResult",
-    "ComparisonSummary",
     "F1Model",
     "F1Prior",
     "F1Result",
@@ -161,7 +160,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from isbetter.ranking import RankingResult, rank
     from isbetter.results import (
         ComparisonResult,
-        ComparisonSummary,
         F1Result,
         HierarchicalResult,
         Interval,

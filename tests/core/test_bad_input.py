@@ -330,12 +330,12 @@ def test_old_keyword_measure_still_works_and_says_the_current_name():
         old = isbetter.compare_f1(
             table, measure="precision", draws=500, baselines=Baselines(resamples=50), rng=1
         )
-    assert old.table.equals(current.table) and current.measure == "precision"
+    assert old.table.equals(current.table) and current.metric == "precision"
     args = {"sizes": [100], "replicates": 3, "draws": 200, "rng": 1}
     new = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, metric="accuracy", **args)
     with pytest.warns(FutureWarning, match="write metric='accuracy'"):
         again = power_analysis(isbetter.f1.power.SIGIR_SCENARIO_A, measure="accuracy", **args)
-    assert again.table.equals(new.table) and new.measure == "accuracy"
+    assert again.table.equals(new.table) and new.metric == "accuracy"
 
 
 def test_compare_and_rank_take_tables_dataframes_and_paths(tmp_path):

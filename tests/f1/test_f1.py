@@ -368,7 +368,7 @@ def test_accuracy_measure_and_seeds(rng):
     pd.testing.assert_frame_equal(r1.table, r2.table)
     r3 = compare_f1(df, metric="accuracy", rng=10, draws=2000, baselines=Baselines(resamples=300))
     assert r3.row()["mean"] != r1.row()["mean"]
-    assert r1.measure == "accuracy"
+    assert r1.metric == "accuracy"
 
 
 @pytest.mark.parametrize("shape", [0.3, 1.0, 2.5, 6.0, 300.0, 5000.0])
@@ -475,7 +475,7 @@ def test_dcf_comparison_has_kellers_proportion_test(rng):
     )
     row = res.row()
     assert 0 <= row["dcf_ptest_p_value"] <= 1
-    assert res.measure == "dcf(1,3,0.5)" and not res.higher_is_better
+    assert res.metric == "dcf(1,3,0.5)" and not res.higher_is_better
     # A is the more accurate system: lower cost, so delta = DCF(B) - DCF(A) > 0
     assert row["score_a"] < row["score_b"] and row["mean"] > 0
 

@@ -21,7 +21,7 @@ from isbetter.plots.ranking import (
 )
 from isbetter.ranking.order import partial_order
 from isbetter.ranking.result import RankingResult
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 SYSTEMS = ("TnT", "Collins", "LAPOS", "NLP4J", "Flair")
 
@@ -55,7 +55,7 @@ CYCLE = {  # a second metric with a cycle TnT < Collins < LAPOS < TnT
 def _summary(a, b, metric, rel, tweak):
     pa, pr, pb = PROBS[rel]
     pa, pb = pa - tweak, pb + tweak  # every pair its own numbers
-    return ComparisonSummary(
+    return ComparisonResult(
         method="hierarchical",
         system_a=a,
         system_b=b,
@@ -66,7 +66,7 @@ def _summary(a, b, metric, rel, tweak):
         p_rope=pr,
         p_b_better=pb,
         counting="argmax",
-        settings={"ranking_metric": metric},
+        ranking_metric=metric,
     )
 
 

@@ -26,7 +26,7 @@ from isbetter.ranking.order import (
 )
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.report import FORMATS, render, summary_from_dict
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 TAGGERS = ("TnT", "Collins", "LAPOS", "Stanford", "NLP4J", "Flair")
 METRICS = ("token", "sentence", "OOV")
@@ -55,7 +55,7 @@ PUBLISHED = {
 }
 
 
-def _pairs() -> list[ComparisonSummary]:
+def _pairs() -> list[ComparisonResult]:
     pairs = []
     for line in TABLE2.strip().splitlines():
         a, b, *cells = line.split()
@@ -63,7 +63,7 @@ def _pairs() -> list[ComparisonSummary]:
         for i, metric in enumerate(METRICS):
             pa, pr, pb = p[3 * i : 3 * i + 3]
             pairs.append(
-                ComparisonSummary(
+                ComparisonResult(
                     method="hierarchical",
                     system_a=a,
                     system_b=b,
@@ -74,7 +74,8 @@ def _pairs() -> list[ComparisonSummary]:
                     p_rope=pr,
                     p_b_better=pb,
                     counting="argmax",
-                    settings={"ranking_metric": metric, "seed": 0},
+                    settings={"seed": 0},
+                    ranking_metric=metric,
                 )
             )
     return pairs

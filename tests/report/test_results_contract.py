@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 
 from isbetter import (
+    InputError,
+    RenamedArgumentWarning,
     compare_f1,
     correlated_ttest,
     from_arrays,
@@ -30,12 +32,7 @@ from isbetter.f1.baselines import Baselines
 from isbetter.f1.power import SIGIR_SCENARIO_A
 from isbetter.report import FORMATS, render, summary_from_dict, to_table
 from isbetter.report.table import MISSING, CellKind, Column, format_cell
-from isbetter.results import (
-    ComparisonResult,
-    ComparisonSummary,
-    F1Summary,
-    PowerSummary,
-)
+from isbetter.results import ComparisonResult, F1Result, PowerResult
 
 CHEAP = Baselines(resamples=200)
 NAMES = ("bert_base", "R&D 100%")  # LaTeX specials in the system names
@@ -140,8 +137,8 @@ def test_every_comparison_satisfies_the_contract(comparisons):
         assert "seed" in res.settings and "versions" in res.settings, name
         assert res.decision() in ("a_better", "equivalent", "b_better", "undecided"), name
         summary = res.summary()
-        assert isinstance(summary, ComparisonSummary)
-        assert summary.probabilities == p
+        assert type(summary) is ComparisonResult and summary.posterior is None
+        assert summary.probabilities() == p
         _check_summary(summary, max_bytes=6000)
         frame = res.to_frame()
         assert len(frame) == 1
@@ -161,14 +158,62 @@ def test_identity_where_it_applies(comparisons):
 
 def test_collections_summaries(f1_result, power_result):
     f1s = f1_result.summary()
-    assert isinstance(f1s, F1Summary) and len(f1s.rows) == 5  # 3 classes, macro, micro
+    assert isinstance(f1s, F1Result) and len(f1s.rows) == 5  # 3 classes, macro, micro
     _check_summary(f1s, max_bytes=40_000)
     assert {t.name for t in f1s.across_classes} == {"t_test", "s_test"}
     assert list(f1_result.to_frame()["label"]) == ["0", "1", "2", "macro", "micro"]
     ps = power_result.summary()
-    assert isinstance(ps, PowerSummary)
+    assert isinstance(ps, PowerResult)
     _check_summary(ps, max_bytes=6000)
     assert list(power_result.to_frame().columns[:3]) == ["size", "model", "power"]
+
+
+def test_a_summary_is_the_same_type_without_its_draws(comparisons, f1_result):
+    """One type per kind of result: summary() drops the draws, not the class."""
+    full = comparisons["sign"]
+    light = full.summary()
+    assert type(light) is ComparisonResult and light == full and light.posterior is None
+    assert light.probabilities() == full.probabilities()
+    assert light.probabilities(rope=full.rope) == full.probabilities()
+    assert full.probabilities(rope=0.02) != full.probabilities()  # re-read from the draws
+    with pytest.raises(InputError, match="no posterior"):
+        light.probabilities(rope=0.02)
+    assert type(comparisons["hierarchical"].summary()) is ComparisonResult
+    f1s = f1_result.summary()
+    assert type(f1s) is F1Result and f1s.counts is None and f1s.prior_draws is None
+    assert f1s.rows == f1_result.rows and all(r.posterior is None for r in f1s.rows)
+    assert f1_result.draws("macro").shape == (4000,)
+    with pytest.raises(InputError, match="no posterior"):
+        f1s.draws("macro")
+
+
+def test_the_metric_of_f1_and_power_results_by_its_old_name_warns(f1_result, power_result):
+    for res in (f1_result, f1_result.summary(), power_result):
+        with pytest.warns(RenamedArgumentWarning, match="`.measure` is the old name of `.metric`"):
+            assert res.measure == res.metric  # noqa: B018
+
+
+def test_a_rankings_rows_name_their_metric_in_a_field(ranking_result):
+    pairs = ranking_result.pairs
+    assert {p.ranking_metric for p in pairs} == {"acc"} and ranking_result.metrics == ("acc",)
+    assert all("ranking_metric" not in p.settings for p in pairs)
+    again = summary_from_dict(json.loads(json.dumps(ranking_result.to_dict())))
+    assert [p.ranking_metric for p in again.pairs] == [p.ranking_metric for p in pairs]
+    assert again.pairs == pairs
+
+
+def test_the_summary_classes_by_their_old_names_warn():
+    import isbetter.results
+
+    for old, new in (
+        ("ComparisonSummary", ComparisonResult),
+        ("F1Summary", F1Result),
+        ("PowerSummary", PowerResult),
+    ):
+        with pytest.warns(RenamedArgumentWarning, match=f"`{old}` is now `{new.__name__}`"):
+            assert getattr(isbetter.results, old) is new
+    with pytest.raises(AttributeError):
+        isbetter.results.NoSuchSummary  # noqa: B018
 
 
 def _all_results(comparisons, f1_result, power_result, ranking_result):

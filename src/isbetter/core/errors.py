@@ -3,7 +3,7 @@
 Every error isbetter raises for bad input derives from :class:`InputError`
 (a :class:`ValueError`) or :class:`InputTypeError` (a :class:`TypeError`), so
 the command line can print it as one line. Numerical trouble is reported with
-:class:`ConvergenceWarning`; an argument given by its old name with
+:class:`ConvergenceWarning`; an argument or attribute used by its old name with
 :class:`RenamedArgumentWarning`.
 """
 
@@ -35,7 +35,7 @@ class ConvergenceWarning(RuntimeWarning):
 
 
 class RenamedArgumentWarning(FutureWarning):
-    """An argument was given by its old name: it still works, and the message names the current one.
+    """An argument or attribute was used by its old name: it still works; the message names the new.
 
     A :class:`FutureWarning`, so that it is shown to everyone who calls isbetter
     (a :class:`DeprecationWarning` is hidden outside ``__main__``).

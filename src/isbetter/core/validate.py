@@ -30,6 +30,7 @@ __all__ = [
     "counted",
     "legacy_keywords",
     "plural",
+    "renamed_attribute",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -166,6 +167,23 @@ def legacy_keywords(
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def renamed_attribute(old: str, new: str) -> property:
+    """Return a read-only property `old` giving attribute `new`, with a deprecation warning.
+
+    The warning is a :class:`~isbetter.RenamedArgumentWarning` that names the new attribute.
+    """
+
+    def get(self: Any) -> Any:
+        warnings.warn(
+            f"`.{old}` is the old name of `.{new}`; read `.{new}`.",
+            RenamedArgumentWarning,
+            stacklevel=2,
+        )
+        return getattr(self, new)
+
+    return property(get, doc=f"The old name of :attr:`{new}` (deprecated).")
 
 
 def check_options(options: Iterable[str], takes: Sequence[str], method: str) -> None:

@@ -241,7 +241,7 @@ def power_analysis(
     )
     return PowerResult(
         goal=goal,
-        measure=rule.measure.name,
+        metric=rule.measure.name,
         scenario=distribution.name,
         sizes=sizes,
         models=models,

@@ -271,7 +271,7 @@ def assemble(plan: Plan, counts: Counts, draws: Draws) -> F1Result:
     return F1Result(
         system_a=plan.system_a,
         system_b=plan.system_b,
-        measure=plan.measure.name,
+        metric=plan.measure.name,
         higher_is_better=plan.measure.higher_is_better,
         model=plan.model,
         rope=plan.rope,

@@ -6,8 +6,8 @@ posterior mass lies in the three regions *A better* (``d > rope``), *ROPE*
 (``-rope <= d <= rope``) and *B better* (``d < -rope``)? The answer is an array
 of shape ``(n_draws, 3)``, one row per posterior draw (one row for closed-form
 posteriors). :mod:`isbetter.inference.decisions` is the only code that turns these masses
-into the probabilities reported to the user (:mod:`isbetter.inference.decisions`), so
-the ROPE can be changed after a fit without refitting.
+into the probabilities reported to the user, so the ROPE can be changed after a fit
+without refitting.
 
 The difference ``d`` is always oriented so that positive means *A better*.
 """

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 __all__ = [
     "Estimate",
@@ -21,23 +21,10 @@ __all__ = [
     "Probabilities",
     "TestResult",
     "from_json_number",
-    "same_named",
     "to_json_number",
 ]
 
-T = TypeVar("T")
-
 IntervalKind = Literal["hdi", "central", "percentile", "confidence"]
-
-
-def same_named(source: Any, cls: type[T], **given: Any) -> T:
-    """Build the dataclass `cls` from the attributes of `source` named as its fields.
-
-    Fields passed in `given` take those values instead (a result's light summary is
-    built this way from the result).
-    """
-    names = [f.name for f in fields(cls) if f.init and f.name not in given]  # type: ignore[arg-type]
-    return cls(**{name: getattr(source, name) for name in names}, **given)
 
 
 def to_json_number(value: Any) -> Any:

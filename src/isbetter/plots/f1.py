@@ -93,9 +93,9 @@ def plot_f1_posterior(
     ax.axvline(0.0, color="0.3", lw=0.8, ls=":")
     ax.axvline(row["mean"], color=color, lw=1, ls="--")
     ax.set_xlabel(
-        f"δ = {result.measure}({result.system_a}) − {result.measure}({result.system_b})"
+        f"δ = {result.metric}({result.system_a}) − {result.metric}({result.system_b})"
         if result.higher_is_better
-        else f"δ = {result.measure}({result.system_b}) − {result.measure}({result.system_a})"
+        else f"δ = {result.metric}({result.system_b}) − {result.metric}({result.system_a})"
     )
     ax.set_ylabel("posterior density")
     ax.set_title(

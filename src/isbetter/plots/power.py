@@ -70,7 +70,7 @@ def plot_power(
         "\n".join(
             textwrap.fill(line, 60)
             for line in (
-                f"measure {result.measure}; scenario: {result.scenario}",
+                f"measure {result.metric}; scenario: {result.scenario}",
                 f"true difference δ = {result.true_delta:+.3f} (positive: A better)",
                 f"goal {symbol(result.goal)}, {rope_text(result.rope)}, "
                 f"{result.replicates} test sets per N",

@@ -160,7 +160,7 @@ def plot_triangle_grid(
             _triangle(
                 ax,
                 points,
-                result.pair(row, col, metric).probabilities,
+                result.pair(row, col, metric).probabilities(),
                 row,
                 col,
                 _relation(result, metric, row, col),

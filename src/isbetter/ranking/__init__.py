@@ -29,7 +29,7 @@ from isbetter.cv.compare import check_options, choose_method
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["RankingResult", "rank"]
 
@@ -340,13 +340,13 @@ def _pair_tasks(
     ]
 
 
-def _ranking_metric(task: PairTask, summary: dict[str, Any], rows: int) -> str:
-    """Return the ranking's name of a comparison: the metric, or "<measure> <row>".
+def _ranking_metric(task: PairTask, summary: ComparisonResult, rows: int) -> str:
+    """Return the ranking's name of a comparison: the metric, or "<metric> <row>".
 
     The second for one of several rows of a per-document task ("f1 macro",
     "f1 micro", or "f1 <class>").
     """
-    return f"{task.metric} {summary.get('label')}" if rows > 1 else task.metric
+    return f"{task.metric} {summary.label}" if rows > 1 else task.metric
 
 
 def _one_model(
@@ -434,16 +434,15 @@ def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Cal
 
 def _pairs(
     tasks: list[PairTask], outcomes: list[list[dict]]
-) -> tuple[list[ComparisonSummary], dict[str, dict[tuple[str, str], list[list[float]]]]]:
+) -> tuple[list[ComparisonResult], dict[str, dict[tuple[str, str], list[list[float]]]]]:
     """Return the comparisons of finished pair tasks and their simplex points, per metric."""
-    pairs: list[ComparisonSummary] = []
+    pairs: list[ComparisonResult] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
         for item in items:
-            data = dict(item["summary"])
-            metric = _ranking_metric(task, data, len(items))
-            data["settings"] = {**data["settings"], "ranking_metric": metric}
-            summary = ComparisonSummary.from_dict(data)
+            summary = ComparisonResult.from_dict(item["summary"])
+            metric = _ranking_metric(task, summary, len(items))
+            summary = dataclasses.replace(summary, ranking_metric=metric)
             simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
             pairs.append(summary)
     return pairs, simplex
@@ -451,7 +450,7 @@ def _pairs(
 
 def _finish(
     names: tuple[str, ...],
-    pairs: list[ComparisonSummary],
+    pairs: list[ComparisonResult],
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]],
     ropes: dict[str, float],
     baselines: dict[str, Any],

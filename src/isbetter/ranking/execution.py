@@ -428,7 +428,7 @@ def _fsync_dir(directory: Path) -> None:
 
 def _validated(raw: bytes, key: str) -> Outcome | None:
     """Return the payload of a cache entry, or None unless every check passes."""
-    from isbetter.results.comparison import ComparisonSummary
+    from isbetter.results.comparison import ComparisonResult
 
     try:
         entry = json.loads(raw)
@@ -442,7 +442,7 @@ def _validated(raw: bytes, key: str) -> Outcome | None:
         ):
             return None
         for item in payload:
-            ComparisonSummary.from_dict(item["summary"])
+            ComparisonResult.from_dict(item["summary"])
             if not isinstance(item["simplex"], list):
                 return None
     except Exception:  # truncated, not JSON, wrong shape: not trusted

@@ -12,7 +12,7 @@ the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchange
   pairwise model's form (:class:`~isbetter.inference.posterior.HierarchicalPosterior`):
   its masses in the three regions, argmax-counted and predictive (mean-mass)
   probabilities, and the posterior of :math:`b_a - b_b`, as a
-  :class:`~isbetter.results.comparison.ComparisonSummary`;
+  :class:`~isbetter.results.comparison.ComparisonResult`;
 * the ranks of the effects :math:`b_k` (:func:`isbetter.inference.ranks.rank_summary`):
   P(best), expected rank, 95% rank intervals, the most probable strict and
   ROPE-aware orders.
@@ -35,7 +35,7 @@ from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.ranking.tasks import simplex_points
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["JOINT_OPTIONS", "JointMetric", "check_joint_options", "joint_metric"]
 
@@ -55,7 +55,7 @@ JOINT_OPTIONS = (
 class JointMetric:
     """What one metric's joint fit gives a ranking."""
 
-    pairs: list[ComparisonSummary]
+    pairs: list[ComparisonResult]
     simplex: dict[tuple[str, str], list[list[float]]]
     ranks: RankSummary
     converged: bool
@@ -96,12 +96,26 @@ def joint_metric(
         )
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
+    pairs, simplex = _pairs(fit, systems, metric, rope)
+    return JointMetric(
+        pairs=pairs,
+        simplex=simplex,
+        ranks=rank_summary(effects, systems, rope=rope, chains=chains),
+        converged=fit.diagnostics.converged,
+    )
+
+
+def _pairs(
+    fit: Any, systems: tuple[str, ...], metric: str, rope: float
+) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
+    """Return every pair's comparison from the joint fit's draws, and its simplex points."""
+    chains, draws, k = fit.effects.shape
+    effects = fit.effects.reshape(-1, k)
     scales = fit.pair_scales().reshape(chains * draws, -1)
     nu = fit.nu.reshape(-1)
     data = fit.data
     sign = 1.0 if data.higher_is_better else -1.0
     observed = data.mean_scores.mean(axis=0)
-    settings = {**fit.settings, "ranking_metric": metric}
     pairs, simplex = [], {}
     pairs_ab = itertools.combinations(enumerate(systems), 2)
     for column, ((ia, a), (ib, b)) in enumerate(pairs_ab):  # the order of fit.pair_scales
@@ -111,7 +125,7 @@ def joint_metric(
         p = probabilities_from_masses(masses, "argmax")
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
-            ComparisonSummary(
+            ComparisonResult(
                 method="joint",
                 system_a=a,
                 system_b=b,
@@ -122,7 +136,8 @@ def joint_metric(
                 p_rope=p.p_rope,
                 p_b_better=p.p_b_better,
                 counting="argmax",
-                settings=settings,
+                settings=fit.settings,
+                ranking_metric=metric,
                 predictive=probabilities_from_masses(masses, "mean"),
                 estimate=estimate_from_draws(loc, rope=rope, ess=ess),
                 diagnostics=fit.diagnostics,
@@ -135,9 +150,4 @@ def joint_metric(
             )
         )
         simplex[(a, b)] = simplex_points(masses)
-    return JointMetric(
-        pairs=pairs,
-        simplex=simplex,
-        ranks=rank_summary(effects, systems, rope=rope, chains=chains),
-        converged=fit.diagnostics.converged,
-    )
+    return pairs, simplex

@@ -38,7 +38,7 @@ from isbetter.inference.ranks import RankSummary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.ranking.tasks import simplex_points
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["PLACKETT_LUCE_OPTIONS", "PlackettLuceMetric", "plackett_luce_metric"]
 
@@ -50,7 +50,7 @@ PLACKETT_LUCE_OPTIONS = ("concentration", "draws", "tune", "chains", "cores", "b
 class PlackettLuceMetric:
     """What one metric's Plackett–Luce fit gives a ranking."""
 
-    pairs: list[ComparisonSummary]
+    pairs: list[ComparisonResult]
     simplex: dict[tuple[str, str], list[list[float]]]
     ranks: RankSummary
     converged: bool
@@ -103,7 +103,7 @@ def plackett_luce_metric(
 
 def _pairs(
     fit: Any, systems: tuple[str, ...], metric: str, means: Any
-) -> tuple[list[ComparisonSummary], dict[tuple[str, str], list[list[float]]]]:
+) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
     """Return every pair's summary, ``(P(w_a > w_b), 0, P(w_b > w_a))``, and its simplex points.
 
     `means` are each system's mean score over the data sets (the observed scores).
@@ -111,7 +111,6 @@ def _pairs(
     sign = 1.0 if fit.higher_is_better else -1.0
     settings = {
         **fit.settings,
-        "ranking_metric": metric,
         "p_rope": "0: the model ranks, it has no ROPE",
     }
     pairs, simplex = [], {}
@@ -120,7 +119,7 @@ def _pairs(
         masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
         p = probabilities_from_masses(masses, "argmax")
         pairs.append(
-            ComparisonSummary(
+            ComparisonResult(
                 method="plackett_luce",
                 system_a=a,
                 system_b=b,
@@ -132,6 +131,7 @@ def _pairs(
                 p_b_better=p.p_b_better,
                 counting="argmax",
                 settings=settings,
+                ranking_metric=metric,
                 predictive=probabilities_from_masses(masses, "mean"),
                 diagnostics=fit.diagnostics,
                 observed=Observed(

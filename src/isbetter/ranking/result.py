@@ -15,15 +15,16 @@ from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
 from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
 from isbetter.inference.ranks import RankSummary
+from isbetter.inference.records import Probabilities
 from isbetter.ranking.order import (
     CHAIN_BY_PROBABILITIES,
     PartialOrder,
     expected_ranks,
     partial_order,
 )
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["RankingResult", "check_rule", "relations_of"]
+__all__ = ["RankingResult", "check_rule", "metric_of", "relations_of"]
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class RankingResult:
     margin : float
         Under the likelihood rule, a winner closer than this to a runner-up that
         is the ROPE gives "≳" / "≲".
-    pairs : tuple of ComparisonSummary
-        One per metric and pair of systems (A before B in :attr:`systems`).
+    pairs : tuple of ComparisonResult
+        One per metric and pair of systems (A before B in :attr:`systems`), each in its
+        light form; :func:`metric_of` gives the metric of :attr:`metrics` it belongs to.
     relations : dict
         ``{metric: {(a, b): relation key}}`` for the same pairs.
     orders : dict of str to PartialOrder
@@ -79,7 +81,7 @@ class RankingResult:
     rule: str
     threshold: float
     margin: float
-    pairs: tuple[ComparisonSummary, ...] = field(repr=False)
+    pairs: tuple[ComparisonResult, ...] = field(repr=False)
     relations: dict[str, dict[tuple[str, str], str]] = field(repr=False)
     orders: dict[str, PartialOrder]
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = field(
@@ -96,11 +98,11 @@ class RankingResult:
         """The one-line reproducibility signature."""
         return signature(self.settings)
 
-    def pair(self, a: str, b: str, metric: str | None = None) -> ComparisonSummary:
+    def pair(self, a: str, b: str, metric: str | None = None) -> ComparisonResult:
         """Return the comparison of `a` and `b` on `metric` (default: the first), as a vs b."""
         metric = self.metrics[0] if metric is None else metric
         for p in self.pairs:
-            if p.settings.get("ranking_metric", p.metric) != metric:
+            if metric_of(p) != metric:
                 continue
             if (p.system_a, p.system_b) == (a, b):
                 return p
@@ -171,7 +173,7 @@ class RankingResult:
         """
         rows = []
         for p in self.pairs:
-            metric = p.settings.get("ranking_metric", p.metric)
+            metric = metric_of(p)
             rel = self.relations[metric][(p.system_a, p.system_b)]
             base, joint = self.baselines.get(metric), self.joint.get(metric)
             rows.append(
@@ -193,7 +195,7 @@ class RankingResult:
         for m in self.metrics:
             pairs = []
             for p in self.pairs:
-                if p.settings.get("ranking_metric", p.metric) != m:
+                if metric_of(p) != m:
                     continue
                 rel = self.relations[m][(p.system_a, p.system_b)]
                 pairs.append(
@@ -229,7 +231,7 @@ class RankingResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RankingResult:
         """Rebuild from :meth:`to_dict`."""
-        pairs: list[ComparisonSummary] = []
+        pairs: list[ComparisonResult] = []
         relations: dict[str, dict[tuple[str, str], str]] = {}
         simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
         orders: dict[str, PartialOrder] = {}
@@ -242,7 +244,7 @@ class RankingResult:
                 joint[m] = RankSummary.from_dict(block["joint"])
             relations[m], simplex[m] = {}, {}
             for p in block["pairs"]:
-                pairs.append(ComparisonSummary.from_dict(p["comparison"]))
+                pairs.append(ComparisonResult.from_dict(p["comparison"]))
                 relations[m][(p["a"], p["b"])] = p["relation"]
                 simplex[m][(p["a"], p["b"])] = p.get("simplex", [])
             if "chain" in block:
@@ -267,6 +269,11 @@ class RankingResult:
         )
 
 
+def metric_of(pair: ComparisonResult) -> str:
+    """Return the name a ranking gives `pair`'s metric: its ``ranking_metric``, else its metric."""
+    return pair.ranking_metric or pair.metric
+
+
 def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, float]:
     """Return the relation rule, its threshold and margin, checked (for rank and with_rule).
 
@@ -282,7 +289,7 @@ def check_rule(rule: Any, threshold: Any, margin: Any) -> tuple[str, float, floa
 
 
 def relations_of(
-    pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
+    pairs: tuple[ComparisonResult, ...] | list[ComparisonResult],
     rule: str,
     threshold: float,
     margin: float,
@@ -290,11 +297,11 @@ def relations_of(
     """Return each pair's relation under `rule`, per ranking metric."""
     out: dict[str, dict[tuple[str, str], str]] = {}
     for p in pairs:
-        metric = p.settings.get("ranking_metric", p.metric)
+        metric = metric_of(p)
         rel = (
-            likelihood_decision(p.probabilities, margin)
+            likelihood_decision(p.probabilities(), margin)
             if rule == "likelihood"
-            else threshold_decision(p.probabilities, threshold)
+            else threshold_decision(p.probabilities(), threshold)
         )
         out.setdefault(metric, {})[(p.system_a, p.system_b)] = rel
     return out
@@ -302,7 +309,7 @@ def relations_of(
 
 def orders_of(
     systems: tuple[str, ...],
-    pairs: tuple[ComparisonSummary, ...] | list[ComparisonSummary],
+    pairs: tuple[ComparisonResult, ...] | list[ComparisonResult],
     relations: dict[str, dict[tuple[str, str], str]],
     joint: dict[str, RankSummary] | None = None,
 ) -> dict[str, PartialOrder]:
@@ -316,9 +323,11 @@ def orders_of(
     strengths: dict[str, dict[tuple[str, str], float]] = {}
     probabilities: dict[str, dict[tuple[str, str], tuple[float, float, float]]] = {}
     for p in pairs:
-        metric = p.settings.get("ranking_metric", p.metric)
+        metric = metric_of(p)
         strengths.setdefault(metric, {})[(p.system_a, p.system_b)] = p.p_rope
-        probabilities.setdefault(metric, {})[(p.system_a, p.system_b)] = p.probabilities.as_tuple()
+        probabilities.setdefault(metric, {})[(p.system_a, p.system_b)] = (
+            p.probabilities().as_tuple()
+        )
     joint = joint or {}
     orders = {}
     for m in relations:
@@ -331,10 +340,8 @@ def orders_of(
     return orders
 
 
-def _swapped(p: ComparisonSummary) -> ComparisonSummary:
+def _swapped(p: ComparisonResult) -> ComparisonResult:
     """Return the same comparison seen from the other side (probabilities mirrored)."""
-    from isbetter.inference.records import Probabilities
-
     pred = p.predictive
     return replace(
         p,

@@ -118,7 +118,7 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
     ranked row: the positive class of a binary task, the macro- and
     micro-averaged rows of a multi-class one, or each reported class when there
     are no averaged rows (``classes=`` names some classes, or every class). Each item is
-    ``{"summary": ComparisonSummary.to_dict(), "simplex": [[a, rope, b], ...]}``
+    ``{"summary": ComparisonResult.to_dict(), "simplex": [[a, rope, b], ...]}``
     with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
     """
     from isbetter.core.errors import ConvergenceWarning

@@ -23,7 +23,7 @@ from isbetter.report.build import as_summary, to_table
 from isbetter.report.html import html_report
 from isbetter.report.render import RENDERERS
 from isbetter.report.table import Column, ReportTable
-from isbetter.results import ComparisonSummary, F1Summary, PowerSummary
+from isbetter.results import ComparisonResult, F1Result, PowerResult
 
 __all__ = [
     "FORMATS",
@@ -58,7 +58,7 @@ def render(result: Any, fmt: str = "text") -> str:
 
 
 _KINDS: dict[str, Any] = {
-    cls.kind: cls for cls in (ComparisonSummary, F1Summary, PowerSummary, RankingResult)
+    cls.kind: cls for cls in (ComparisonResult, F1Result, PowerResult, RankingResult)
 }
 
 

@@ -14,18 +14,15 @@ from isbetter.core.errors import InputTypeError
 from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, ranking_text, rope_text
 from isbetter.inference.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.inference.records import Estimate, Observed, TestResult
+from isbetter.ranking.result import metric_of
 from isbetter.report.table import Column, ReportTable
-from isbetter.results import ComparisonSummary, F1Summary, PowerSummary, Summary
+from isbetter.results import ComparisonResult, F1Result, PowerResult, Summary
 
 __all__ = ["as_summary", "to_table"]
 
 
 def as_summary(result: Any) -> Summary:
-    """Return the summary of a result (a summary is returned as it is)."""
-    if isinstance(result, ComparisonSummary | F1Summary | PowerSummary):
-        return result
-    if getattr(result, "kind", None) == "ranking":  # a ranking is its own summary
-        return result
+    """Return the light form of a result (that of a light form is the same)."""
     if hasattr(result, "summary") and callable(result.summary):
         return result.summary()
     raise InputTypeError(
@@ -38,9 +35,9 @@ def to_table(result: Any) -> ReportTable:
     summary = as_summary(result)
     if getattr(summary, "kind", None) == "ranking":
         return _ranking_table(summary)
-    if isinstance(summary, F1Summary):
+    if isinstance(summary, F1Result):
         return _f1_table(summary)
-    if isinstance(summary, PowerSummary):
+    if isinstance(summary, PowerResult):
         return _power_table(summary)
     return _comparison_table(summary)
 
@@ -49,7 +46,7 @@ def _direction(higher_is_better: bool) -> str:
     return "higher is better" if higher_is_better else "lower is better"
 
 
-def _metric_note(s: ComparisonSummary | F1Summary, metric: str) -> str:
+def _metric_note(s: ComparisonResult | F1Result, metric: str) -> str:
     a, b = s.system_a, s.system_b
     d = f"{metric}({a}) - {metric}({b})" if s.higher_is_better else f"{metric}({b}) - {metric}({a})"
     rope = (
@@ -82,7 +79,7 @@ def _test_line(t: TestResult) -> str:
     return f"{what}: " + ", ".join(parts)
 
 
-def _comparison_table(s: ComparisonSummary) -> ReportTable:
+def _comparison_table(s: ComparisonResult) -> ReportTable:
     a, b = s.system_a, s.system_b
     counted = "argmax count" if s.counting == "argmax" else "posterior probability"
     columns = [Column("region", "region"), Column("p", f"P ({counted})", "probability")]
@@ -131,7 +128,7 @@ def _comparison_table(s: ComparisonSummary) -> ReportTable:
     )
 
 
-def _observed_note(s: ComparisonSummary, o: Observed) -> str:
+def _observed_note(s: ComparisonResult, o: Observed) -> str:
     """Return the note of the observed mean scores and their difference."""
     a, b = s.system_a, s.system_b
     size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
@@ -143,7 +140,7 @@ def _observed_note(s: ComparisonSummary, o: Observed) -> str:
     )
 
 
-def _estimate_note(s: ComparisonSummary, e: Estimate) -> str:
+def _estimate_note(s: ComparisonResult, e: Estimate) -> str:
     """Return the note of the posterior mean difference, its HDI, decision and BF(ROPE)."""
     i = e.interval
     what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
@@ -226,7 +223,7 @@ def _bayes_factor_notes(records: tuple[dict[str, Any], ...], rope: float) -> lis
     ]
 
 
-def _f1_table(s: F1Summary) -> ReportTable:
+def _f1_table(s: F1Result) -> ReportTable:
     records = tuple(r.to_record() for r in s.rows)
     keys = set().union(*(r.keys() for r in records)) if records else set()
     shown = {"hdi", "bf01_text", "bf_rope_text"}
@@ -244,7 +241,7 @@ def _f1_table(s: F1Summary) -> ReportTable:
     )
     direction = "" if s.higher_is_better else " (a cost: delta = B - A, positive = A better)"
     title = (
-        f"{s.model} Bayesian comparison of {s.measure} ({_direction(s.higher_is_better)}): "
+        f"{s.model} Bayesian comparison of {s.metric} ({_direction(s.higher_is_better)}): "
         f"{s.system_a} (A) vs {s.system_b} (B); delta = A - B{direction}, {rope_text(s.rope)}, "
         f"{s.hdi_prob:.0%} HDI"
     )
@@ -268,7 +265,7 @@ def _f1_table(s: F1Summary) -> ReportTable:
     )
 
 
-def _power_table(s: PowerSummary) -> ReportTable:
+def _power_table(s: PowerResult) -> ReportTable:
     columns = [Column("size", "N")]
     by_size: dict[int, dict[str, Any]] = {n: {"size": n} for n in s.sizes}
     for m in s.models:
@@ -281,7 +278,7 @@ def _power_table(s: PowerSummary) -> ReportTable:
         by_size[int(r["size"])][f"{r['model']}_se"] = r["se"]
     title = (
         f"Power of the F1 models to reach {symbol(s.goal)} ({RELATIONS[s.goal][2]}) on "
-        f"{s.measure}: {s.scenario}, true difference {s.true_delta:+.3f}, {rope_text(s.rope)}"
+        f"{s.metric}: {s.scenario}, true difference {s.true_delta:+.3f}, {rope_text(s.rope)}"
     )
     notes = (
         f"{s.replicates} simulated test sets per N; power = fraction whose {s.hdi_prob:.0%} HDI "
@@ -345,7 +342,7 @@ def _ranking_rows(r: Any) -> tuple[dict[str, Any], ...]:
     """Return one row per pair of systems, with the cells of every metric."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for p in r.pairs:
-        m = p.settings.get("ranking_metric", p.metric)
+        m = metric_of(p)
         row = rows.setdefault((p.system_a, p.system_b), {"a": p.system_a, "b": p.system_b})
         row.update(
             {

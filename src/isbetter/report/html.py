@@ -25,6 +25,7 @@ from typing import Any
 
 from isbetter.core.errors import InputError
 from isbetter.core.vocabulary import METHOD_NAMES, ranking_text, rope_text
+from isbetter.ranking.result import metric_of
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.render import render_html
 from isbetter.report.table import Column, format_cell
@@ -176,20 +177,20 @@ _SAVERS = {
 
 
 def _kind(result: Any) -> str | None:
-    """Which plot a result gets; None for a summary, which has no draws to plot."""
+    """Which plot a result gets; None for a light form with no draws to plot."""
     if getattr(result, "kind", None) == "ranking":  # drawn from its relations: no draws needed
         return "ranking"
-    if hasattr(result, "prior_draws"):
+    if getattr(result, "prior_draws", None) is not None:
         return "f1"
     if hasattr(result, "table") and hasattr(result, "true_delta"):
         return "power"
-    if hasattr(result, "posterior"):
+    if getattr(result, "posterior", None) is not None:
         return "comparison"
     return None
 
 
 def default_plots(result: Any) -> list[Callable[[Any, Path], Any]]:
-    """Return the savers of the plots the command line draws for `result` (none for a summary)."""
+    """Return the savers of the plots the command line draws for `result` (none without draws)."""
     kind = _kind(result)
     if kind is None:
         return []
@@ -293,7 +294,7 @@ def _facts(s: Any) -> str:
     """Describe what was compared: method, systems, metric and direction, ROPE."""
     rows: list[tuple[str, str]] = []
     if getattr(s, "kind", None) == "ranking":
-        directions = {p.settings.get("ranking_metric", p.metric): p for p in s.pairs}
+        directions = {metric_of(p): p for p in s.pairs}
         ropes = s.settings.get("ropes", {})
         how = ranking_text(s.settings.get("comparison_method", ""))
         rows.append(("method", f"ranking: {how}; rule: {s.rule}"))
@@ -306,12 +307,12 @@ def _facts(s: Any) -> str:
     elif hasattr(s, "true_delta"):  # power
         rows += [
             ("method", "power of the F1 models by simulation"),
-            ("measure", f"{s.measure} ({_measure_direction(s.measure)})"),
+            ("measure", f"{s.metric} ({_measure_direction(s.metric)})"),
             ("scenario", f"{s.scenario}; true difference {s.true_delta:+.4g} (positive: A better)"),
             ("ROPE", _rope(s.rope)),
         ]
     else:
-        metric = getattr(s, "metric", None) or getattr(s, "measure", "")
+        metric = s.metric
         method = getattr(s, "method", None)
         method = (
             METHOD_NAMES.get(method, method) if method else f"{getattr(s, 'model', '')} F1 model"

@@ -1,11 +1,17 @@
-"""Results of isbetter: one contract for every comparison, light summaries for the rest.
+"""Results of isbetter: one type per kind of comparison, in full or in its light form.
 
-Models depend on this package, never the reverse, and nothing here imports the
-report code: :mod:`isbetter.report` renders the summaries.
+A result's ``summary()`` is the same type without its draws; reports, plots, the
+command line and a ranking work from it. Models depend on this package, never the
+reverse, and nothing here imports the report code: :mod:`isbetter.report` renders
+the results.
 """
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
+from isbetter.core.errors import RenamedArgumentWarning
 from isbetter.inference.decisions import (
     RELATIONS,
     hdi_rope_decision,
@@ -20,23 +26,20 @@ from isbetter.inference.records import (
     Probabilities,
     TestResult,
 )
-from isbetter.results.comparison import ComparisonResult, ComparisonSummary, HierarchicalResult
-from isbetter.results.f1 import F1Result, F1Summary
-from isbetter.results.power import PowerResult, PowerSummary
+from isbetter.results.comparison import ComparisonResult, HierarchicalResult
+from isbetter.results.f1 import F1Result
+from isbetter.results.power import PowerResult
 
 __all__ = [
     "RELATIONS",
     "ComparisonResult",
-    "ComparisonSummary",
     "Estimate",
     "F1Result",
-    "F1Summary",
     "HierarchicalResult",
     "Interval",
     "MCMCDiagnostics",
     "Observed",
     "PowerResult",
-    "PowerSummary",
     "Probabilities",
     "Summary",
     "TestResult",
@@ -45,4 +48,25 @@ __all__ = [
     "threshold_decision",
 ]
 
-Summary = ComparisonSummary | F1Summary | PowerSummary
+Summary = ComparisonResult | F1Result | PowerResult
+"""What a report is built from: a result, in full or in its light form."""
+
+#: the light-summary classes of isbetter 0.1, now the results themselves
+_RENAMED = {
+    "ComparisonSummary": ComparisonResult,
+    "F1Summary": F1Result,
+    "PowerSummary": PowerResult,
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Return a summary class by its old name, with a :class:`~isbetter.RenamedArgumentWarning`."""
+    if name not in _RENAMED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    new = _RENAMED[name].__name__
+    warnings.warn(
+        f"`{name}` is now `{new}`: a summary is the result without its draws; use `{new}`.",
+        RenamedArgumentWarning,
+        stacklevel=2,
+    )
+    return _RENAMED[name]

@@ -1,4 +1,4 @@
-"""The result of comparing two systems, and its light summary.
+"""The result of comparing two systems, in full or in its light form.
 
 Every comparison of isbetter — the correlated t-test, the sign and signed-rank
 tests, the hierarchical model, each row of an F1 comparison (a class, macro or
@@ -13,19 +13,20 @@ All satisfy one contract:
 * optional ``predictive`` probabilities, ``estimate`` of the difference,
   frequentist ``tests`` beside it and MCMC ``diagnostics``;
 * ``settings`` (method, seed, model options, versions);
-* :meth:`~ComparisonResult.summary` — a :class:`ComparisonSummary` without
-  posterior draws, JSON-serialisable and picklable — and
+* :meth:`~ComparisonResult.summary` — the same result without its posterior (the
+  light form: JSON-serialisable, picklable, a few KB) — and
   :meth:`~ComparisonResult.to_frame`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from isbetter.core.errors import InputError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_rope
 from isbetter.core.vocabulary import rope_text
@@ -41,15 +42,14 @@ from isbetter.inference.records import (
     Observed,
     Probabilities,
     TestResult,
-    same_named,
 )
 
 if TYPE_CHECKING:
     from isbetter.inference.posterior import HierarchicalPosterior, Posterior
 
-__all__ = ["ComparisonResult", "ComparisonSummary", "HierarchicalResult"]
+__all__ = ["ComparisonResult", "HierarchicalResult"]
 
-#: identity and probabilities: the first fields of a summary's dictionary and record
+#: identity and probabilities: the first fields of a result's dictionary and record
 _HEAD = (
     "method",
     "system_a",
@@ -66,40 +66,131 @@ _HEAD = (
 )
 
 
-@dataclass(frozen=True)
-class ComparisonSummary:
-    """Everything a report, plot, command line or ranking needs of a comparison, no draws.
+def _optional(data: dict[str, Any], key: str, cls: Any) -> Any:
+    """``cls.from_dict(data[key])``, or None when `data` has none."""
+    value = data.get(key)
+    return None if value is None else cls.from_dict(value)
 
-    A few KB at most; :meth:`to_dict` gives JSON-safe nested data and
-    :meth:`from_dict` rebuilds the summary from it. Attributes are those of
-    :class:`ComparisonResult` of the same names.
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    """Result of a Bayesian comparison of two systems.
+
+    Attributes
+    ----------
+    system_a, system_b : str
+        Names of the systems; the difference ``d`` is positive when A is better
+        (``score(A) - score(B)`` for a higher-is-better metric).
+    rope : float
+        Half-width of the region of practical equivalence, in score units.
+    p_a_better, p_rope, p_b_better : float
+        Posterior probabilities of the three regions (they sum to 1), read off
+        the posterior with :attr:`counting`.
+    method : str
+        Which model produced the result, e.g. ``"correlated_t"``.
+    posterior : Posterior or None
+        The posterior (draws or a closed form); see :mod:`isbetter.inference.posterior`.
+        None in the light form (:meth:`summary`, :meth:`from_dict`).
+    settings : dict
+        What reproduces the result: method, parameters, seed, versions.
+    counting : {"argmax", "mean"}
+        How the probabilities were read off the posterior.
+    metric : str
+        The metric compared.
+    higher_is_better : bool
+        Its direction (``d = B - A`` in raw units for a lower-is-better metric).
+    dataset : str or None
+        The data set of a one-data-set comparison.
+    label : str or None
+        The class of an F1 row (a class label, ``"macro"`` or ``"micro"``).
+    predictive : Probabilities or None
+        Posterior predictive probabilities, where they differ from the above.
+    estimate : Estimate or None
+        Posterior mean, sd, Monte Carlo error, credible interval of ``d`` ...
+    tests : tuple of TestResult
+        Frequentist tests on the same data.
+    diagnostics : MCMCDiagnostics or None
+        Convergence diagnostics when MCMC was used.
+    observed : Observed or None
+        Sizes and observed scores (before any model).
+    ranking_metric : str or None
+        In a ranking, the name its rows go by: the metric, or ``"<metric> <label>"``
+        for one of several rows of an F1 comparison (``"f1 macro"``); None outside one.
     """
 
-    method: str
     system_a: str
     system_b: str
-    metric: str
-    higher_is_better: bool
     rope: float
     p_a_better: float
     p_rope: float
     p_b_better: float
-    counting: str
-    settings: dict[str, Any]
+    method: str
+    posterior: Posterior | None = field(default=None, repr=False, compare=False)
+    settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    counting: Counting = "mean"
+    metric: str = "score"
+    higher_is_better: bool = True
     dataset: str | None = None
     label: str | None = None
     predictive: Probabilities | None = None
-    estimate: Estimate | None = None
-    tests: tuple[TestResult, ...] = ()
-    diagnostics: MCMCDiagnostics | None = None
-    observed: Observed | None = None
+    estimate: Estimate | None = field(default=None, compare=False)
+    tests: tuple[TestResult, ...] = field(default=(), compare=False)
+    diagnostics: MCMCDiagnostics | None = field(default=None, compare=False)
+    observed: Observed | None = field(default=None, compare=False)
+    ranking_metric: str | None = None
 
     kind = "comparison"
 
-    @property
-    def probabilities(self) -> Probabilities:
-        """The three probabilities as a :class:`Probabilities`."""
-        return Probabilities(self.p_a_better, self.p_rope, self.p_b_better)
+    @classmethod
+    def from_posterior(
+        cls,
+        posterior: Posterior,
+        *,
+        system_a: str,
+        system_b: str,
+        rope: float,
+        method: str,
+        settings: dict[str, Any],
+        **extra: Any,
+    ) -> ComparisonResult:
+        """Build a result, computing the probabilities from `posterior`."""
+        rope = check_rope(rope)
+        p = probabilities_from_masses(posterior.region_masses(rope), posterior.counting)
+        return cls(
+            system_a=system_a,
+            system_b=system_b,
+            rope=rope,
+            p_a_better=p.p_a_better,
+            p_rope=p.p_rope,
+            p_b_better=p.p_b_better,
+            method=method,
+            posterior=posterior,
+            settings=settings,
+            counting=posterior.counting,
+            **extra,
+        )
+
+    def probabilities(self, rope: float | None = None) -> Probabilities:
+        """Return the three probabilities, or those for another ROPE without refitting.
+
+        Parameters
+        ----------
+        rope : float, optional
+            ROPE half-width in score units; default: the ROPE of the fit. Another
+            ROPE needs the posterior, which the light form does not hold.
+        """
+        if rope is None or (self.posterior is None and rope == self.rope):
+            return Probabilities(self.p_a_better, self.p_rope, self.p_b_better)
+        return probabilities_from_masses(self._posterior().region_masses(rope), self.counting)
+
+    def _posterior(self) -> Posterior:
+        """Return the posterior; raise a clear error in the light form, which has none."""
+        if self.posterior is None:
+            raise InputError(
+                "This is the light form of the result (its summary() or a saved JSON): it holds "
+                "no posterior; use the result the comparison returned."
+            )
+        return self.posterior
 
     @property
     def signature(self) -> str:
@@ -107,15 +198,33 @@ class ComparisonSummary:
         return signature({**self.settings, "rope": self.rope})
 
     def decision(self, threshold: float = 0.95) -> Relation:
-        """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`."""
-        return threshold_decision(self.probabilities, threshold)
+        """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
+
+        Otherwise ``undecided`` (see :func:`isbetter.inference.decisions.threshold_decision`).
+        """
+        return threshold_decision(self.probabilities(), threshold)
 
     def test(self, name: str) -> TestResult | None:
         """The frequentist test called `name`, or None."""
         return next((t for t in self.tests if t.name == name), None)
 
+    def summary(self) -> ComparisonResult:
+        """Return the light form of this result: no posterior, JSON-serialisable, picklable.
+
+        A :class:`ComparisonResult` with the same fields (a :class:`HierarchicalResult`
+        also drops its per-data-set draws).
+        """
+        light = {f.name: getattr(self, f.name) for f in fields(ComparisonResult)}
+        return ComparisonResult(**{**light, "posterior": None})
+
     def to_dict(self) -> dict[str, Any]:
-        """Return JSON-safe nested data (``kind`` first, ``signature`` included)."""
+        """Return JSON-safe nested data, no draws (``kind`` first, ``signature`` included).
+
+        A ranking's row keeps its :attr:`ranking_metric` in ``settings``, as files always had.
+        """
+        settings = self.settings
+        if self.ranking_metric is not None:
+            settings = {**settings, "ranking_metric": self.ranking_metric}
         return {
             "kind": self.kind,
             **{name: getattr(self, name) for name in _HEAD},
@@ -125,15 +234,15 @@ class ComparisonSummary:
             "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
             "observed": None if self.observed is None else self.observed.to_dict(),
             "seed": self.settings.get("seed"),
-            "settings": self.settings,
+            "settings": settings,
             "signature": self.signature,
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ComparisonSummary:
-        """Rebuild a summary from :meth:`to_dict` (e.g. after a JSON round trip)."""
-        pred, est, diag = data.get("predictive"), data.get("estimate"), data.get("diagnostics")
-        obs = data.get("observed")
+    def from_dict(cls, data: dict[str, Any]) -> ComparisonResult:
+        """Rebuild the light form from :meth:`to_dict` (e.g. after a JSON round trip)."""
+        settings = dict(data["settings"])
+        ranking_metric = settings.pop("ranking_metric", None)
         return cls(
             method=data["method"],
             system_a=data["system_a"],
@@ -145,14 +254,15 @@ class ComparisonSummary:
             p_rope=float(data["p_rope"]),
             p_b_better=float(data["p_b_better"]),
             counting=data["counting"],
-            settings=dict(data["settings"]),
+            settings=settings,
             dataset=data.get("dataset"),
             label=data.get("label"),
-            predictive=None if pred is None else Probabilities.from_dict(pred),
-            estimate=None if est is None else Estimate.from_dict(est),
+            predictive=_optional(data, "predictive", Probabilities),
+            estimate=_optional(data, "estimate", Estimate),
             tests=tuple(TestResult.from_dict(t) for t in data.get("tests", [])),
-            diagnostics=None if diag is None else MCMCDiagnostics.from_dict(diag),
-            observed=None if obs is None else Observed.from_dict(obs),
+            diagnostics=_optional(data, "diagnostics", MCMCDiagnostics),
+            observed=_optional(data, "observed", Observed),
+            ranking_metric=ranking_metric,
         )
 
     def to_record(self) -> dict[str, Any]:
@@ -200,129 +310,6 @@ class ComparisonSummary:
     def to_frame(self) -> pd.DataFrame:
         """Return a one-row DataFrame of :meth:`to_record`."""
         return pd.DataFrame([self.to_record()])
-
-
-@dataclass(frozen=True)
-class ComparisonResult:
-    """Result of a Bayesian comparison of two systems.
-
-    Attributes
-    ----------
-    system_a, system_b : str
-        Names of the systems; the difference ``d`` is positive when A is better
-        (``score(A) - score(B)`` for a higher-is-better metric).
-    rope : float
-        Half-width of the region of practical equivalence, in score units.
-    p_a_better, p_rope, p_b_better : float
-        Posterior probabilities of the three regions (they sum to 1), read off
-        the posterior with :attr:`counting`.
-    method : str
-        Which model produced the result, e.g. ``"correlated_t"``.
-    posterior : Posterior
-        The posterior (draws or a closed form); see :mod:`isbetter.inference.posterior`.
-    settings : dict
-        What reproduces the result: method, parameters, seed, versions.
-    counting : {"argmax", "mean"}
-        How the probabilities were read off the posterior.
-    metric : str
-        The metric or measure compared.
-    higher_is_better : bool
-        Its direction (``d = B - A`` in raw units for a lower-is-better metric).
-    dataset : str or None
-        The data set of a one-data-set comparison.
-    label : str or None
-        The class of an F1 row (a class label, ``"macro"`` or ``"micro"``).
-    predictive : Probabilities or None
-        Posterior predictive probabilities, where they differ from the above.
-    estimate : Estimate or None
-        Posterior mean, sd, Monte Carlo error, credible interval of ``d`` ...
-    tests : tuple of TestResult
-        Frequentist tests on the same data.
-    diagnostics : MCMCDiagnostics or None
-        Convergence diagnostics when MCMC was used.
-    observed : Observed or None
-        Sizes and observed scores (before any model).
-    """
-
-    system_a: str
-    system_b: str
-    rope: float
-    p_a_better: float
-    p_rope: float
-    p_b_better: float
-    method: str
-    posterior: Posterior = field(repr=False, compare=False)
-    settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    counting: Counting = "mean"
-    metric: str = "score"
-    higher_is_better: bool = True
-    dataset: str | None = None
-    label: str | None = None
-    predictive: Probabilities | None = None
-    estimate: Estimate | None = field(default=None, compare=False)
-    tests: tuple[TestResult, ...] = field(default=(), compare=False)
-    diagnostics: MCMCDiagnostics | None = field(default=None, compare=False)
-    observed: Observed | None = field(default=None, compare=False)
-
-    @classmethod
-    def from_posterior(
-        cls,
-        posterior: Posterior,
-        *,
-        system_a: str,
-        system_b: str,
-        rope: float,
-        method: str,
-        settings: dict[str, Any],
-        **extra: Any,
-    ) -> ComparisonResult:
-        """Build a result, computing the probabilities from `posterior`."""
-        rope = check_rope(rope)
-        p = probabilities_from_masses(posterior.region_masses(rope), posterior.counting)
-        return cls(
-            system_a=system_a,
-            system_b=system_b,
-            rope=rope,
-            p_a_better=p.p_a_better,
-            p_rope=p.p_rope,
-            p_b_better=p.p_b_better,
-            method=method,
-            posterior=posterior,
-            settings=settings,
-            counting=posterior.counting,
-            **extra,
-        )
-
-    def probabilities(self, rope: float | None = None) -> Probabilities:
-        """Return the probabilities for another ROPE without refitting.
-
-        Parameters
-        ----------
-        rope : float, optional
-            ROPE half-width in score units; default: the ROPE of the fit.
-        """
-        if rope is None:
-            return Probabilities(self.p_a_better, self.p_rope, self.p_b_better)
-        return probabilities_from_masses(self.posterior.region_masses(rope), self.counting)
-
-    def decision(self, threshold: float = 0.95) -> Relation:
-        """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
-
-        Otherwise ``undecided`` (see :func:`isbetter.inference.decisions.threshold_decision`).
-        """
-        return threshold_decision(self.probabilities(), threshold)
-
-    def summary(self) -> ComparisonSummary:
-        """Return the light record of this result: no draws, JSON-serialisable, picklable."""
-        return same_named(self, ComparisonSummary)
-
-    def to_frame(self) -> pd.DataFrame:
-        """Return a one-row DataFrame: identity, probabilities, estimate, tests, diagnostics."""
-        return self.summary().to_frame()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-safe dictionary of :meth:`summary` (raw numbers, no draws)."""
-        return self.summary().to_dict()
 
     def __str__(self) -> str:
         """One short line; ``isbetter.report.render(result, "text")`` gives the full report."""
@@ -388,7 +375,7 @@ class HierarchicalResult(ComparisonResult):
         """
         if rope is None and self.predictive is not None:
             return self.predictive
-        masses = self.posterior.region_masses(self.rope if rope is None else rope)
+        masses = self._posterior().region_masses(self.rope if rope is None else rope)
         return probabilities_from_masses(masses, "mean")
 
     def dataset_frame(self, prob: float = 0.95) -> pd.DataFrame:

@@ -10,7 +10,7 @@ MCMC diagnostics of a hierarchical fit, the counts and the prior draws.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,94 +18,23 @@ import pandas as pd
 
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import signature
+from isbetter.core.validate import renamed_attribute
 from isbetter.core.vocabulary import rope_text
-from isbetter.inference.records import MCMCDiagnostics, TestResult, same_named
-from isbetter.results.comparison import ComparisonResult, ComparisonSummary
+from isbetter.inference.records import MCMCDiagnostics, TestResult
+from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["F1Result", "F1Summary"]
-
-
-def _frame(rows: tuple[ComparisonSummary, ...]) -> pd.DataFrame:
-    return pd.DataFrame([r.to_record() for r in rows])
+__all__ = ["F1Result"]
 
 
 @dataclass(frozen=True)
-class _F1Head:
-    """What an F1 comparison and its summary both start with (see :class:`F1Result`)."""
-
-    system_a: str
-    system_b: str
-    measure: str
-    higher_is_better: bool
-    model: str
-    rope: float
-    hdi_prob: float
-
-
-_HEAD = tuple(f.name for f in fields(_F1Head))
-
-
-@dataclass(frozen=True)
-class F1Summary(_F1Head):
-    """The light record of an :class:`F1Result`: per-row summaries, no draws."""
-
-    rows: tuple[ComparisonSummary, ...]
-    across_classes: tuple[TestResult, ...]
-    settings: dict[str, Any]
-    diagnostics: MCMCDiagnostics | None = None
-
-    kind = "f1"
-
-    @property
-    def signature(self) -> str:
-        """The one-line reproducibility signature."""
-        return signature({**self.settings, "rope": self.rope})
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per class (and macro / micro)."""
-        return _frame(self.rows)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return JSON-safe nested data."""
-        return {
-            "kind": self.kind,
-            **{name: getattr(self, name) for name in _HEAD},
-            "rows": [r.to_dict() for r in self.rows],
-            "across_classes": [t.to_dict() for t in self.across_classes],
-            "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
-            "seed": self.settings.get("seed"),
-            "settings": self.settings,
-            "signature": self.signature,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> F1Summary:
-        """Rebuild from :meth:`to_dict`."""
-        diag = data.get("diagnostics")
-        return cls(
-            system_a=data["system_a"],
-            system_b=data["system_b"],
-            measure=data["measure"],
-            higher_is_better=bool(data["higher_is_better"]),
-            model=data["model"],
-            rope=float(data["rope"]),
-            hdi_prob=float(data["hdi_prob"]),
-            rows=tuple(ComparisonSummary.from_dict(r) for r in data["rows"]),
-            across_classes=tuple(TestResult.from_dict(t) for t in data["across_classes"]),
-            settings=dict(data["settings"]),
-            diagnostics=None if diag is None else MCMCDiagnostics.from_dict(diag),
-        )
-
-
-@dataclass(frozen=True)
-class F1Result(_F1Head):
+class F1Result:
     """Bayesian comparison of two classifiers on one test set, one row per class.
 
     Attributes
     ----------
     system_a, system_b : str
         The systems; ``delta`` is positive when A is better.
-    measure : str
+    metric : str
         The measure compared (``"f1"``, ``"precision"``, ``"dcf(1,10,0.01)"``, ...).
     higher_is_better : bool
         Direction of the measure (for DCF, ``delta = DCF(B) - DCF(A)``).
@@ -118,11 +47,12 @@ class F1Result(_F1Head):
         Per row (class label, ``"macro"``, ``"micro"``), the comparison, with its
         ``observed`` scores, ``estimate`` (mean, sd, MC error, HDI, Bayes factors, decision)
         and frequentist ``tests``.
-    counts : dict
+    counts : dict or None
         Per class, the joint outcome counts the models saw
-        (:class:`~isbetter.f1.predictions.JointCounts`).
-    prior_draws : dict of str to numpy.ndarray
-        Per row, prior draws of delta (for the Savage–Dickey plot).
+        (:class:`~isbetter.f1.predictions.JointCounts`); None in the light form.
+    prior_draws : dict of str to numpy.ndarray, or None
+        Per row, prior draws of delta (for the Savage–Dickey plot); None in the
+        light form.
     across_classes : tuple of TestResult
         Yang & Liu's T-test and S-test over the per-class scores (empty for a
         binary task or without baselines).
@@ -132,17 +62,37 @@ class F1Result(_F1Head):
         Method, seed, measure, prior, draws, rope, versions.
     """
 
+    system_a: str
+    system_b: str
+    metric: str
+    higher_is_better: bool
+    model: str
+    rope: float
+    hdi_prob: float
     comparisons: dict[str, ComparisonResult] = field(repr=False, compare=False)
-    counts: dict[str, Any] = field(repr=False, compare=False)
-    prior_draws: dict[str, np.ndarray] = field(repr=False, compare=False)
-    across_classes: tuple[Any, ...] = field(default=(), repr=False, compare=False)
+    counts: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    prior_draws: dict[str, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    across_classes: tuple[TestResult, ...] = field(default=(), repr=False, compare=False)
     diagnostics: MCMCDiagnostics | None = field(default=None, compare=False)
     settings: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    kind = "f1"
+    measure = renamed_attribute("measure", "metric")
 
     @property
     def classes(self) -> tuple[str, ...]:
         """Names of the rows: the classes, then ``"macro"`` and ``"micro"`` if present."""
         return tuple(self.comparisons)
+
+    @property
+    def rows(self) -> tuple[ComparisonResult, ...]:
+        """The comparison of each row, in order."""
+        return tuple(self.comparisons.values())
+
+    @property
+    def signature(self) -> str:
+        """The one-line reproducibility signature."""
+        return signature({**self.settings, "rope": self.rope})
 
     def comparison(self, label: Any = None) -> ComparisonResult:
         """Return the comparison of row `label` (default: the first row)."""
@@ -154,24 +104,20 @@ class F1Result(_F1Head):
 
     def draws(self, label: Any = None) -> np.ndarray:
         """Posterior draws of delta for row `label` (default: the first row)."""
-        return np.asarray(self.comparison(label).posterior.draws)  # type: ignore[attr-defined]
+        return np.asarray(self.comparison(label)._posterior().draws)  # type: ignore[attr-defined]
 
     def row(self, label: Any = None) -> dict[str, Any]:
         """Return the flat table row of `label` (default: the first) as a dict."""
-        return self.comparison(label).summary().to_record()
+        return self.comparison(label).to_record()
 
-    def summary(self) -> F1Summary:
-        """Return the light record: per-row summaries and the across-class tests, no draws."""
-        return same_named(
-            self,
-            F1Summary,
-            rows=tuple(c.summary() for c in self.comparisons.values()),
-            across_classes=tuple(self.across_classes),
-        )
+    def summary(self) -> F1Result:
+        """Return the light form: each row's summary and the across-class tests, no draws."""
+        rows = {key: c.summary() for key, c in self.comparisons.items()}
+        return replace(self, comparisons=rows, counts=None, prior_draws=None)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per class (and macro / micro): observed scores, estimate, tests."""
-        return _frame(tuple(c.summary() for c in self.comparisons.values()))
+        return pd.DataFrame([c.to_record() for c in self.comparisons.values()])
 
     @property
     def table(self) -> pd.DataFrame:
@@ -179,13 +125,47 @@ class F1Result(_F1Head):
         return self.to_frame()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe dictionary of :meth:`summary`."""
-        return self.summary().to_dict()
+        """Return JSON-safe nested data, no draws."""
+        return {
+            "kind": self.kind,
+            "system_a": self.system_a,
+            "system_b": self.system_b,
+            "measure": self.metric,  # the name files have always given the metric
+            "higher_is_better": self.higher_is_better,
+            "model": self.model,
+            "rope": self.rope,
+            "hdi_prob": self.hdi_prob,
+            "rows": [r.to_dict() for r in self.rows],
+            "across_classes": [t.to_dict() for t in self.across_classes],
+            "diagnostics": None if self.diagnostics is None else self.diagnostics.to_dict(),
+            "seed": self.settings.get("seed"),
+            "settings": self.settings,
+            "signature": self.signature,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> F1Result:
+        """Rebuild the light form from :meth:`to_dict`."""
+        diag = data.get("diagnostics")
+        rows = [ComparisonResult.from_dict(r) for r in data["rows"]]
+        return cls(
+            system_a=data["system_a"],
+            system_b=data["system_b"],
+            metric=data["measure"],
+            higher_is_better=bool(data["higher_is_better"]),
+            model=data["model"],
+            rope=float(data["rope"]),
+            hdi_prob=float(data["hdi_prob"]),
+            comparisons={str(r.label): r for r in rows},
+            across_classes=tuple(TestResult.from_dict(t) for t in data["across_classes"]),
+            settings=dict(data["settings"]),
+            diagnostics=None if diag is None else MCMCDiagnostics.from_dict(diag),
+        )
 
     def __str__(self) -> str:
         """One line per row; ``isbetter.report.render(result, "text")`` gives the table."""
         head = (
-            f"{self.model} comparison of {self.measure}: {self.system_a} (A) vs "
+            f"{self.model} comparison of {self.metric}: {self.system_a} (A) vs "
             f"{self.system_b} (B), {rope_text(self.rope)}"
         )
         return "\n".join([head, *(f"  {c}" for c in self.comparisons.values())])
