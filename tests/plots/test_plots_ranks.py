@@ -18,7 +18,7 @@ from isbetter.inference.ranks import MONTE_CARLO_INTERVAL, rank_summary
 from isbetter.plots.ranking import contrast, plot_pairwise_heatmap, save_ranking_plot
 from isbetter.plots.ranks import SHOWN, plot_p_best, plot_rank_probabilities
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
-from isbetter.results.comparison import ComparisonSummary
+from isbetter.results.comparison import ComparisonResult
 
 #: given in an order that is not the rank order; true effects: zeta best, alpha worst
 SYSTEMS = ("beta", "alpha", "zeta", "gamma")
@@ -34,7 +34,7 @@ def make_result():
         d = draws[:, i] - draws[:, j]
         pa, pb = float(np.mean(d > 0.1)), float(np.mean(d < -0.1))
         pairs.append(
-            ComparisonSummary(
+            ComparisonResult(
                 method="joint",
                 system_a=a,
                 system_b=b,
@@ -45,7 +45,7 @@ def make_result():
                 p_rope=1.0 - pa - pb,
                 p_b_better=pb,
                 counting="argmax",
-                settings={"ranking_metric": "score"},
+                ranking_metric="score",
             )
         )
     relations = relations_of(pairs, "likelihood", 0.95, 0.05)

@@ -102,7 +102,7 @@ def test_rank_passes_each_comparisons_own_options_to_compare_f1(binary, three_cl
         rope=0.05, rng=pair.settings["seed"], **DRAWS,
     )  # fmt: skip
     row = direct.comparisons[direct.classes[0]]
-    assert pair.probabilities.to_dict() == row.summary().probabilities.to_dict()
+    assert pair.probabilities().to_dict() == row.probabilities().to_dict()
     every = rank(three_classes, averages=False, jobs=1, rng=1, **DRAWS)
     assert every.metrics == ("f1 x", "f1 y", "f1 z")
     mcmc = rank(three_classes, method="hierarchical", tune=100, chains=1, draws=200,
