@@ -141,3 +141,17 @@ def test_cli_flags_map_to_the_typed_options_without_warnings(tmp_path, capsys):
     settings = json.loads(out)["settings"]
     assert settings["measure"] == "dcf(1,3,0.5)" and settings["positive"] == "0"
     assert settings["resamples"] == 50
+
+
+def test_systems_by_position_as_compare_takes_them():
+    """compare(scores, "a", "b") took the systems by position, compare_f1 only by keyword."""
+    named = compare_f1(THREE, system_a="b", system_b="a", **SMALL)
+    assert compare_f1(THREE, "b", "a", **SMALL).to_dict() == named.to_dict()
+    with pytest.warns(RenamedArgumentWarning):  # the old keywords bind beside positions too
+        old = compare_f1(THREE, "b", "a", measure="f1", **SMALL)
+    assert old.to_dict() == named.to_dict()
+    for func in (compare_f1, isbetter.compare):
+        first = list(inspect.signature(func).parameters.values())[1:3]
+        assert [(p.name, p.kind.name) for p in first] == [
+            ("system_a", "POSITIONAL_OR_KEYWORD"), ("system_b", "POSITIONAL_OR_KEYWORD")
+        ]  # fmt: skip

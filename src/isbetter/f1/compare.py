@@ -56,9 +56,9 @@ DEFAULT_ROPE = 0.05
 @legacy_keywords(COMPARE_F1, compare_f1_keywords)
 def compare_f1(
     data: Any,
-    *,
     system_a: str | None = None,
     system_b: str | None = None,
+    *,
     metric: str | Measure | Any = "f1",
     model: str | F1Model = "paired",
     rope: float = DEFAULT_ROPE,
