@@ -139,7 +139,7 @@ def test_cli_flags_map_to_the_typed_options_without_warnings(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert err == ""
     settings = json.loads(out)["settings"]
-    assert settings["measure"] == "dcf(1,3,0.5)" and settings["positive"] == "0"
+    assert settings["metric"] == "dcf(1,3,0.5)" and settings["positive"] == "0"
     assert settings["resamples"] == 50
 
 

@@ -96,7 +96,7 @@ def test_rank_passes_each_comparisons_own_options_to_compare_f1(binary, three_cl
 
     res = rank(binary, metrics=["fbeta"], beta=2, jobs=1, rng=1, **DRAWS)  # and no warning
     pair = res.pairs[0]
-    assert pair.settings["measure"] == "f2"
+    assert pair.settings["metric"] == "f2"
     direct = compare_f1(
         binary, system_a=pair.system_a, system_b=pair.system_b, metric=fbeta(2),
         rope=0.05, rng=pair.settings["seed"], **DRAWS,

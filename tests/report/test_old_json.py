@@ -2,10 +2,13 @@
 
 ``old_json/`` holds the ``to_dict()`` JSON of each kind of result written by isbetter at
 commit 3751cb5 (before the summaries were folded into the results; the rankings' simplex
-points cut to two per pair), and each report format rendered from it by that code.
+points cut to two per pair), and each report format rendered from it by that code. One
+word has changed since, on purpose: the metric is called "metric" everywhere, where the
+JSON of F1 and power results and the LaTeX F1 table's heading said "measure" (:data:`NOW`).
 """
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +19,11 @@ OLD = Path(__file__).parent / "old_json"
 NAMES = ("correlated_t", "sign", "f1", "f1_binary_dcf", "power", "rank_cv", "rank_f1")
 
 
+#: the report formats' deliberate changes since 3751cb5: (pattern, replacement); the
+#: JSON's top-level key only (the settings an old file recorded are kept as they were)
+NOW = {"json": (r'(?m)^  "measure": ', '  "metric": '), "latex": (r"\{measure\}", "{metric}")}
+
+
 def _read(name):
     return summary_from_dict(json.loads((OLD / f"{name}.json").read_text()))
 
@@ -23,7 +31,9 @@ def _read(name):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_old_summary_reports_as_it_did(name, fmt):
-    assert render(_read(name), fmt) == (OLD / f"{name}.{fmt}").read_text()
+    then = (OLD / f"{name}.{fmt}").read_text()
+    pattern, replacement = NOW.get(fmt, ("^$", ""))
+    assert render(_read(name), fmt) == re.sub(pattern, replacement, then, count=1)
 
 
 @pytest.mark.parametrize("name", NAMES)

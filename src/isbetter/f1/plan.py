@@ -117,7 +117,7 @@ class Plan:
         params: dict[str, Any] = {
             "rope": self.rope,
             "draws": self.draws,
-            "measure": self.measure.name,
+            "metric": self.measure.name,
             "hdi_prob": self.hdi_prob,
             "prior": self.prior.to_dict(),
             "system_a": self.system_a,

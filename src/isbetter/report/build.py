@@ -155,8 +155,8 @@ def _estimate_note(s: ComparisonResult, e: Estimate) -> str:
 #: display columns of the F1 tables, in the order of Zhang et al.'s Tables 4-6
 _F1_COLUMNS = (
     Column("label", "class"),
-    Column("score_a", "A", "number", group="measure"),
-    Column("score_b", "B", "number", group="measure"),
+    Column("score_a", "A", "number", group="metric"),
+    Column("score_b", "B", "number", group="metric"),
     Column("sign_p_value", "sign p", "number", group="p-value", short="sign"),
     Column("mcnemar_p_value", "McNemar p", "number", group="p-value", short="McNemar"),
     Column("bootstrap_p_value", "boot p", "number", group="p-value", short="boot"),

@@ -307,7 +307,7 @@ def _facts(s: Any) -> str:
     elif hasattr(s, "true_delta"):  # power
         rows += [
             ("method", "power of the F1 models by simulation"),
-            ("measure", f"{s.metric} ({_measure_direction(s.metric)})"),
+            ("metric", f"{s.metric} ({_measure_direction(s.metric)})"),
             ("scenario", f"{s.scenario}; true difference {s.true_delta:+.4g} (positive: A better)"),
             ("ROPE", _rope(s.rope)),
         ]

@@ -130,7 +130,7 @@ class F1Result:
             "kind": self.kind,
             "system_a": self.system_a,
             "system_b": self.system_b,
-            "measure": self.metric,  # the name files have always given the metric
+            "metric": self.metric,
             "higher_is_better": self.higher_is_better,
             "model": self.model,
             "rope": self.rope,
@@ -151,7 +151,7 @@ class F1Result:
         return cls(
             system_a=data["system_a"],
             system_b=data["system_b"],
-            metric=data["measure"],
+            metric=data["metric"] if "metric" in data else data["measure"],  # older files
             higher_is_better=bool(data["higher_is_better"]),
             model=data["model"],
             rope=float(data["rope"]),

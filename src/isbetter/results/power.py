@@ -94,7 +94,7 @@ class PowerResult:
         return {
             "kind": self.kind,
             "goal": self.goal,
-            "measure": self.metric,  # the name files have always given the metric
+            "metric": self.metric,
             "scenario": self.scenario,
             "true_delta": to_json_number(self.true_delta),
             "sizes": list(self.sizes),
@@ -113,7 +113,7 @@ class PowerResult:
         """Rebuild from :meth:`to_dict`."""
         return cls(
             goal=data["goal"],
-            metric=data["measure"],
+            metric=data["metric"] if "metric" in data else data["measure"],  # older files
             scenario=data["scenario"],
             true_delta=from_json_number(data["true_delta"]),
             sizes=tuple(int(n) for n in data["sizes"]),
