@@ -40,6 +40,7 @@ from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING
 from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
 from isbetter.cv.hierarchical.pymc_backend import PARAMETERIZATIONS, Parameterization, build_model
+from isbetter.cv.hierarchical.route import RoutePrediction, predict_parameterization
 from isbetter.cv.hierarchical.spec import Prepared, prepare
 from isbetter.cv.scores import PairedScores
 from isbetter.inference.decisions import probabilities_from_masses
@@ -84,7 +85,10 @@ class HierarchicalModel:
         See :func:`build_model`: ``"integrated"`` samples the hyper-parameters
         with every :math:`\delta_i` integrated out and draws the :math:`\delta_i`
         afterwards (no funnel; right with few data sets). ``"auto"``: integrated
-        up to :data:`AUTO_INTEGRATED_MAX_DATASETS` data sets, centred above.
+        up to :data:`AUTO_INTEGRATED_MAX_DATASETS` data sets; above, each fit starts
+        with the centred model unless the data foretell its funnel (:mod:`.route`:
+        :math:`\sigma_0` far below the data sets' widths, as for two near-identical
+        systems), and a flagged centred fit is refitted with the integrated model.
 
     Examples
     --------
@@ -110,8 +114,9 @@ class HierarchicalModel:
         # one PyMC model (and compiled sampler) per likelihood variant, built on demand
         self._models: dict[bool, Any] = {}
         self._compiled: dict[bool, Any] = {}
-        # "auto" with many data sets: centred, refitted integrated when flagged (see fit)
-        self._fallback = parameterization == "auto" and self.parameterization == "centred"
+        # "auto" with many data sets: centred or integrated as .route predicts, a flagged
+        # centred fit refitted with the integrated model (see fit)
+        self._routed = parameterization == "auto" and self.parameterization == "centred"
         self._sibling: HierarchicalModel | None = None
         self._lock = threading.Lock()
 
@@ -208,19 +213,25 @@ class HierarchicalModel:
         seed = resolve_seed(rng)
         data = prepared.model_data(priors)
         sampling = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
-        idata = self._sample(data, prepared.bounded, sampling)
+        fitted, refit_of, route = self, None, None
+        if self._routed:
+            # "auto" with many data sets: where the centred model would meet its funnel
+            # (std0 far below the data sets' widths, e.g. two near-identical systems),
+            # start with the integrated one (.route)
+            route = predict_parameterization(prepared, data)
+            if route.parameterization == "integrated":
+                fitted = self._integrated_sibling()
+        idata = fitted._sample(data, prepared.bounded, sampling)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
-        fitted, refit_of = self, None
-        if self._fallback and not diagnostics.converged:
-            # the centred funnel (std0 near 0, e.g. two near-identical systems): the
-            # integrated model has none, so its answer replaces the flagged one
+        if fitted is self and self._routed and not diagnostics.converged:
+            # the safety net: a flagged centred fit is replaced by the integrated model's
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
             idata = fitted._sample(data, prepared.bounded, sampling)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
         return fitted._result(
-            scores, idata, diagnostics, prepared, rope, rho, priors, sampling, refit_of
+            scores, idata, diagnostics, prepared, rope, rho, priors, sampling, refit_of, route
         )
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
@@ -265,6 +276,7 @@ class HierarchicalModel:
         priors: HierarchicalPriors,
         sampling: dict[str, Any],
         refit_of: dict[str, Any] | None,
+        route: RoutePrediction | None,
     ) -> HierarchicalResult:
         post = idata.posterior
         scale = prepared.scale
@@ -296,6 +308,7 @@ class HierarchicalModel:
             chains=sampling["chains"],
             backend=self.backend,
             parameterization=self.parameterization,
+            parameterization_choice=None if route is None else route.to_dict(),
             refit_of=refit_of,
             target_accept=TARGET_ACCEPT[self.parameterization],
             quadrature_node_spacing=(
@@ -362,9 +375,9 @@ def _ess(idata: Any, name: str) -> float:
 #: (tests/cv/test_hierarchical_reference.py::test_default_fits_do_not_diverge_and_mix)
 TARGET_ACCEPT = {"integrated": 0.9, "centred": 0.8, "noncentred": 0.8}
 
-#: "auto" integrates the delta_i out up to this many data sets and samples them (centred)
-#: above: with few data sets the centred funnel under-shrinks
-#: (tests/cv/test_hierarchical_oracle.py);
+#: "auto" integrates the delta_i out up to this many data sets and above samples them
+#: (centred) unless the data foretell the funnel (.route): with few data sets the centred
+#: funnel under-shrinks (tests/cv/test_hierarchical_oracle.py);
 #: with many, each delta_i is pinned by its data, and on the 54 UCI data sets the centred
 #: model converged in 30 of 30 fits where the integrated one was flagged in 3 of 10 pairs
 AUTO_INTEGRATED_MAX_DATASETS = 20
@@ -431,7 +444,10 @@ def hierarchical_test(
         ``"integrated"`` integrates them out by quadrature and draws them
         afterwards from their conditionals; it agrees with an independent
         quadrature of the posterior where ``"centred"`` under-shrinks with few
-        data sets (``tests/cv/test_hierarchical_oracle.py``).
+        data sets (``tests/cv/test_hierarchical_oracle.py``). ``"auto"``: see
+        :class:`HierarchicalModel`; ``settings["parameterization_choice"]``
+        records what the choice was made from, ``settings["refit_of"]`` a
+        flagged centred fit that was replaced.
     rng : int, numpy.random.Generator or None
         Seed; it is recorded in ``result.settings["seed"]``.
 
@@ -516,7 +532,7 @@ def hierarchical_test(
     if scores.n_datasets < 2:
         prepare(scores, check_rope(rope), rho, priors or HierarchicalPriors())  # raises
     resolve_parameterization(parameterization, scores.n_datasets)  # raises if unknown
-    # "auto" stays "auto": a flagged centred fit is refitted with the integrated model
+    # "auto" stays "auto": each fit chooses its parameterization (HierarchicalModel.fit)
     model = _shared_model(scores.n_datasets, backend_used, parameterization)
     return model.fit(
         scores,
