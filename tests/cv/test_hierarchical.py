@@ -17,18 +17,14 @@ import warnings
 
 import numpy as np
 import pytest
+from _oracle import conditional_loglik, marginal_loglik
 from scipy import integrate, stats
 
 from isbetter import ConvergenceWarning, InputError, InputTypeError, from_arrays
 from isbetter.cv.hierarchical import model as hm
 from isbetter.cv.hierarchical.model import HierarchicalModel, hierarchical_test
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
-from isbetter.cv.hierarchical.spec import (
-    conditional_loglik,
-    marginal_loglik,
-    prepare,
-    sufficient_statistics,
-)
+from isbetter.cv.hierarchical.spec import prepare, sufficient_statistics
 from isbetter.inference.posterior import HierarchicalPosterior, Posterior
 from isbetter.results import ComparisonResult, HierarchicalResult, probabilities_from_masses
 

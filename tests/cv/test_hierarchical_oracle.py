@@ -383,7 +383,7 @@ def _compiled(d0, s0, nu, a, w, ssr, xbar):
 
 
 def _numpy_errors(cases, nodes):
-    from isbetter.cv.hierarchical.numerics.quadrature import integrated_loglik
+    from _oracle import integrated_loglik
 
     errors = []
     for (d0, s0, nu, a, w, ssr, xbar), exact in cases:
@@ -497,6 +497,8 @@ def test_draw_deltas_samples_the_conditional(compiled, bounded):
     bounded: sigma_i's bound (std_hi = 1.2) binds for every data set (the bound factor
     Q(a, quad / (2 std_hi^2)) is far from 1 near the data's mean: their sd is ~1.4).
     """
+    from _oracle import draw_deltas as numpy_draws
+
     from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
 
     a, w = np.array([4.5, 49.5, 0.5, 1.0]), np.array([5.0, 9.0, 1.8, 2.7])
@@ -508,7 +510,8 @@ def test_draw_deltas_samples_the_conditional(compiled, bounded):
     for d0, s0, nu in [(0.0, 1e-4, 50.0), (1.0, 1e-3, 1.2), (-3.0, 0.2, 200.0), (0.3, 2.0, 30.0)]:
         hyper = (np.full(size, d0), np.full(size, s0), np.full(size, nu))
         data = (a, w, ssr, xbar, std_hi or 1e300)
-        draws = draw_deltas(*hyper, data, g, compiled=compiled, bounded=bounded)
+        sampler = draw_deltas if compiled else numpy_draws
+        draws = sampler(*hyper, data, g, bounded=bounded)
         for i in range(4):
             x, p = _conditional_reference(d0, s0, nu, a[i], w[i], ssr[i], xbar[i], std_hi)
             mean = (p * x).sum()
@@ -529,6 +532,8 @@ def test_draw_deltas_near_gaussian_kernels_far_apart(compiled):
     sampler's draws were off by up to 5.0 standard errors here (the compiled one, with more
     nodes, by up to 2.7); with it, at most 1.4 (measured).
     """
+    from _oracle import draw_deltas as numpy_draws
+
     from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
 
     (n, ratio, gap, nu), size = FAR_CASES[13], 20_000  # n = 3000, std0 = width, 30 widths
@@ -538,7 +543,8 @@ def test_draw_deltas_near_gaussian_kernels_far_apart(compiled):
     d0, s0 = gap * width, ratio * width
     hyper = (np.full(size, d0), np.full(size, s0), np.full(size, nu))
     g = np.random.default_rng(SEED)
-    draws = draw_deltas(*hyper, (a, w, ssr, xbar, 1e300), g, compiled=compiled)[:, 0]
+    sampler = draw_deltas if compiled else numpy_draws
+    draws = sampler(*hyper, (a, w, ssr, xbar, 1e300), g)[:, 0]
     x, p = _conditional_reference(d0, s0, nu, a[0], w[0], ssr[0], xbar[0])
     mean = (p * x).sum()
     sd = np.sqrt((p * (x - mean) ** 2).sum())

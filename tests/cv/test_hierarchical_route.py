@@ -21,7 +21,7 @@ from isbetter.cv.hierarchical import route
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
 from isbetter.cv.hierarchical.spec import prepare
 
-UCI = Path(__file__).resolve().parents[1] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+UCI = Path(__file__).resolve().parents[2] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 Q = 30  # above AUTO_INTEGRATED_MAX_DATASETS: "auto" chooses
 
 

@@ -134,7 +134,7 @@ class HierarchicalModel:
         bounded : bool, default: False
             The variant with the factor of sigma_i's prior bound (:func:`build_model`),
             which fits keep where it can matter (never with the reference priors). With
-            nutpie both variants are the same compiled density (:mod:`.hierarchical_density`).
+            nutpie both variants are the same compiled density (:mod:`.compiled_backend`).
         """
         with self._lock:
             if self._density():
@@ -230,9 +230,8 @@ class HierarchicalModel:
             idata = fitted._sample(data, prepared.bounded, sampling)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
-        return fitted._result(
-            scores, idata, diagnostics, prepared, rope, rho, priors, sampling, refit_of, route
-        )
+        settings = fitted._settings(scores, prepared, rope, rho, priors, sampling, refit_of, route)
+        return fitted._result(scores, idata, diagnostics, prepared, rope, settings)
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
         """Sample this parameterization with `data`; the integrated one gets its delta_i."""
@@ -265,11 +264,9 @@ class HierarchicalModel:
                 )
             return self._sibling
 
-    def _result(
+    def _settings(
         self,
         scores: PairedScores,
-        idata: Any,
-        diagnostics: MCMCDiagnostics,
         prepared: Prepared,
         rope: float,
         rho: float | None,
@@ -277,26 +274,11 @@ class HierarchicalModel:
         sampling: dict[str, Any],
         refit_of: dict[str, Any] | None,
         route: RoutePrediction | None,
-    ) -> HierarchicalResult:
-        post = idata.posterior
+    ) -> dict[str, Any]:
+        """Return the result's settings: the fit's inputs, sampler and how it was chosen."""
         scale = prepared.scale
-        # report in score units (the model is fitted on differences / scale)
-        post["delta0"] = post["delta0"] * scale
-        post["std0"] = post["std0"] * scale
-        post["delta"] = post["delta"] * scale
-        post = post.assign_coords(dataset=list(scores.datasets))
-        idata.posterior = post
-        delta0 = post["delta0"].to_numpy().reshape(-1)
-        std0 = post["std0"].to_numpy().reshape(-1)
-        nu = post["nu"].to_numpy().reshape(-1)
-        delta = post["delta"].to_numpy().reshape(-1, scores.n_datasets)
-        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu)
-        rho_setting: Any
-        if rho is None:
-            rho_setting = None
-        else:
-            rho_setting = float(rho)
-        settings = make_settings(
+        rho_setting = None if rho is None else float(rho)
+        return make_settings(
             "hierarchical",
             sampling["seed"],
             rope=rope,
@@ -323,6 +305,29 @@ class HierarchicalModel:
             n_datasets=scores.n_datasets,
             **input_settings(scores),
         )
+
+    def _result(
+        self,
+        scores: PairedScores,
+        idata: Any,
+        diagnostics: MCMCDiagnostics,
+        prepared: Prepared,
+        rope: float,
+        settings: dict[str, Any],
+    ) -> HierarchicalResult:
+        post = idata.posterior
+        scale = prepared.scale
+        # report in score units (the model is fitted on differences / scale)
+        post["delta0"] = post["delta0"] * scale
+        post["std0"] = post["std0"] * scale
+        post["delta"] = post["delta"] * scale
+        post = post.assign_coords(dataset=list(scores.datasets))
+        idata.posterior = post
+        delta0 = post["delta0"].to_numpy().reshape(-1)
+        std0 = post["std0"].to_numpy().reshape(-1)
+        nu = post["nu"].to_numpy().reshape(-1)
+        delta = post["delta"].to_numpy().reshape(-1, scores.n_datasets)
+        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu)
         masses = posterior.region_masses(rope)
         return HierarchicalResult.from_posterior(  # type: ignore[return-value]
             posterior,
@@ -489,7 +494,7 @@ def hierarchical_test(
     likelihood uses the sufficient statistics ``(n, mean, within sum of
     squares)`` of each data set, so it costs O(1) per data set, and
     :math:`\sigma_i` is integrated out in closed form
-    (:func:`.hierarchical_likelihood.marginal_loglik`).
+    (the marginal likelihood of :mod:`.spec`).
 
     A data set whose differences are all equal (zero variance) would make the
     posterior improper. As in the reference code, which replaces such scores by

@@ -1,12 +1,15 @@
 """The numba-compiled quadrature of the integrated hierarchical model.
 
-The rule of :func:`.hierarchical_quadrature.quadrature_nodes` (the midpoint rule in
-the sinh-mapped coordinate u) as scalar loops that numba compiles, with the number of
-nodes adapted to the range of u (`NODE_SPACING`): the log likelihood of each data set
+The rule integrates each delta_i against its Student-t prior by the midpoint rule in the
+sinh-mapped coordinate u = asinh((delta - delta0) / std0) + asinh((delta - xbar_i) /
+width_i) (plus a term per mode the two centres miss, `_mode_centres`), written as scalar
+loops that numba compiles, with the number of nodes adapted to the range of u
+(`NODE_SPACING`); its NumPy form with a fixed number of nodes is a test oracle
+(``tests/cv/_oracle.py``). It gives the log likelihood of each data set
 with its derivatives in (delta0, std0, nu) (`_loglik_kernel`, called by nutpie's C
-functions in :mod:`.hierarchical_density` and by the PyTensor Op of
-:mod:`.hierarchical_pymc`), and the sampler of each delta_i given the hyper-parameters
-(`_draw_kernel`, behind :func:`.hierarchical_quadrature.draw_deltas`).
+functions in :mod:`.compiled_backend` and by the PyTensor Op of
+:mod:`.pymc_backend`), and the sampler of each delta_i given the hyper-parameters
+(`_draw_kernel`, behind :func:`.quadrature.draw_deltas`).
 
 The functions are plain Python, so that importing this module does not import numba;
 :func:`compiled_kernels` compiles them on first use on a machine and loads them from
@@ -155,6 +158,27 @@ def _solve_y(
     return y, slope
 
 
+def _u_range(
+    delta0: float, std0: float, nu: float, lik: tuple[float, float, float], frame: Any, modes: bool
+) -> tuple[float, float, float]:  # pragma: no cover - compiled by numba
+    # The ends of the quadrature in u, so far out that the tails beyond hold ~exp(-TAIL_LOG_MASS)
+    # of the integral, and y = (delta - delta0) / width at the lower end (lik: a, xbar, width;
+    # frame: the map's, see _nodes)
+    a, xbar, width = lik
+    reach = max(std0, width, abs(xbar - delta0))
+    reach *= max(10.0, 2.0 * math.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
+    lo, hi = min(delta0, xbar) - reach, max(delta0, xbar) + reach
+    u_lo = math.asinh((lo - delta0) / std0) + math.asinh((lo - xbar) / width)
+    u_hi = math.asinh((hi - delta0) / std0) + math.asinh((hi - xbar) / width)
+    y = (lo - delta0) / width
+    if modes:  # u's terms asinh((y - y_k) / s_k) at the ends
+        for k in range(2, 8, 2):
+            if frame[k + 1] > 0.0:
+                u_lo += math.asinh((y - frame[k]) / frame[k + 1])
+                u_hi += math.asinh(((hi - delta0) / width - frame[k]) / frame[k + 1])
+    return u_lo, u_hi, y
+
+
 def _nodes(
     delta0: float,
     std0: float,
@@ -179,17 +203,7 @@ def _nodes(
     kappa, gap = std0 / width, (xbar - delta0) / width
     frame = (kappa, gap, *_mode_centres(nu, lik, width, cap, (kappa, gap)))
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
-    reach = max(std0, width, abs(xbar - delta0))
-    reach *= max(10.0, 2.0 * math.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
-    lo, hi = min(delta0, xbar) - reach, max(delta0, xbar) + reach
-    u_lo = math.asinh((lo - delta0) / std0) + math.asinh((lo - xbar) / width)
-    u_hi = math.asinh((hi - delta0) / std0) + math.asinh((hi - xbar) / width)
-    y = (lo - delta0) / width
-    if modes:  # u's terms asinh((y - y_k) / s_k) at the ends
-        for k in range(2, 8, 2):
-            if frame[k + 1] > 0.0:
-                u_lo += math.asinh((y - frame[k]) / frame[k + 1])
-                u_hi += math.asinh(((hi - delta0) / width - frame[k]) / frame[k + 1])
+    u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width), frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
     # d y / d u at the last two nodes: the next node is predicted by the two-step Adams-Bashforth
@@ -302,6 +316,7 @@ def register_jitable_helpers() -> None:
             _mode_scale,
             _mode_centres,
             _solve_y,
+            _u_range,
             _nodes,
             _z_prior_at,
             _sample_u,
@@ -335,13 +350,13 @@ def compiled_kernels() -> tuple[Any, Any]:
     r"""Return the numba-compiled likelihood and sampler (from isbetter's cache).
 
     ``loglik(delta0, std0, nu, (a, w, ssr, xbar), spacing, bound)`` returns
-    ``(logq, dlogq)``: ``logq[i]`` is :func:`integrated_loglik` for data set ``i``
+    ``(logq, dlogq)``: ``logq[i]`` is :math:`\log p(x_i \mid \delta_0, \sigma_0, \nu)`
     without the Student-t normaliser's :math:`\log c(\nu)`, with nodes `spacing`
     apart in :math:`u`; ``dlogq[i]`` its derivatives in ``(delta0, std0, nu)``: the
     same rule applied to the derivatives of the integrand. `bound` is
     :func:`with_bound` (keep :math:`\sigma_i`'s bound factor) or :func:`no_bound`.
     ``draw(delta0, std0, nu, (a, w, ssr, xbar), spacing, bound, rng)`` is the sampler
-    of :func:`draw_deltas`. Compiled on first use on a machine, then loaded
+    of :func:`.quadrature.draw_deltas`. Compiled on first use on a machine, then loaded
     (:mod:`isbetter.core.cache`).
     """
     from isbetter.core import cache
