@@ -64,6 +64,13 @@ _MODE_STEPS = 10
 _U_TOL = 1e-11
 #: rows of the kernels' node buffer (see _nodes)
 _ROWS = 6
+#: The sampler of each delta_i draws from the prior and accepts by the likelihood
+#: (_from_prior) where std0 is below the likelihood's width and log L(xbar) - log L(delta0)
+#: at most PRIOR_LOG_RATIO (acceptance then about exp(-PRIOR_LOG_RATIO) = 0.22 or more),
+#: PRIOR_TRIES times before the quadrature sampler takes over: 8000 draws of 1000 data sets
+#: of two near-identical systems in ~2 s instead of ~20 s.
+PRIOR_LOG_RATIO = 1.5
+PRIOR_TRIES = 16
 
 
 def _width(a: float, w: float, ssr: float, cap: float) -> float:  # pragma: no cover - numba
@@ -158,16 +165,41 @@ def _solve_y(
     return y, slope
 
 
+def _prior_reach(
+    delta0: float, std0: float, nu: float, lik: tuple[float, float, float, float]
+) -> float:  # pragma: no cover - compiled by numba
+    # Z std0, beyond which on either side of delta0 the integral holds less than
+    # exp(-TAIL_LOG_MASS) of its total, from bounds: there the prior's mass, P(|t_nu| > Z)
+    # <= 2 c_nu nu^((nu - 1) / 2) Z^-nu (its density below c_nu (z^2 / nu)^(-(nu + 1) / 2)),
+    # times the likelihood's largest value (at xbar), against the total above P(|t_nu| < 1)
+    # >= 1/2 times the likelihood's least within one std0 of delta0. Far below the other
+    # reach where std0 is far below the likelihood's width and nu not small (no sigma_i
+    # bound factor here: lik = a, w, ssr, xbar).
+    a, w, ssr, xbar = lik
+    far = abs(xbar - delta0) + std0
+    log_ratio = a * math.log1p(w * far * far / ssr)  # log L(xbar) - log L(delta0 +- std0)
+    log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
+    log_z = 2.0 * math.log(2.0) + log_c + (nu - 1.0) / 2.0 * math.log(nu) + log_ratio
+    log_z = (log_z + TAIL_LOG_MASS) / nu
+    return std0 * math.exp(log_z) if log_z < 700.0 else math.inf
+
+
 def _u_range(
-    delta0: float, std0: float, nu: float, lik: tuple[float, float, float], frame: Any, modes: bool
+    delta0: float,
+    std0: float,
+    nu: float,
+    lik: tuple[float, float, float, float],
+    frame: Any,
+    modes: bool,
 ) -> tuple[float, float, float]:  # pragma: no cover - compiled by numba
     # The ends of the quadrature in u, so far out that the tails beyond hold ~exp(-TAIL_LOG_MASS)
-    # of the integral, and y = (delta - delta0) / width at the lower end (lik: a, xbar, width;
-    # frame: the map's, see _nodes)
-    a, xbar, width = lik
+    # of the integral, and y = (delta - delta0) / width at the lower end (lik: a, xbar, width,
+    # and _prior_reach's; frame: the map's, see _nodes)
+    a, xbar, width, prior_reach = lik
     reach = max(std0, width, abs(xbar - delta0))
     reach *= max(10.0, 2.0 * math.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
     lo, hi = min(delta0, xbar) - reach, max(delta0, xbar) + reach
+    lo, hi = max(lo, delta0 - prior_reach), min(hi, delta0 + prior_reach)
     u_lo = math.asinh((lo - delta0) / std0) + math.asinh((lo - xbar) / width)
     u_hi = math.asinh((hi - delta0) / std0) + math.asinh((hi - xbar) / width)
     y = (lo - delta0) / width
@@ -203,7 +235,8 @@ def _nodes(
     kappa, gap = std0 / width, (xbar - delta0) / width
     frame = (kappa, gap, *_mode_centres(nu, lik, width, cap, (kappa, gap)))
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
-    u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width), frame, modes)
+    prior_reach = _prior_reach(delta0, std0, nu, lik) if offset < 0 else math.inf
+    u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width, prior_reach), frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
     # d y / d u at the last two nodes: the next node is predicted by the two-step Adams-Bashforth
@@ -316,10 +349,12 @@ def register_jitable_helpers() -> None:
             _mode_scale,
             _mode_centres,
             _solve_y,
+            _prior_reach,
             _u_range,
             _nodes,
             _z_prior_at,
             _sample_u,
+            _from_prior,
             _loglik_kernel,
         ):
             register_jitable(helper)
@@ -394,6 +429,34 @@ def _warm_up(kernels: dict[str, Any]) -> None:
     kernels["draw"](ones * 0.0, ones, ones * 2.0, lik, NODE_SPACING, no_bound(2), rng)
 
 
+def _from_prior(
+    delta0: float,
+    std0: float,
+    nu: float,
+    lik: tuple[float, float, float, float],
+    out: np.ndarray,
+    rng: np.random.Generator,
+) -> bool:  # pragma: no cover - compiled by numba
+    # Rejection from the prior, where the likelihood is wide against std0 and near delta0:
+    # delta ~ t_nu(delta0, std0), accepted with probability L(delta) / L(xbar) <= 1 (the
+    # likelihood's largest value; no sigma_i bound factor here: lik = a, w, ssr, xbar). An
+    # accepted draw follows the conditional exactly; after PRIOR_TRIES rejections (or where
+    # the acceptance would be low) it returns False and the quadrature sampler draws
+    # instead, so the mixture of the two is the conditional too. Writes the draw in out[0].
+    a, w, ssr, xbar = lik
+    if not std0 * std0 * w * max(2.0 * a - 1.0, 1.0) < ssr:  # std0 < the likelihood's width
+        return False
+    gap = xbar - delta0
+    if a * math.log1p(w * gap * gap / ssr) > PRIOR_LOG_RATIO:  # L(delta0) / L(xbar) too low
+        return False
+    for _ in range(PRIOR_TRIES):
+        d = delta0 + std0 * rng.standard_t(nu)
+        if math.log(rng.random()) < -a * math.log1p(w * (xbar - d) ** 2 / ssr):
+            out[0] = d
+            return True
+    return False
+
+
 def _draw_kernel(
     delta0: np.ndarray,
     std0: np.ndarray,
@@ -412,6 +475,8 @@ def _draw_kernel(
     for s in range(delta0.shape[0]):
         for i in range(a.shape[0]):
             lik_i = (a[i], w[i], ssr[i], xbar[i])
+            if offsets[i] < 0 and _from_prior(delta0[s], std0[s], nu[s], lik_i, out[s, i:], rng):
+                continue
             bound_i = (tables, int(offsets[i]), shift)
             n, u0, step, frame = _nodes(delta0[s], std0[s], nu[s], lik_i, spacing, nodes, bound_i)
             for k in range(n):
