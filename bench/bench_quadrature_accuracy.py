@@ -84,7 +84,9 @@ def main() -> None:
         for nodes in (64, 256):
             value = integrated_loglik(d0, s0, nu, (*lik, 1e300), n_nodes=nodes)[0]
             errors[f"numpy {nodes}"].append(abs(value - exact))
-        frame = _nodes(d0, s0, nu, (a, w, ssr, xbar), NODE_SPACING, work, (work[0], -1, 0.0))[3]
+        frame = _nodes(
+            d0, s0, nu, (a, w, ssr, xbar), NODE_SPACING, work, (work[0], -1, 0.0, False)
+        )[3]
         modes += max(frame[3], frame[5], frame[7]) > 0.0
     share = modes / len(rows)
     print(f"{len(rows)} configurations (seed {args.seed}); {share:.1%} with mode centres")

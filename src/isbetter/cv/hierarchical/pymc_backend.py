@@ -261,7 +261,7 @@ def _centred_loglik(
         delta = pm.Deterministic("delta", delta0 + std0 * z, dims="dataset")
     else:
         delta = pm.StudentT("delta", nu=nu, mu=delta0, sigma=std0, dims="dataset")
-    # marginal_loglik with its data-only terms precomputed (Prepared.model_data)
+    # the marginal likelihood of .spec with its data-only terms precomputed (Prepared.model_data)
     quad = data["ssr"] + data["w"] * pt.square(data["xbar"] - delta)
     loglik = data["const"] - (data["a"] * pt.log(quad / 2)).sum()
     if bounded:
