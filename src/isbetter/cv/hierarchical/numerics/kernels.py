@@ -176,7 +176,7 @@ def _solve_y(
 
 
 def _prior_reach(
-    delta0: float, std0: float, nu: float, lik: tuple[float, float, float, float]
+    delta0: float, std0: float, nu: float, lik: tuple[float, float, float, float], width: float
 ) -> float:  # pragma: no cover - compiled by numba
     # Z std0, beyond which on either side of delta0 the integral holds less than
     # exp(-TAIL_LOG_MASS) of its total, from bounds: there the prior's mass, P(|t_nu| > Z)
@@ -191,7 +191,9 @@ def _prior_reach(
     log_c = math.lgamma((nu + 1.0) / 2.0) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
     log_z = 2.0 * math.log(2.0) + log_c + (nu - 1.0) / 2.0 * math.log(nu) + log_ratio
     log_z = (log_z + TAIL_LOG_MASS) / nu
-    return std0 * math.exp(log_z) if log_z < 700.0 else math.inf
+    reach = std0 * math.exp(log_z) if log_z < 700.0 else math.inf
+    # not far below the width: no cut (inf), the rule as before
+    return reach if reach <= PRIOR_REACH_WIDTHS * width else math.inf
 
 
 def _u_range(
@@ -246,9 +248,7 @@ def _nodes(
     kappa, gap = std0 / width, (xbar - delta0) / width
     frame = (kappa, gap, *_mode_centres(nu, lik, width, cap, (kappa, gap)))
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
-    prior_reach = _prior_reach(delta0, std0, nu, lik) if offset < 0 and cut else math.inf
-    if prior_reach > PRIOR_REACH_WIDTHS * width:  # not far below the width: the rule as before
-        prior_reach = math.inf
+    prior_reach = _prior_reach(delta0, std0, nu, lik, width) if offset < 0 and cut else math.inf
     u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width, prior_reach), frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
