@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
 from scipy import special
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "cv"))  # the NumPy rule: a test oracle (_oracle.py)
 
 
 def _oracle():
-    path = ROOT / "tests" / "test_hierarchical_oracle.py"
+    path = ROOT / "tests" / "cv" / "test_hierarchical_oracle.py"
     spec = importlib.util.spec_from_file_location("hierarchical_oracle", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -58,6 +60,8 @@ def main() -> None:
     parser.add_argument("--configs", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    from _oracle import integrated_loglik
+
     from isbetter.cv.hierarchical.numerics.kernels import (
         _MAX_NODES,
         _ROWS,
@@ -66,7 +70,6 @@ def main() -> None:
         compiled_kernels,
         no_bound,
     )
-    from isbetter.cv.hierarchical.numerics.quadrature import integrated_loglik
 
     oracle, loglik = _oracle(), compiled_kernels()[0]
     rows = configurations(args.configs, args.seed)
@@ -81,7 +84,9 @@ def main() -> None:
         for nodes in (64, 256):
             value = integrated_loglik(d0, s0, nu, (*lik, 1e300), n_nodes=nodes)[0]
             errors[f"numpy {nodes}"].append(abs(value - exact))
-        frame = _nodes(d0, s0, nu, (a, w, ssr, xbar), NODE_SPACING, work, (work[0], -1, 0.0))[3]
+        frame = _nodes(
+            d0, s0, nu, (a, w, ssr, xbar), NODE_SPACING, work, (work[0], -1, 0.0, False)
+        )[3]
         modes += max(frame[3], frame[5], frame[7]) > 0.0
     share = modes / len(rows)
     print(f"{len(rows)} configurations (seed {args.seed}); {share:.1%} with mode centres")

@@ -45,14 +45,6 @@ def test_an_upward_import_would_be_caught(tmp_path):
 
 #: the most code lines a function may have (docstring, comments and blank lines not counted)
 MAX_FUNCTION_LINES = 60
-#: long functions being split on another branch (cv/hierarchical/: j21-refit); delete
-#: each name here once its split is merged
-LONG_FOR_NOW = {
-    "cv/hierarchical/model.py:_result",
-    "cv/hierarchical/numerics/kernels.py:_nodes",
-    "cv/hierarchical/spec.py:prepare",
-    "cv/hierarchical/compiled_backend.py:_centred_kernel",
-}
 
 
 def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> int:
@@ -82,8 +74,7 @@ def long_functions(package: Path) -> dict[str, int]:
 
 def test_no_function_is_longer_than_60_code_lines():
     found = long_functions(ROOT / "src" / "isbetter")
-    over = {name: n for name, n in found.items() if name not in LONG_FOR_NOW}
-    assert not over, f"split these functions (code lines > {MAX_FUNCTION_LINES}): {over}"
+    assert not found, f"split these functions (code lines > {MAX_FUNCTION_LINES}): {found}"
 
 
 def test_a_long_function_would_be_caught(tmp_path):

@@ -78,8 +78,9 @@ def tight():
 
 def test_integrated_density_keeps_the_bound_factor(tight):
     """Bounded minus unbounded log density: the NumPy rule (SciPy's Q, 4096 nodes)."""
+    from _oracle import integrated_loglik
+
     from isbetter.cv.hierarchical.compiled_backend import _arguments, _expand, log_density
-    from isbetter.cv.hierarchical.numerics.quadrature import integrated_loglik
 
     data = tuple(tight[k] for k in ("a", "w", "ssr", "xbar", "std_hi"))
     bounds = _arguments(tight, False)[1]

@@ -1,6 +1,6 @@
 r"""The hierarchical model's log density written for nutpie: compiled once per machine.
 
-:func:`.hierarchical_pymc.build_model` states the model in PyMC. nutpie samples a
+:func:`~.pymc_backend.build_model` states the model in PyMC. nutpie samples a
 PyMC model by compiling its PyTensor graph with numba, which costs ~30 s in every
 new process and again for every number of data sets. Here the same log densities
 and gradients, in the same unconstrained coordinates (PyMC's interval and log
@@ -8,11 +8,11 @@ transforms, its variable order), are numba functions of the data arrays of any
 length, kept in isbetter's on-disk cache (:mod:`isbetter.core.cache`): a fresh process
 loads them in well under a second and one compiled function serves every study.
 ``tests/cv/test_hierarchical_density.py`` checks the value and gradient against PyMC's
-compiled ``logp``/``dlogp`` of :func:`~.hierarchical_pymc.build_model` to 1e-9.
+compiled ``logp``/``dlogp`` of :func:`~.pymc_backend.build_model` to 1e-9.
 
 Two variants: ``"centred"`` (free ``alpha, beta, nu - 1, delta0, std0, delta``) and
 ``"integrated"`` (free ``nu - 1, delta0, std0``; the :math:`\delta_i` integrated out
-by :func:`._quadrature_kernels.compiled_kernels`, :math:`\alpha, \beta` out of
+by :func:`.numerics.kernels.compiled_kernels`, :math:`\alpha, \beta` out of
 :math:`\nu`'s prior). Both keep the factor of :math:`\sigma_i`'s prior bound where a
 fit needs it (``Prepared.bounded``), read from the tables of :mod:`.sigma_bound`.
 Both are handed to nutpie as numba C functions over one float64 buffer (no Python
@@ -99,16 +99,8 @@ def _centred_kernel(
     # alpha_lo, alpha_hi, beta_lo, beta_hi, delta0_hi, std0_hi, const, log(2 std_hi^2).
     # Writes the gradient into grad, returns the log density.
     a, w, ssr, xbar, offsets = data[0], data[1], data[2], data[3], data[4]
-    shift = bounds[7]
-    a_lo, a_hi, b_lo, b_hi, d_hi, s_hi = (
-        bounds[0],
-        bounds[1],
-        bounds[2],
-        bounds[3],
-        bounds[4],
-        bounds[5],
-    )
-    const = bounds[6]
+    a_lo, a_hi, b_lo, b_hi = bounds[0], bounds[1], bounds[2], bounds[3]
+    d_hi, s_hi, const, shift = bounds[4], bounds[5], bounds[6], bounds[7]
     q = a.shape[0]
     # the four uniforms: prior and Jacobian of the interval transform leave log s (1 - s)
     logp = const
@@ -346,7 +338,7 @@ def log_density(
         Unconstrained values in PyMC's order: ``alpha, beta, nu_minus_one, delta0,
         std0, delta`` (centred) or ``nu_minus_one, delta0, std0`` (integrated).
     data : dict
-        :meth:`.hierarchical_likelihood.Prepared.model_data`.
+        :meth:`.spec.Prepared.model_data`.
     bounded : bool, default: False
         Keep the factor of :math:`\sigma_i`'s prior bound (``Prepared.bounded``).
     """

@@ -40,6 +40,7 @@ from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING
 from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
 from isbetter.cv.hierarchical.priors import HierarchicalPriors
 from isbetter.cv.hierarchical.pymc_backend import PARAMETERIZATIONS, Parameterization, build_model
+from isbetter.cv.hierarchical.route import RoutePrediction, predict_parameterization
 from isbetter.cv.hierarchical.spec import Prepared, prepare
 from isbetter.cv.scores import PairedScores
 from isbetter.inference.decisions import probabilities_from_masses
@@ -91,7 +92,10 @@ class HierarchicalModel:
         See :func:`build_model`: ``"integrated"`` samples the hyper-parameters
         with every :math:`\delta_i` integrated out and draws the :math:`\delta_i`
         afterwards (no funnel; right with few data sets). ``"auto"``: integrated
-        up to :data:`AUTO_INTEGRATED_MAX_DATASETS` data sets, centred above.
+        up to :data:`AUTO_INTEGRATED_MAX_DATASETS` data sets; above, each fit starts
+        with the centred model unless the data foretell its funnel (:mod:`.route`:
+        :math:`\sigma_0` far below the data sets' widths, as for two near-identical
+        systems), and a flagged centred fit is refitted with the integrated model.
 
     Examples
     --------
@@ -117,8 +121,9 @@ class HierarchicalModel:
         # one PyMC model (and compiled sampler) per likelihood variant, built on demand
         self._models: dict[bool, Any] = {}
         self._compiled: dict[bool, Any] = {}
-        # "auto" with many data sets: centred, refitted integrated when flagged (see fit)
-        self._fallback = parameterization == "auto" and self.parameterization == "centred"
+        # "auto" with many data sets: centred or integrated as .route predicts, a flagged
+        # centred fit refitted with the integrated model (see fit)
+        self._routed = parameterization == "auto" and self.parameterization == "centred"
         self._sibling: HierarchicalModel | None = None
         self._lock = threading.Lock()
 
@@ -136,7 +141,7 @@ class HierarchicalModel:
         bounded : bool, default: False
             The variant with the factor of sigma_i's prior bound (:func:`build_model`),
             which fits keep where it can matter (never with the reference priors). With
-            nutpie both variants are the same compiled density (:mod:`.hierarchical_density`).
+            nutpie both variants are the same compiled density (:mod:`.compiled_backend`).
         """
         with self._lock:
             if self._density():
@@ -222,20 +227,25 @@ class HierarchicalModel:
         seed = resolve_seed(rng)
         data = prepared.model_data(priors)
         run = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
-        idata = self._sample(data, prepared.bounded, run)
+        fitted, refit_of, route = self, None, None
+        if self._routed:
+            # "auto" with many data sets: where the centred model would meet its funnel
+            # (std0 far below the data sets' widths, e.g. two near-identical systems),
+            # start with the integrated one (.route)
+            route = predict_parameterization(prepared, data)
+            if route.parameterization == "integrated":
+                fitted = self._integrated_sibling()
+        idata = fitted._sample(data, prepared.bounded, run)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
-        fitted, refit_of = self, None
-        if self._fallback and not diagnostics.converged:
-            # the centred funnel (std0 near 0, e.g. two near-identical systems): the
-            # integrated model has none, so its answer replaces the flagged one
+        if fitted is self and self._routed and not diagnostics.converged:
+            # the safety net: a flagged centred fit is replaced by the integrated model's
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
             idata = fitted._sample(data, prepared.bounded, run)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
-        return fitted._result(
-            scores, idata, diagnostics, prepared, rope, rho, priors, run, refit_of
-        )
+        settings = fitted._settings(scores, prepared, rope, rho, priors, run, refit_of, route)
+        return fitted._result(scores, idata, diagnostics, prepared, rope, settings)
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
         """Sample this parameterization with `data`; the integrated one gets its delta_i."""
@@ -268,37 +278,21 @@ class HierarchicalModel:
                 )
             return self._sibling
 
-    def _result(
+    def _settings(
         self,
         scores: PairedScores,
-        idata: Any,
-        diagnostics: MCMCDiagnostics,
         prepared: Prepared,
         rope: float,
         rho: float | None,
         priors: HierarchicalPriors,
         sampling: dict[str, Any],
         refit_of: dict[str, Any] | None,
-    ) -> HierarchicalResult:
-        post = idata.posterior
+        route: RoutePrediction | None,
+    ) -> dict[str, Any]:
+        """Return the result's settings: the fit's inputs, sampler and how it was chosen."""
         scale = prepared.scale
-        # report in score units (the model is fitted on differences / scale)
-        post["delta0"] = post["delta0"] * scale
-        post["std0"] = post["std0"] * scale
-        post["delta"] = post["delta"] * scale
-        post = post.assign_coords(dataset=list(scores.datasets))
-        idata.posterior = post
-        delta0 = post["delta0"].to_numpy().reshape(-1)
-        std0 = post["std0"].to_numpy().reshape(-1)
-        nu = post["nu"].to_numpy().reshape(-1)
-        delta = post["delta"].to_numpy().reshape(-1, scores.n_datasets)
-        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu)
-        rho_setting: Any
-        if rho is None:
-            rho_setting = None
-        else:
-            rho_setting = float(rho)
-        settings = make_settings(
+        rho_setting = None if rho is None else float(rho)
+        return make_settings(
             "hierarchical",
             sampling["seed"],
             rope=rope,
@@ -310,6 +304,7 @@ class HierarchicalModel:
             chains=sampling["chains"],
             backend=self.backend,
             parameterization=self.parameterization,
+            parameterization_choice=None if route is None else route.to_dict(),
             refit_of=refit_of,
             target_accept=TARGET_ACCEPT[self.parameterization],
             quadrature_node_spacing=(
@@ -324,6 +319,29 @@ class HierarchicalModel:
             n_datasets=scores.n_datasets,
             **input_settings(scores),
         )
+
+    def _result(
+        self,
+        scores: PairedScores,
+        idata: Any,
+        diagnostics: MCMCDiagnostics,
+        prepared: Prepared,
+        rope: float,
+        settings: dict[str, Any],
+    ) -> HierarchicalResult:
+        post = idata.posterior
+        scale = prepared.scale
+        # report in score units (the model is fitted on differences / scale)
+        post["delta0"] = post["delta0"] * scale
+        post["std0"] = post["std0"] * scale
+        post["delta"] = post["delta"] * scale
+        post = post.assign_coords(dataset=list(scores.datasets))
+        idata.posterior = post
+        delta0 = post["delta0"].to_numpy().reshape(-1)
+        std0 = post["std0"].to_numpy().reshape(-1)
+        nu = post["nu"].to_numpy().reshape(-1)
+        delta = post["delta"].to_numpy().reshape(-1, scores.n_datasets)
+        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu)
         masses = posterior.region_masses(rope)
         return HierarchicalResult.from_posterior(  # type: ignore[return-value]
             posterior,
@@ -376,9 +394,9 @@ def _ess(idata: Any, name: str) -> float:
 #: (tests/cv/test_hierarchical_reference.py::test_default_fits_do_not_diverge_and_mix)
 TARGET_ACCEPT = {"integrated": 0.9, "centred": 0.8, "noncentred": 0.8}
 
-#: "auto" integrates the delta_i out up to this many data sets and samples them (centred)
-#: above: with few data sets the centred funnel under-shrinks
-#: (tests/cv/test_hierarchical_oracle.py);
+#: "auto" integrates the delta_i out up to this many data sets and above samples them
+#: (centred) unless the data foretell the funnel (.route): with few data sets the centred
+#: funnel under-shrinks (tests/cv/test_hierarchical_oracle.py);
 #: with many, each delta_i is pinned by its data, and on the 54 UCI data sets the centred
 #: model converged in 30 of 30 fits where the integrated one was flagged in 3 of 10 pairs
 AUTO_INTEGRATED_MAX_DATASETS = 20
@@ -445,7 +463,10 @@ def hierarchical_test(
         ``"integrated"`` integrates them out by quadrature and draws them
         afterwards from their conditionals; it agrees with an independent
         quadrature of the posterior where ``"centred"`` under-shrinks with few
-        data sets (``tests/cv/test_hierarchical_oracle.py``).
+        data sets (``tests/cv/test_hierarchical_oracle.py``). ``"auto"``: see
+        :class:`HierarchicalModel`; ``settings["parameterization_choice"]``
+        records what the choice was made from, ``settings["refit_of"]`` a
+        flagged centred fit that was replaced.
     rng : int, numpy.random.Generator or None
         Seed; it is recorded in ``result.settings["seed"]``.
 
@@ -487,7 +508,7 @@ def hierarchical_test(
     likelihood uses the sufficient statistics ``(n, mean, within sum of
     squares)`` of each data set, so it costs O(1) per data set, and
     :math:`\sigma_i` is integrated out in closed form
-    (:func:`.hierarchical_likelihood.marginal_loglik`).
+    (the marginal likelihood of :mod:`.spec`).
 
     A data set whose differences are all equal (zero variance) would make the
     posterior improper. As in the reference code, which replaces such scores by
@@ -530,7 +551,7 @@ def hierarchical_test(
     if scores.n_datasets < 2:
         prepare(scores, check_rope(rope), rho, priors or HierarchicalPriors())  # raises
     resolve_parameterization(parameterization, scores.n_datasets)  # raises if unknown
-    # "auto" stays "auto": a flagged centred fit is refitted with the integrated model
+    # "auto" stays "auto": each fit chooses its parameterization (HierarchicalModel.fit)
     model = _shared_model(scores.n_datasets, backend_used, parameterization)
     return model.fit(
         scores,

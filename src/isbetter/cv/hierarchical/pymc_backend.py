@@ -54,7 +54,7 @@ def _quadrature_op() -> type:
 
         Inputs ``delta0, std0, nu`` (scalars) and ``a, w, ssr, xbar, std_hi`` (data);
         outputs the log integrals and their derivatives (``(q, 3)``), both from one
-        pass of :func:`._quadrature_kernels.compiled_kernels`, with the factor of
+        pass of :func:`.numerics.kernels.compiled_kernels`, with the factor of
         sigma_i's bound ``std_hi`` where `bounded`.
         """
 
@@ -135,12 +135,12 @@ def build_model(
         Number of data sets ``q`` (>= 2).
     parameterization : {"integrated", "centred", "noncentred"}, default: "integrated"
         ``"integrated"`` integrates every :math:`\delta_i` out by quadrature
-        (:func:`.hierarchical_quadrature.integrated_loglik`) and :math:`\alpha,
+        (:func:`.numerics.kernels.compiled_kernels`) and :math:`\alpha,
         \beta` out of :math:`\nu`'s prior, so NUTS samples only :math:`\nu,
         \delta_0, \sigma_0`: no funnel between :math:`\sigma_0` and the
         :math:`\delta_i`; the :math:`\delta_i` are drawn
         afterwards from their conditionals
-        (:func:`.hierarchical_quadrature.draw_deltas`). ``"centred"`` samples
+        (:func:`.numerics.quadrature.draw_deltas`). ``"centred"`` samples
         :math:`\delta_i \sim t_\nu(\delta_0, \sigma_0)` directly; with few data
         sets it diverges and under-shrinks where :math:`\sigma_0` is small
         (``bench/bench_hierarchical_parameterisation.py``). ``"noncentred"``
@@ -150,7 +150,7 @@ def build_model(
     bounded : bool, default: True
         Keep the incomplete-gamma factor of the bound of :math:`\sigma_i`'s
         prior in the likelihood (see
-        :func:`.hierarchical_likelihood.marginal_loglik`). Fits drop it when its log is
+        the marginal likelihood of :mod:`.spec`). Fits drop it when its log is
         above ``-BOUND_TERM_TOL`` wherever the posterior can be.
 
     Returns
@@ -164,7 +164,7 @@ def build_model(
     Notes
     -----
     The per-data-set :math:`\sigma_i \sim U(0, \bar\sigma)` are integrated out
-    analytically (:func:`.hierarchical_likelihood.marginal_loglik`), which removes
+    analytically (the marginal likelihood of :mod:`.spec`), which removes
     ``q`` parameters and their funnel-shaped coupling with :math:`\delta_i`; the model is otherwise
     that of Corani et al. [1]_ (see :class:`~isbetter.cv.hierarchical.priors.HierarchicalPriors`).
     """
@@ -261,7 +261,7 @@ def _centred_loglik(
         delta = pm.Deterministic("delta", delta0 + std0 * z, dims="dataset")
     else:
         delta = pm.StudentT("delta", nu=nu, mu=delta0, sigma=std0, dims="dataset")
-    # marginal_loglik with its data-only terms precomputed (Prepared.model_data)
+    # the marginal likelihood of .spec with its data-only terms precomputed (Prepared.model_data)
     quad = data["ssr"] + data["w"] * pt.square(data["xbar"] - delta)
     loglik = data["const"] - (data["a"] * pt.log(quad / 2)).sum()
     if bounded:

@@ -1,10 +1,24 @@
-r"""Likelihood of the hierarchical correlated-t model from sufficient statistics.
+r"""The hierarchical model's data: checked scores to scaled sufficient statistics.
 
-The per-fold differences of data set i are MVN(delta_i 1, sigma_i^2 M) with
-compound symmetry M = (1 - rho) I + rho 11^T, so the density depends on the data
-only through (n, mean, within sum of squares): O(1) per data set instead of
-O(n^2). sigma_i ~ U(0, sigma_upper) is integrated out in closed form. The same
-formulas serve NumPy (tests, checks) and PyTensor (the PyMC model).
+The per-fold differences of data set :math:`i` are :math:`MVN(\delta_i 1, \sigma_i^2
+M)` with compound symmetry :math:`M = (1 - \rho) I + \rho 11^T` [1]_ [2]_, so the
+density depends on the data only through :math:`(n, \bar x, SS)`: O(1) per data set
+instead of O(n^2). With :math:`\sigma_i \sim U(0, \bar\sigma)` integrated out in
+closed form,
+
+.. math::
+
+    p(x_i \mid \delta_i) = \frac{\Gamma(a)\, Q(a, \frac{S}{2\bar\sigma^2})}
+    {2 \bar\sigma (2\pi)^{n/2} (\det M)^{1/2} (S/2)^{a}},
+    \quad a = \frac{n-1}{2}, \quad S = \frac{SS}{1 - \rho} +
+    \frac{n (\bar x - \delta_i)^2}{1 + (n - 1)\rho},
+
+:math:`Q` the regularised upper incomplete gamma function.
+:meth:`Prepared.model_data` computes its data-only parts once per fit; the log
+density itself is written once, in the compiled backend
+(:mod:`.compiled_backend`, :mod:`.numerics.kernels`), and in PyTensor where the PyMC
+backend needs it (:mod:`.pymc_backend`); ``tests/cv/_oracle.py`` holds the NumPy
+reference both are tested against.
 
 References
 ----------
@@ -67,108 +81,6 @@ def _quadratic_form(mean: Any, ss: Any, n: Any, rho: Any, delta: Any) -> Any:
     return ss / (1 - rho) + n * (mean - delta) ** 2 / (1 + (n - 1) * rho)
 
 
-def conditional_loglik(
-    mean: np.ndarray,
-    ss: np.ndarray,
-    n: np.ndarray,
-    rho: np.ndarray | float,
-    delta: np.ndarray | float,
-    sigma: np.ndarray | float,
-) -> np.ndarray:
-    r"""Log density of each data set's differences given :math:`\delta_i, \sigma_i`.
-
-    Equals the density of :math:`x_i \sim MVN(\delta_i 1, \sigma_i^2 M)` with
-    :math:`M = (1-\rho)I + \rho 11^T` (compound symmetry, [1]_ [2]_), computed in
-    O(1) per data set from ``n``, the mean and the within sum of squares, using
-    :math:`\det M = (1-\rho)^{n-1}(1 + (n-1)\rho)`.
-
-    Parameters
-    ----------
-    mean, ss, n : numpy.ndarray
-        Sufficient statistics (see :func:`sufficient_statistics`).
-    rho : float or numpy.ndarray
-        Correlation of the differences within a data set.
-    delta, sigma : float or numpy.ndarray
-        Mean and standard deviation of each data set's differences.
-
-    Returns
-    -------
-    numpy.ndarray
-        One log density per data set.
-    """
-    log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
-    quad = _quadratic_form(mean, ss, n, rho, delta)
-    return (
-        -0.5 * n * math.log(2 * math.pi)
-        - n * np.log(sigma)
-        - 0.5 * log_det_m
-        - 0.5 * quad / np.square(sigma)
-    )
-
-
-def marginal_loglik(
-    mean: np.ndarray,
-    ss: np.ndarray,
-    n: np.ndarray,
-    rho: np.ndarray | float,
-    delta: np.ndarray | float,
-    sigma_upper: float,
-    *,
-    bounded: bool = True,
-) -> np.ndarray:
-    r"""Log density of each data set's differences given :math:`\delta_i` only.
-
-    :math:`\sigma_i \sim U(0, \bar\sigma)` is integrated out in closed form:
-
-    .. math::
-
-        p(x_i \mid \delta_i) = \frac{\Gamma(a)\, Q(a, \frac{S}{2\bar\sigma^2})}
-        {2 \bar\sigma (2\pi)^{n/2} (\det M)^{1/2} (S/2)^{a}},
-        \quad a = \frac{n-1}{2},
-
-    with :math:`S` the quadratic form of :func:`conditional_loglik` and
-    :math:`Q` the regularised upper incomplete gamma function. This is the
-    likelihood the PyMC model uses (the same expression, written in PyTensor).
-
-    Parameters
-    ----------
-    mean, ss, n : numpy.ndarray
-        Sufficient statistics (see :func:`sufficient_statistics`); ``n >= 2``.
-    rho : float or numpy.ndarray
-        Correlation of the differences within a data set.
-    delta : float or numpy.ndarray
-        Mean of each data set's differences.
-    sigma_upper : float
-        Upper bound :math:`\bar\sigma` of the uniform prior on :math:`\sigma_i`.
-    bounded : bool, default: True
-        False drops the factor :math:`Q(a, S / (2\bar\sigma^2))`, which is 1 to
-        double precision unless :math:`\delta_i` lies absurdly far (hundreds of
-        standard deviations) from the data set's mean when :math:`\bar\sigma`
-        is large (as with the reference priors); the model then uses the prior
-        bound only through the constant :math:`1/\bar\sigma`.
-
-    Returns
-    -------
-    numpy.ndarray
-        One log density per data set.
-    """
-    # 1/su (2 pi)^(-n/2) det(M)^(-1/2) 1/2 (S/2)^(-a) Gamma(a) Q(a, S/(2 su^2)), su = sigma_upper
-    a = (n - 1) / 2
-    quad = _quadratic_form(mean, ss, n, rho, delta)
-    log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
-    out = (
-        -np.log(sigma_upper)
-        - 0.5 * n * math.log(2 * math.pi)
-        - 0.5 * log_det_m
-        - math.log(2.0)
-        + special.gammaln(a)
-        - a * np.log(quad / 2)
-    )
-    if bounded:  # the upper bound of sigma_i's uniform prior (see BOUND_TERM_TOL)
-        out = out + np.log(special.gammaincc(a, quad / (2 * sigma_upper**2)))
-    return out  # type: ignore[no-any-return,unused-ignore]
-
-
 #: a data set counts as having zero variance when its sd is below this fraction of its
 #: largest absolute difference (round-off of equal differences), or exactly zero.
 _ZERO_VARIANCE_RTOL = 1e-9
@@ -183,10 +95,11 @@ _ZERO_VARIANCE_RTOL = 1e-9
 #: against the others', which the centred parameterisation samples in the same chains.
 ZERO_VARIANCE_FLOOR = 0.01
 #: The factor Q(a, S / (2 sigma_upper^2)) that sigma_i's prior bound puts into the marginal
-#: likelihood is dropped from the model when its log is above -BOUND_TERM_TOL for every data
-#: set and every delta_i within 2 x the delta0 bound of the data set's mean (true for the
-#: reference priors unless a data set has very few scores); it makes the likelihood ~30%
-#: cheaper. Otherwise the exact likelihood (a separately compiled model) is used.
+#: likelihood (the module's docstring) is dropped from the model when its log is above
+#: -BOUND_TERM_TOL for every data set and every delta_i within 2 x the delta0 bound of the
+#: data set's mean (true for the reference priors unless a data set has very few scores);
+#: it makes the likelihood ~30% cheaper. Otherwise the exact likelihood (a separately
+#: compiled model) is used.
 BOUND_TERM_TOL = 1e-9
 
 
@@ -211,7 +124,7 @@ class Prepared:
         """Return the values of the model's ``pm.Data`` containers for this fit."""
         # the likelihood's data-only parts are computed here once, not at every gradient:
         # per data set, log p(x_i | delta_i) = c_i - a_i log((ssr_i + w_i (xbar_i - delta_i)^2) / 2)
-        # (+ the bound factor), see marginal_loglik
+        # (+ the bound factor), see the module's docstring
         n, rho = self.n, self.rho
         a = (n - 1) / 2
         log_det_m = (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
@@ -268,21 +181,7 @@ def prepare(
     zero = sds <= _ZERO_VARIANCE_RTOL * max_abs
     floor: float | None = None
     if zero.any():
-        # The likelihood of constant differences is unbounded as sigma_i -> 0 (an improper
-        # posterior). The reference code (R, and baycomp) replaces them by U(-rope, rope)
-        # noise, whose variance is rope^2 / 3; we give such a data set that variance
-        # deterministically and keep its observed mean. With rope 0 that is no variance:
-        # ZERO_VARIANCE_FLOOR instead.
-        positive = sds[~zero]
-        if rope > 0:
-            floor = rope / math.sqrt(3.0)
-        elif positive.size:
-            floor = ZERO_VARIANCE_FLOOR * float(positive.mean())
-        elif max_abs.max() > 0:
-            floor = ZERO_VARIANCE_FLOOR * float(max_abs.max())
-        else:  # every difference is exactly 0: no scale in the data, take one from the scores
-            magnitude = np.concatenate([np.abs(scores.means_a), np.abs(scores.means_b)])
-            floor = 1e-6 * max(1.0, float(magnitude.max()))
+        floor = _zero_variance_sd(scores, sds[~zero], max_abs, rope)
         sds = np.where(zero, floor, sds)
         ss = np.where(zero, n * floor**2, ss)
     scale = float(np.mean(np.sqrt(ss / n)))  # mean per-data-set sd (after the floor)
@@ -295,11 +194,7 @@ def prepare(
     max_abs_s = max(float(max_abs.max()) / scale, float(sds_s.max()))
     delta0_hi = priors.delta0_bound * max_abs_s
     std_hi = priors.std_upper * float(sds_s.mean())
-    # size of the sigma_i bound's likelihood factor over every plausible delta_i
-    reach = np.abs(mean_s) + 2 * delta0_hi
-    quad = _quadratic_form(mean_s, ss_s, n, rho_arr, mean_s + reach)
-    with np.errstate(divide="ignore"):
-        bound_term = -np.log(special.gammaincc((n - 1) / 2, quad / (2 * std_hi**2)))
+    bound_term = _bound_term(mean_s, ss_s, n, rho_arr, delta0_hi, std_hi)
     return Prepared(
         scale=scale,
         n=n,
@@ -313,3 +208,34 @@ def prepare(
         zero_variance_sd=floor,
         bounded=not bool(np.max(bound_term) < BOUND_TERM_TOL),
     )
+
+
+def _zero_variance_sd(
+    scores: PairedScores, positive: np.ndarray, max_abs: np.ndarray, rope: float
+) -> float:
+    """Return the sd given to data sets whose differences are all equal (zero variance)."""
+    # The likelihood of constant differences is unbounded as sigma_i -> 0 (an improper
+    # posterior). The reference code (R, and baycomp) replaces them by U(-rope, rope)
+    # noise, whose variance is rope^2 / 3; we give such a data set that variance
+    # deterministically and keep its observed mean. With rope 0 that is no variance:
+    # ZERO_VARIANCE_FLOOR instead (`positive`: the sds of the other data sets).
+    if rope > 0:
+        return rope / math.sqrt(3.0)
+    if positive.size:
+        return ZERO_VARIANCE_FLOOR * float(positive.mean())
+    if max_abs.max() > 0:
+        return ZERO_VARIANCE_FLOOR * float(max_abs.max())
+    # every difference is exactly 0: no scale in the data, take one from the scores
+    magnitude = np.concatenate([np.abs(scores.means_a), np.abs(scores.means_b)])
+    return 1e-6 * max(1.0, float(magnitude.max()))
+
+
+def _bound_term(
+    mean: np.ndarray, ss: np.ndarray, n: np.ndarray, rho: np.ndarray, delta0_hi: float,
+    std_hi: float,
+) -> np.ndarray:  # fmt: skip
+    """Return -log of sigma_i's bound factor at the farthest plausible delta_i, per data set."""
+    reach = np.abs(mean) + 2 * delta0_hi
+    quad = _quadratic_form(mean, ss, n, rho, mean + reach)
+    with np.errstate(divide="ignore"):
+        return -np.log(special.gammaincc((n - 1) / 2, quad / (2 * std_hi**2)))

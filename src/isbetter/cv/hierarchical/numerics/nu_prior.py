@@ -10,9 +10,9 @@ r"""The prior of the hierarchical model's :math:`\nu` with :math:`\alpha, \beta`
     \frac{d\alpha}{\alpha_{hi} - \alpha_{lo}},
 
 and the one over :math:`\alpha` runs over Gauss-Legendre nodes, as in
-:func:`.hierarchical_pymc.build_model`. :class:`NuPrior` evaluates it with SciPy's
+:func:`~.pymc_backend.build_model`. :class:`NuPrior` evaluates it with SciPy's
 regularised incomplete gamma function :math:`P`. The compiled log densities of
-:mod:`.hierarchical_density` cannot call SciPy, so they read a table of
+:mod:`.compiled_backend` cannot call SciPy, so they read a table of
 :math:`f(t) = \log p(e^t)` and :math:`f'(t)` on a fine grid in :math:`t = \log x`
 (the sampler's own coordinate) and interpolate it by cubic Hermite polynomials:
 :func:`nu_prior_table` builds it with :class:`NuPrior`, :func:`interpolate` reads

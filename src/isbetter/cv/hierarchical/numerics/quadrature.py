@@ -1,16 +1,14 @@
 r"""Each :math:`\delta_i` of the hierarchical model integrated out by quadrature.
 
-With :math:`\sigma_i` integrated out in closed form
-(:mod:`.hierarchical_likelihood`), the likelihood of data set :math:`i` given
-:math:`\delta_i` is a Student-t kernel; integrating :math:`\delta_i` against its
-Student-t prior :math:`t_\nu(\delta_0, \sigma_0)` by a fixed, differentiable
-quadrature leaves a posterior over the hyper-parameters only, which NUTS samples
-without the funnel between :math:`\sigma_0` and the :math:`\delta_i` (the "hard
-case" of few data sets). Each :math:`\delta_i` is then drawn from its 1-D
-conditional given every posterior draw (:func:`draw_deltas`): independent draws,
-no Markov chain. The fits use the compiled form of the rule
-(:mod:`._quadrature_kernels`); the NumPy form here, with a fixed number of nodes, is
-its reference and the sampler of ``draw_deltas(compiled=False)``.
+With :math:`\sigma_i` integrated out in closed form, the likelihood of data set
+:math:`i` given :math:`\delta_i` is a Student-t kernel; integrating :math:`\delta_i`
+against its Student-t prior :math:`t_\nu(\delta_0, \sigma_0)` by a fixed,
+differentiable quadrature (:mod:`.kernels`) leaves a posterior over the
+hyper-parameters only, which NUTS samples without the funnel between :math:`\sigma_0`
+and the :math:`\delta_i` (the "hard case" of few data sets). Each :math:`\delta_i` is
+then drawn from its 1-D conditional given every posterior draw (:func:`draw_deltas`):
+independent draws, no Markov chain. The NumPy form of the rule, with a fixed number of
+nodes, is a test oracle (``tests/cv/_oracle.py``).
 
 References
 ----------
@@ -24,162 +22,18 @@ References
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from isbetter.cv.hierarchical.numerics.kernels import (
-    _U_TOL,
     NODE_SPACING,
-    TAIL_LOG_MASS,
-    _mode_centres,
     compiled_kernels,
     no_bound,
     with_bound,
 )
 
-__all__ = [
-    "QUADRATURE_NODES",
-    "draw_deltas",
-    "integrated_loglik",
-    "likelihood_width",
-    "log_integrand",
-    "quadrature_nodes",
-]
-
-
-#: Nodes per data set of the NumPy rule (the reference of the compiled one, which spaces its
-#: nodes NODE_SPACING apart in u instead). Over the 2000 random configurations of
-#: bench/bench_quadrature_accuracy.py: error of log p(x_i | delta0, std0, nu) median 1e-7,
-#: 99% below 8e-3, at most 4e-2, where the map spans a wide range of u (256 nodes: at most
-#: 3.2e-7); tests/cv/test_hierarchical_oracle.py checks a grid of cases.
-QUADRATURE_NODES = 64
-
-
-def _map(u: Any, kappa: Any, gap: Any) -> tuple[Any, Any, Any, Any]:
-    # Invert u = asinh(z) + asinh(kappa z - gap), z = (delta - delta0) / std0: with
-    # X = exp(asinh z), E = exp(u): (1/E + kappa) X^2 - 2 gap X - (E + kappa) = 0,
-    # whose one positive root is written without cancellation for either sign of the gap.
-    # Returns z, cosh(asinh z) and the same for z_lik = kappa z - gap = sinh(u - asinh z).
-    e = np.exp(u)
-    big = np.abs(gap) + np.sqrt(gap**2 + 1.0 + kappa * (e + 1.0 / e) + kappa**2)
-    x = np.where(gap >= 0, big / (1.0 / e + kappa), (e + kappa) / big)
-    y = e / x
-    return (x - 1.0 / x) / 2.0, (x + 1.0 / x) / 2.0, (y - 1.0 / y) / 2.0, (y + 1.0 / y) / 2.0
-
-
-def _extra_terms(y: Any, centres: tuple[Any, ...]) -> tuple[Any, Any]:
-    # the terms sum_k asinh((y - y_k) / s_k) of u at the mode centres, and their derivative
-    total: Any = 0.0
-    slope: Any = 0.0
-    for y_k, s_k in zip(centres[::2], centres[1::2], strict=True):
-        on = s_k > 0.0
-        t = (y - y_k) / np.where(on, s_k, 1.0)
-        total = total + np.where(on, np.arcsinh(t), 0.0)
-        slope = slope + np.where(on, 1.0 / (np.where(on, s_k, 1.0) * np.hypot(1.0, t)), 0.0)
-    return total, slope
-
-
-def _solve_y(target: Any, lo: Any, hi: Any, frame: tuple[Any, ...]) -> tuple[Any, Any]:
-    # NumPy form of ._quadrature_kernels._solve_y (the nodes of the map with mode centres),
-    # all at once: Newton's method from the middle of the bracket [lo, hi], which bisects
-    # where Newton would leave the bracket or the last step did not halve the miss
-    kappa, gap, centres = frame[0], frame[1], frame[2:]
-    y, last = (lo + hi) / 2.0, np.inf
-    for _ in range(400):
-        extra, d_extra = _extra_terms(y, centres)
-        miss = np.arcsinh(y / kappa) + np.arcsinh(y - gap) + extra - target
-        slope = 1.0 / np.hypot(kappa, y) + 1.0 / np.hypot(1.0, y - gap) + d_extra
-        if np.all(np.abs(miss) < _U_TOL):
-            break
-        lo, hi = np.where(miss < 0.0, y, lo), np.where(miss < 0.0, hi, y)
-        newton = y - miss / slope
-        bisect = ~((lo < newton) & (newton < hi)) | (np.abs(miss) > last / 2.0)
-        y, last = np.where(bisect, (lo + hi) / 2.0, newton), np.abs(miss)
-    return y, slope
-
-
-def _points(u: Any, std0: Any, width: Any, frame: tuple[Any, ...]) -> tuple[Any, Any, Any]:
-    # z_prior, z_lik and d delta / du at u under the map of quadrature_nodes (frame: its
-    # last output, each broadcast to u's shape): two centres, or more where an s_k > 0
-    kappa, gap, *centres, y_lo, y_hi = frame
-    z_prior, cosh_prior, z_lik, cosh_lik = _map(u, kappa, gap)
-    # d delta / du = 1 / (1 / (std0 cosh(asinh z_prior)) + 1 / (width cosh(asinh z_lik)))
-    jac = 1.0 / (1.0 / (std0 * cosh_prior) + 1.0 / (width * cosh_lik))
-    modes = (centres[1] > 0.0) | (centres[3] > 0.0) | (centres[5] > 0.0)
-    if np.any(modes):
-        sub = tuple(v[modes] for v in (kappa, gap, *centres))
-        y, slope = _solve_y(u[modes], y_lo[modes], y_hi[modes], sub)
-        z_prior[modes], z_lik[modes] = y / sub[0], y - sub[1]
-        jac[modes] = width[modes] / slope
-    return z_prior, z_lik, jac
-
-
-def quadrature_nodes(
-    delta0: Any, std0: Any, nu: Any, lik: tuple[Any, ...], width: Any, n_nodes: int
-) -> tuple[Any, Any, Any, Any, tuple[Any, ...]]:
-    r"""Nodes of the quadrature over :math:`\delta_i` for given hyper-parameters.
-
-    The integrand, a Student-t prior (centre :math:`\delta_0`, scale
-    :math:`\sigma_0`) times the likelihood (centre :math:`\bar x_i`, width
-    :math:`w_i`), can be narrow at either centre, bimodal, or spread over
-    decades. The nodes are equally spaced (midpoint rule) in
-    :math:`u = \operatorname{asinh}((\delta - \delta_0)/\sigma_0) +
-    \operatorname{asinh}((\delta - \bar x_i)/w_i)`, which puts them at spacing
-    :math:`\propto\sigma_0` at the prior's centre, :math:`\propto w_i` at the
-    likelihood's and geometrically wider elsewhere; :math:`u \mapsto \delta`
-    has a closed form. The product can also peak away from both centres, far
-    in units of its own scale :math:`s`, where those nodes are too sparse: between
-    them, where both kernels are near-Gaussian and many widths apart, or pushed off
-    one centre by the other kernel's tail. :math:`u` then gets a term
-    :math:`\operatorname{asinh}((\delta - m)/s)` for each such mode :math:`m`
-    (``_quadrature_kernels._mode_centres``), and :math:`u \mapsto \delta` is
-    solved by Newton's method.
-
-    Parameters
-    ----------
-    delta0, std0, nu : array_like
-        Hyper-parameters (broadcast against the data).
-    lik : tuple of array_like
-        Per data set ``(a, w, ssr, xbar)``, as for :func:`integrated_loglik`.
-    width : array_like
-        Per data set: width of the likelihood in :math:`\delta_i`.
-    n_nodes : int
-        Nodes per data set (a trailing axis of the outputs).
-
-    Returns
-    -------
-    u, z_prior, z_lik, log_weight, frame
-        Nodes in :math:`u`, :math:`(\delta - \delta_0)/\sigma_0`,
-        :math:`(\delta - \bar x_i)/w_i` and the log of (step x Jacobian
-        :math:`d\delta/du`); the map's parameters (without the node axis), with
-        which :func:`_points` maps any :math:`u`.
-    """
-    delta0, std0, nu = (np.asarray(v) for v in (delta0, std0, nu))
-    a, xbar = lik[0], lik[3]
-    gap = xbar - delta0
-    kappa = std0 / width
-    centres = _mode_centres(nu, lik, width, np.inf, (kappa, gap / width))
-    tails = np.maximum(10.0, 2.0 * np.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
-    reach = np.maximum(np.maximum(std0, width), np.abs(gap)) * tails
-    lo = np.minimum(delta0, xbar) - reach
-    hi = np.maximum(delta0, xbar) + reach
-    y_lo, y_hi = ((edge - delta0) / width for edge in (lo, hi))
-    u_lo, u_hi = (
-        np.arcsinh((edge - delta0) / std0)
-        + np.arcsinh((edge - xbar) / width)
-        + _extra_terms(y, centres)[0]
-        for edge, y in ((lo, y_lo), (hi, y_hi))
-    )
-    step = ((u_hi - u_lo) / n_nodes)[..., None]
-    u = u_lo[..., None] + step * (np.arange(n_nodes) + 0.5)
-    frame = tuple(np.broadcast_arrays(kappa, gap / width, *centres, y_lo, y_hi))
-    at_nodes = tuple(np.broadcast_to(v[..., None], u.shape) for v in frame)
-    std0_, width_ = (np.broadcast_to(np.asarray(v)[..., None], u.shape) for v in (std0, width))
-    z_prior, z_lik, jac = _points(u, std0_, width_, at_nodes)
-    return u, z_prior, z_lik, np.log(jac * step), frame
+__all__ = ["draw_deltas", "likelihood_width"]
 
 
 def likelihood_width(a: Any, w: Any, ssr: Any) -> Any:
@@ -187,71 +41,6 @@ def likelihood_width(a: Any, w: Any, ssr: Any) -> Any:
     return np.sqrt(ssr / (w * np.maximum(2.0 * a - 1.0, 1.0)))
 
 
-def log_integrand(
-    z_prior: Any, z_lik: Any, nu: Any, data: tuple[Any, ...], *, bounded: bool
-) -> Any:
-    r"""Log of prior x likelihood at the nodes, without the constants of :func:`integrated_loglik`.
-
-    `data` is ``(a, w, ssr, width, std_hi)`` (per data set, with a trailing node
-    axis, except ``std_hi``); see :meth:`.hierarchical_likelihood.Prepared.model_data`.
-    """
-    a, w, ssr, width, std_hi = data
-    quad = ssr + w * (width * z_lik) ** 2
-    out = -(nu + 1.0) / 2.0 * np.log1p(z_prior**2 / nu) - a * np.log(quad / 2.0)
-    if bounded:  # sigma_i's bound factor, floored at 1e-300 where it underflows far out
-        out = out + np.log(np.maximum(special.gammaincc(a, quad / (2.0 * std_hi**2)), 1e-300))
-    return out
-
-
-def integrated_loglik(
-    delta0: Any,
-    std0: Any,
-    nu: Any,
-    data: tuple[Any, ...],
-    *,
-    n_nodes: int = QUADRATURE_NODES,
-    bounded: bool = False,
-) -> np.ndarray:
-    r"""Log :math:`p(x_i \mid \delta_0, \sigma_0, \nu)` per data set.
-
-    :math:`\sigma_i` integrated out in closed form
-    (:func:`.hierarchical_likelihood.marginal_loglik`), :math:`\delta_i`
-    by the quadrature of :func:`quadrature_nodes` against its Student-t prior;
-    without the data-only constant ``c_i`` of :meth:`.hierarchical_likelihood.Prepared.model_data`.
-
-    Parameters
-    ----------
-    delta0, std0, nu : array_like
-        Hyper-parameters, broadcast against the data (a trailing data-set axis).
-    data : tuple
-        ``(a, w, ssr, xbar, std_hi)``: per data set ``(n - 1)/2``,
-        ``n / (1 + (n - 1) rho)``, ``ss / (1 - rho)``, the mean; and the bound of
-        :math:`\sigma_i`.
-    n_nodes : int, default: QUADRATURE_NODES
-    bounded : bool, default: False
-        Keep the factor of :math:`\sigma_i`'s prior bound (see
-        :func:`.hierarchical_likelihood.marginal_loglik`).
-
-    Returns
-    -------
-    numpy.ndarray
-        One log density per data set (the trailing axis).
-    """
-    delta0, std0, nu = (np.asarray(v, dtype=float) for v in (delta0, std0, nu))
-    a, w, ssr, xbar, std_hi = data
-    width = likelihood_width(a, w, ssr)
-    _, z_prior, z_lik, log_weight, _ = quadrature_nodes(
-        delta0, std0, nu, (a, w, ssr, xbar), width, n_nodes
-    )
-    nodes = (a[..., None], w[..., None], ssr[..., None], width[..., None], std_hi)
-    log_f = log_integrand(z_prior, z_lik, nu[..., None], nodes, bounded=bounded)
-    log_t_norm = (
-        special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) - 0.5 * np.log(nu * math.pi)
-    ) - np.log(std0)
-    return special.logsumexp(log_f + log_weight, axis=-1) + log_t_norm  # type: ignore[no-any-return,unused-ignore]
-
-
-# --------------------------------------------------------------------------- drawing delta_i
 def draw_deltas(
     delta0: np.ndarray,
     std0: np.ndarray,
@@ -260,15 +49,12 @@ def draw_deltas(
     rng: np.random.Generator,
     *,
     bounded: bool = False,
-    compiled: bool = True,
-    n_nodes: int = QUADRATURE_NODES,
-    chunk: int = 2_000_000,
 ) -> np.ndarray:
     r"""Draw every :math:`\delta_i` from its conditional given each hyper-parameter draw.
 
     :math:`p(\delta_i \mid \delta_0, \sigma_0, \nu, x_i) \propto t_\nu(\delta_i;
     \delta_0, \sigma_0)\, p(x_i \mid \delta_i)`, sampled by inverting its CDF in the
-    coordinate :math:`u` of :func:`quadrature_nodes` (the density in :math:`u`
+    coordinate :math:`u` of the quadrature (:mod:`.kernels`; the density in :math:`u`
     is smooth there; its log is interpolated between the nodes by a cubic, exact
     for Gaussian peaks and power-law tails, and the interpolant is sampled
     exactly, by rejection). Independent draws: no Markov chain.
@@ -278,15 +64,12 @@ def draw_deltas(
     delta0, std0, nu : numpy.ndarray
         Posterior draws of the hyper-parameters, shape ``(S,)`` (scaled units).
     data : tuple
-        ``(a, w, ssr, xbar, std_hi)`` as for :func:`integrated_loglik`.
+        ``(a, w, ssr, xbar, std_hi)``: per data set ``(n - 1)/2``,
+        ``n / (1 + (n - 1) rho)``, ``ss / (1 - rho)``, the mean; and the bound of
+        :math:`\sigma_i` (:meth:`.spec.Prepared.model_data`).
     rng : numpy.random.Generator
     bounded : bool, default: False
         Keep the factor of :math:`\sigma_i`'s prior bound.
-    compiled : bool, default: True
-        Use the numba-compiled sampler (nodes spaced ``NODE_SPACING`` apart);
-        False uses the vectorised NumPy one with `n_nodes` nodes.
-    n_nodes, chunk : int, default: QUADRATURE_NODES, 2_000_000
-        Nodes, and array elements per vectorised step, of the NumPy sampler.
 
     Returns
     -------
@@ -294,63 +77,7 @@ def draw_deltas(
         Shape ``(S, q)``: one draw of every :math:`\delta_i` per hyper-parameter draw.
     """
     a, w, ssr, xbar, std_hi = (np.asarray(v, dtype=float) for v in data)
-    if compiled:
-        hyper_flat = [np.ascontiguousarray(v, dtype=float).reshape(-1) for v in (delta0, std0, nu)]
-        bound = with_bound(a, float(std_hi)) if bounded else no_bound(a.size)
-        draw = compiled_kernels()[1]
-        return draw(*hyper_flat, (a, w, ssr, xbar), NODE_SPACING, bound, rng)  # type: ignore[no-any-return,unused-ignore]
-    width = likelihood_width(a, w, ssr)
-    hyper = [np.asarray(v, dtype=float).reshape(-1, 1) for v in (delta0, std0, nu)]
-    out = np.empty((hyper[0].shape[0], xbar.size))
-    step = max(1, chunk // (xbar.size * n_nodes))
-    for lo in range(0, out.shape[0], step):
-        d0, s0, v = (h[lo : lo + step] for h in hyper)
-        u, z_prior, z_lik, log_weight, frame = quadrature_nodes(
-            d0, s0, v, (a, w, ssr, xbar), width, n_nodes
-        )
-        nodes = (a[:, None], w[:, None], ssr[:, None], width[:, None], std_hi)
-        log_g = log_integrand(z_prior, z_lik, v[..., None], nodes, bounded=bounded)
-        log_g = log_g + log_weight
-        u_draw = _sample_interpolant(u, log_g, rng)
-        _, std0_, width_ = np.broadcast_arrays(u_draw, s0, width)
-        z_prior = _points(u_draw, std0_, width_, frame)[0]
-        out[lo : lo + step] = d0 + s0 * z_prior
-    return out
-
-
-def _sample_interpolant(u: np.ndarray, log_g: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row from the density whose log is the cubic Hermite interpolant of `log_g`.
-
-    Exact, by rejection: intervals are chosen in proportion to an envelope
-    ``exp(chord + bound)`` of the interpolant (the chord: linear interpolation of
-    the log density), a point is drawn from the chord and accepted with
-    probability ``exp(cubic - chord - bound)``. Slopes are central differences,
-    so the log of a Gaussian (a quadratic) is interpolated exactly.
-    """
-    log_g = np.maximum(log_g - log_g.max(axis=-1, keepdims=True), -700.0)
-    slope = np.gradient(log_g, axis=-1)
-    chord = np.diff(log_g, axis=-1)
-    # cubic - chord = x (1 - x) (A (1 - x) - B x) on [0, 1], at most 4/27 (A+ + B-)
-    big_a, big_b = slope[..., :-1] - chord, slope[..., 1:] - chord
-    bound = 4.0 / 27.0 * (np.maximum(big_a, 0.0) + np.maximum(-big_b, 0.0))
-    small = np.abs(chord) < 1e-8
-    safe = np.where(small, 1.0, chord)
-    # envelope mass of each interval (per step): exp(bound) x logarithmic mean of the ends
-    mass = np.exp(log_g[..., :-1] + bound) * np.where(small, 1.0 + chord / 2, np.expm1(safe) / safe)
-    cum = np.cumsum(mass, axis=-1)
-    out = np.empty(u.shape[:-1])
-    todo = np.ones(out.shape, dtype=bool)
-    while todo.any():
-        rows = np.nonzero(todo)
-        c = cum[rows]
-        j = np.minimum((c < (rng.random(len(c)) * c[:, -1])[:, None]).sum(axis=-1), c.shape[1] - 1)
-        pick = (*rows, j)
-        b, b_safe, v = chord[pick], safe[pick], rng.random(len(j))
-        # inverse of the CDF of exp(b x) on [0, 1]
-        x = np.where(np.abs(b) < 1e-8, v, np.log1p(v * np.expm1(b_safe)) / b_safe)
-        excess = x * (1 - x) * (big_a[pick] * (1 - x) - big_b[pick] * x) - bound[pick]
-        accept = np.log(rng.random(len(j))) < excess
-        step = u[(*rows, 1)] - u[(*rows, 0)]
-        out[tuple(r[accept] for r in rows)] = (u[pick] + x * step)[accept]
-        todo[tuple(r[accept] for r in rows)] = False
-    return out
+    hyper_flat = [np.ascontiguousarray(v, dtype=float).reshape(-1) for v in (delta0, std0, nu)]
+    bound = with_bound(a, float(std_hi)) if bounded else no_bound(a.size)
+    draw = compiled_kernels()[1]
+    return draw(*hyper_flat, (a, w, ssr, xbar), NODE_SPACING, bound, rng)  # type: ignore[no-any-return,unused-ignore]

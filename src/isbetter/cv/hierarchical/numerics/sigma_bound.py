@@ -2,14 +2,14 @@ r"""The factor that :math:`\sigma_i`'s prior bound puts into the hierarchical li
 
 With :math:`\sigma_i \sim U(0, \bar\sigma)` integrated out, the likelihood of data
 set :math:`i` given :math:`\delta_i` carries the factor :math:`Q(a_i, S_i / (2
-\bar\sigma^2))` (:func:`.hierarchical_likelihood.marginal_loglik`), :math:`Q` the
+\bar\sigma^2))` (the marginal likelihood of :mod:`.spec`), :math:`Q` the
 regularised upper incomplete gamma function, :math:`a_i = (n_i - 1)/2` and
 :math:`S_i` the quadratic form in :math:`\delta_i`. It is 1 to double precision
 unless :math:`\bar\sigma` is tight for the data (few scores, a narrow prior,
 simulation studies that draw :math:`\sigma_i` near the bound), and the fits drop it
 where it cannot matter (``Prepared.bounded``).
 
-The compiled log densities (:mod:`.hierarchical_density`) cannot call SciPy, so
+The compiled log densities (:mod:`.compiled_backend`) cannot call SciPy, so
 they read, per distinct :math:`a`, a table of :math:`f(t) = \log Q(a, e^t)` and
 :math:`f'(t)` in :math:`t = \log y` that SciPy fills, interpolated by cubic Hermite
 polynomials (:func:`.nu_prior.interpolate`), as :math:`\nu`'s prior is: the error is
