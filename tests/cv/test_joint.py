@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 import pytest
+from _oracle import conditional_loglik as pairwise_loglik
 from scipy import integrate, stats
 
 from _joint_data import score_table, study_scores
 from isbetter import InputError, InputTypeError
-from isbetter.cv.hierarchical.spec import conditional_loglik as pairwise_loglik
 from isbetter.cv.joint.likelihood import (
     conditional_loglik,
     marginal_loglik,
