@@ -111,7 +111,12 @@ def main() -> None:
     import logging
 
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    from isbetter.f1.paired_pymc import sample_paired_pymc
+    import sys
+    from pathlib import Path
+
+    # the PyMC form of the model is a labelled test oracle (tests/f1/_paired_pymc_oracle.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "f1"))
+    from _paired_pymc_oracle import sample_paired_pymc
 
     for label in ("NUTS, compilation included", "NUTS, compiled model cached"):
         fit = sample_paired_pymc(counts, f1, draws=DRAWS // 2, tune=1000, chains=2, cores=1, seed=2)

@@ -14,16 +14,13 @@ import math
 
 import numpy as np
 import pytest
+from _joint_oracle import conditional_loglik, marginal_loglik
 from _oracle import conditional_loglik as pairwise_loglik
 from scipy import integrate, stats
 
 from _joint_data import score_table, study_scores
 from isbetter import InputError, InputTypeError
-from isbetter.cv.joint.likelihood import (
-    conditional_loglik,
-    marginal_loglik,
-    sufficient_statistics,
-)
+from isbetter.cv.joint.likelihood import sufficient_statistics
 from isbetter.cv.joint.model import draw_spread
 from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare
 
@@ -218,6 +215,40 @@ def test_compiled_density_matches_pymc(rng, q, k, n):
         value, grad = log_density(flat, data)
         assert value == pytest.approx(float(logp(point)), rel=1e-10, abs=1e-9)
         np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-9)
+
+
+def test_pymc_likelihood_is_the_oracles_marginal_likelihood(rng):
+    """The PyMC model's ``loglik`` potential (which the compiled density equals, above) is
+    the oracle's NumPy form of the likelihood with the noise covariance integrated out:
+    between two points of the data sets' effects they differ by the same amount (the
+    model's constant holds the map's Jacobian and Omega's integral too)."""
+    import pymc as pm
+
+    from isbetter.cv.joint.pymc_backend import build_model
+
+    q, k = 5, 4
+    scores = study_scores(rng, np.linspace(0.0, 0.03, k), q=q, n=10)
+    prepared = prepare(score_table(scores), [f"s{m}" for m in range(k)])
+    data = prepared.model_data(JointPriors())
+    model = build_model(q, k)
+    with model:
+        pm.set_data(data)
+    potential = next(p for p in model.potentials if p.name == "loglik")
+    (potential,) = model.replace_rvs_by_values([potential])
+    eta_value = model.rvs_to_values[model["eta"]]
+    loglik = model.compile_fn(potential, inputs=[eta_value], point_fn=True, mode="FAST_COMPILE")
+
+    def both(eta):
+        theta = prepared.means - np.einsum("ijk,ik->ij", data["transform"], eta)
+        oracle = marginal_loglik(
+            prepared.n, prepared.means, prepared.cross, prepared.rho, theta,
+            prepared.noise_df, prepared.noise_var,
+        ).sum()  # fmt: skip
+        return float(loglik({"eta": eta})), oracle
+
+    (model_a, oracle_a), (model_b, oracle_b) = (both(rng.normal(size=(q, k - 1))) for _ in "ab")
+    assert abs(oracle_a - oracle_b) > 1.0  # the points differ enough to test anything
+    assert model_a - model_b == pytest.approx(oracle_a - oracle_b, rel=1e-10, abs=1e-9)
 
 
 def test_draw_spread_has_the_inverse_wishart_mean(rng):

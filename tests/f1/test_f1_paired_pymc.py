@@ -12,7 +12,7 @@ COUNTS = JointCounts(pos=np.array([120, 40, 15, 25]), neg=np.array([10, 12, 30, 
 
 
 def test_model_structure_without_sampling():
-    from isbetter.f1.paired_pymc import build_paired_model
+    from _paired_pymc_oracle import build_paired_model
 
     model = build_paired_model(COUNTS, f1)
     assert {v.name for v in model.free_RVs} == {"mu", "theta_pos", "theta_neg"}
@@ -34,7 +34,7 @@ def test_pymc_agrees_with_exact_sampler(measure):
     of the NUTS estimates: sd / sqrt(ESS) for the mean, and for an HDI bound the
     error of a 2.5 % quantile, sd * sqrt(0.025 * 0.975 / ESS) / phi(1.96).
     """
-    from isbetter.f1.paired_pymc import sample_paired_pymc
+    from _paired_pymc_oracle import sample_paired_pymc
 
     m = get_measure(measure)
     exact = sample_delta(COUNTS, m, draws=400_000, rng=np.random.default_rng(1))
@@ -50,7 +50,8 @@ def test_pymc_agrees_with_exact_sampler(measure):
 
 def test_sampler_seed_comes_from_a_seed_sequence(monkeypatch):
     """The sampler's seed is generated from SeedSequence(seed), not drawn from a generator."""
-    from isbetter.f1 import paired_pymc as f1_paired_pymc
+    import _paired_pymc_oracle as f1_paired_pymc
+
     from isbetter.inference.seeds import sampler_seed
 
     seen = {}

@@ -1,9 +1,9 @@
-"""The paired F1 model of Zhang et al. (2016) written in PyMC: the extensible path.
+"""Labelled oracle: the paired F1 model of Zhang et al. (2016) written in PyMC.
 
-The default inference of :func:`isbetter.f1.compare.compare_f1` is the exact
-conjugate posterior (:mod:`isbetter.f1.paired`). This module writes the *same*
-model in PyMC, so it can be extended beyond conjugacy (other priors, hierarchical
-structure) and so the exact sampler can be checked against MCMC (a test). PyMC is
+:func:`isbetter.compare_f1` samples the exact conjugate posterior
+(:mod:`isbetter.f1.paired`); this module writes the *same* model in PyMC, so that the
+exact sampler is checked against MCMC (``tests/f1/test_f1_paired_pymc.py``) and timed
+against it (``bench/bench_f1.py``). Used by tests and benchmarks only. PyMC is
 imported inside the functions; ``import isbetter`` stays light. Sampling, seeds and
 diagnostics go through :mod:`isbetter.inference.sampling` (nutpie when installed).
 Zhang et al.'s hierarchical model of multi-class confusion matrices (ICDM 2015) is
