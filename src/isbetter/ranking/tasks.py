@@ -15,13 +15,31 @@ import hashlib
 import json
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from isbetter.core.provenance import versions
 
-__all__ = ["PairTask", "run_task", "simplex_points"]
+if TYPE_CHECKING:
+    from isbetter.inference.ranks import RankSummary
+    from isbetter.results.comparison import ComparisonResult
+
+__all__ = ["MetricFit", "PairTask", "run_task", "simplex_points"]
+
+
+@dataclass(frozen=True)
+class MetricFit:
+    """What one metric's fit of a model of all the systems (joint, Plackett–Luce) gives a ranking.
+
+    `tied_datasets` counts the data sets with tied scores (Plackett–Luce only).
+    """
+
+    pairs: list[ComparisonResult]
+    simplex: dict[tuple[str, str], list[list[float]]]
+    ranks: RankSummary
+    converged: bool
+    tied_datasets: int | None = None
 
 
 @dataclass(frozen=True)
