@@ -41,6 +41,7 @@ per data set once :math:`B_i^{-1}` is known.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -69,6 +70,13 @@ def sufficient_statistics(scores: np.ndarray) -> tuple[int, np.ndarray, np.ndarr
 
 def _log_det_m(n: np.ndarray, rho: np.ndarray) -> np.ndarray:
     return (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
+
+
+def _residuals(n: Any, rho: Any, means: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`n` and `rho` as arrays, the residual means :math:`v_i` and their weights :math:`w_i`."""
+    n = np.asarray(n, dtype=float)
+    rho = np.asarray(rho, dtype=float)
+    return n, rho, means - theta, n / (1 + (n - 1) * rho)
 
 
 def conditional_loglik(
@@ -101,11 +109,8 @@ def conditional_loglik(
     numpy.ndarray
         ``(q,)`` log densities.
     """
-    n = np.asarray(n, dtype=float)
-    rho = np.asarray(rho, dtype=float)
+    n, rho, v, weight = _residuals(n, rho, means, theta)
     d = means.shape[-1]
-    v = means - theta
-    weight = n / (1 + (n - 1) * rho)
     q_form = cross / (1 - rho)[..., None, None] + weight[..., None, None] * (
         v[..., :, None] * v[..., None, :]
     )
@@ -138,12 +143,9 @@ def marginal_loglik(
     numpy.ndarray
         ``(q,)`` log densities.
     """
-    n = np.asarray(n, dtype=float)
-    rho = np.asarray(rho, dtype=float)
+    n, rho, v, weight = _residuals(n, rho, means, theta)
     d = means.shape[-1]
     scatter = noise_var * np.eye(d) + cross / (1 - rho)[..., None, None]
-    v = means - theta
-    weight = n / (1 + (n - 1) * rho)
     quad = np.einsum("...j,...j->...", v, np.linalg.solve(scatter, v[..., None])[..., 0])
     power = (noise_df + n) / 2
     return (
