@@ -27,13 +27,12 @@ from typing import Any
 from isbetter.core.errors import ConvergenceWarning
 from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.inference import diagnostics as mcmc
-from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
-from isbetter.ranking.tasks import MetricFit, simplex_points
+from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["JOINT_OPTIONS", "joint_metric"]
@@ -97,23 +96,18 @@ def _pairs(
         loc = effects[:, ia] - effects[:, ib]
         posterior = HierarchicalPosterior(delta0=loc, std0=scales[:, column], nu=nu)
         masses = posterior.region_masses(rope)
-        p = probabilities_from_masses(masses, "argmax")
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
-            ComparisonResult(
+            pair_from_masses(
+                masses,
                 method="joint",
                 system_a=a,
                 system_b=b,
                 metric=metric,
                 higher_is_better=data.higher_is_better,
                 rope=rope,
-                p_a_better=p.p_a_better,
-                p_rope=p.p_rope,
-                p_b_better=p.p_b_better,
-                counting="argmax",
                 settings=fit.settings,
                 ranking_metric=metric,
-                predictive=probabilities_from_masses(masses, "mean"),
                 estimate=estimate_from_draws(loc, rope=rope, ess=ess),
                 diagnostics=fit.diagnostics,
                 observed=Observed(

@@ -32,10 +32,9 @@ import numpy as np
 
 from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.cv.friedman import dataset_means
-from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
-from isbetter.ranking.tasks import MetricFit, simplex_points
+from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["PLACKETT_LUCE_OPTIONS", "plackett_luce_metric"]
@@ -99,22 +98,17 @@ def _pairs(
     for a, b in itertools.combinations(systems, 2):
         q = fit.p_above(a, b)
         masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
-        p = probabilities_from_masses(masses, "argmax")
         pairs.append(
-            ComparisonResult(
+            pair_from_masses(
+                masses,
                 method="plackett_luce",
                 system_a=a,
                 system_b=b,
                 metric=metric,
                 higher_is_better=fit.higher_is_better,
                 rope=0.0,
-                p_a_better=p.p_a_better,
-                p_rope=p.p_rope,
-                p_b_better=p.p_b_better,
-                counting="argmax",
                 settings=settings,
                 ranking_metric=metric,
-                predictive=probabilities_from_masses(masses, "mean"),
                 diagnostics=fit.diagnostics,
                 observed=Observed(
                     n=len(fit.datasets),
