@@ -16,25 +16,18 @@ from isbetter.core.vocabulary import CV_METHODS
 from isbetter.cv.scores import PairedScores, ScoreTable, as_scores
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["METHODS", "OPTIONS", "check_options", "choose_method", "compare"]
+__all__ = ["MCMC_OPTIONS", "METHODS", "OPTIONS", "check_options", "choose_method", "compare"]
 
 METHODS = CV_METHODS
 
+#: the options of a model sampled by MCMC (the hierarchical, joint and Plackett–Luce models)
+MCMC_OPTIONS = ("draws", "tune", "chains", "cores", "backend")
 #: the keyword options each method takes (besides `rope` and `rng`)
 OPTIONS = {
     "correlated_t": ("rho", "dataset"),
     "sign": ("prior", "prior_place", "draws"),
     "signed_rank": ("prior", "draws"),
-    "hierarchical": (
-        "rho",
-        "priors",
-        "draws",
-        "tune",
-        "chains",
-        "cores",
-        "backend",
-        "parameterization",
-    ),
+    "hierarchical": ("rho", "priors", *MCMC_OPTIONS, "parameterization"),
 }
 
 #: why a method cannot use one score per data set and system

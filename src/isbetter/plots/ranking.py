@@ -248,6 +248,17 @@ def text_colour(background: Any) -> Any:
     return white if contrast(white, background) > contrast(_DARK_TEXT, background) else _DARK_TEXT
 
 
+def cell_font(k: int) -> int:
+    """Font size of the values written in the cells of a grid of `k` systems."""
+    return 11 if k <= 6 else 10 if k <= 9 else 9
+
+
+def cell_text(ax: Any, x: float, y: float, text: str, fontsize: float, background: Any) -> None:
+    """Write `text` centred at (x, y), in the colour that contrasts more with `background`."""
+    colour = text_colour(background)
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=colour)
+
+
 def _pairwise(result: Any, metric: str, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """P(row better than column) and P(equivalent) of every ordered pair (NaN if none)."""
     k = len(names)
@@ -339,31 +350,15 @@ def plot_pairwise_heatmap(
         linecolor="white",
         cbar_kws={"label": "P(row better than column)"},
     )
-    big = 11 if k <= 6 else 10 if k <= 9 else 9
+    big = cell_font(k)
     cmap = matplotlib.colormaps[_HEAT_MAP]
     for i in range(k):
         for j in range(k):
             if np.isnan(better[i, j]):
                 continue
-            colour = text_colour(cmap(better[i, j]))
-            ax.text(
-                j + 0.5,
-                i + 0.4,
-                f"{better[i, j]:.2f}",
-                ha="center",
-                va="center",
-                fontsize=big,
-                color=colour,
-            )
-            ax.text(
-                j + 0.5,
-                i + 0.72,
-                f"(≈{rope[i, j]:.2f})",
-                ha="center",
-                va="center",
-                fontsize=big - 2,
-                color=colour,
-            )
+            colour = cmap(better[i, j])
+            cell_text(ax, j + 0.5, i + 0.4, f"{better[i, j]:.2f}", big, colour)
+            cell_text(ax, j + 0.5, i + 0.72, f"(≈{rope[i, j]:.2f})", big - 2, colour)
     ax.set_xlabel("column system")
     ax.set_ylabel("row system")
     ax.tick_params(axis="x", labelrotation=30)

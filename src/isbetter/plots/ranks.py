@@ -23,7 +23,7 @@ from isbetter.core.vocabulary import METHOD_NAMES
 from isbetter.inference.ranks import RankSummary
 from isbetter.plots._layout import new_axes, wrap_to_axes
 from isbetter.plots._ranking_common import metric_of
-from isbetter.plots.ranking import text_colour
+from isbetter.plots.ranking import cell_font, cell_text
 
 __all__ = [
     "draw_ranks_row",
@@ -51,10 +51,6 @@ def joint_of(result: Any, metric: str | None) -> tuple[str, RankSummary]:
             "with method='plackett-luce' (or the joint model) for rank probabilities and P(best)."
         )
     return metric, joint[metric]
-
-
-def _font(k: int) -> int:
-    return 11 if k <= 6 else 10 if k <= 9 else 9
 
 
 def rank_probabilities_size(k: int) -> tuple[float, float]:
@@ -101,19 +97,11 @@ def plot_rank_probabilities(result: Any, metric: str | None = None, *, ax: Any =
     ax = new_axes(ax, rank_probabilities_size(k))
     image = ax.imshow(probs, cmap=_MAP, vmin=0.0, vmax=1.0, aspect="auto")
     ax.figure.colorbar(image, ax=ax, label="P(rank)", fraction=0.05, pad=0.02)
-    cmap, size = matplotlib.colormaps[_MAP], _font(k)
+    cmap, size = matplotlib.colormaps[_MAP], cell_font(k)
     for i, s in enumerate(names):
         for r in range(k):
             if probs[i, r] >= SHOWN:
-                ax.text(
-                    r,
-                    i,
-                    f"{probs[i, r]:.2f}",
-                    ha="center",
-                    va="center",
-                    fontsize=size,
-                    color=text_colour(cmap(probs[i, r])),
-                )
+                cell_text(ax, r, i, f"{probs[i, r]:.2f}", size, cmap(probs[i, r]))
         lo, hi = j.rank_interval[s]
         ax.add_patch(
             Rectangle(
@@ -176,7 +164,7 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
             textcoords="offset points",
             va="center",
             ha="left",
-            fontsize=_font(k),
+            fontsize=cell_font(k),
         )
     ax.set_yticks(y, list(names))
     ax.invert_yaxis()

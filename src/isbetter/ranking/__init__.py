@@ -413,22 +413,22 @@ def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Cal
     """Check `request` for a model of all the systems; return its fit of one metric.
 
     The fit takes ``(table, systems, metric)`` and returns the model's pairwise table,
-    simplex points and ranks (a ``JointMetric`` or ``PlackettLuceMetric``).
+    simplex points and ranks (a :class:`~isbetter.ranking.tasks.MetricFit`).
     """
     seed, options = request.seed, request.options
     if method == "joint":
-        from isbetter.ranking.joint import check_joint_options, joint_metric
+        from isbetter.ranking.joint import JOINT_OPTIONS, joint_metric
 
-        check_joint_options(options)
+        check_method_options(options, JOINT_OPTIONS, "joint")
         return lambda table, names, m: joint_metric(table, names, m, ropes[m], seed, options)
-    from isbetter.ranking.plackett_luce import check_plackett_luce_options, plackett_luce_metric
+    from isbetter.ranking.plackett_luce import PLACKETT_LUCE_OPTIONS, plackett_luce_metric
 
     if any(ropes.values()):
         raise InputError(
             "`rope`: the Plackett–Luce model ranks the systems on each data set and has no "
             "ROPE (its P(≈) is 0); leave `rope` out, or rank pairwise (e.g. method='auto')."
         )
-    check_plackett_luce_options(options)
+    check_method_options(options, PLACKETT_LUCE_OPTIONS, "plackett_luce")
     return lambda table, names, m: plackett_luce_metric(table, names, m, seed, options)
 
 

@@ -22,48 +22,23 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from dataclasses import dataclass
 from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning
-from isbetter.core.validate import check_options
+from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.inference import diagnostics as mcmc
-from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
-from isbetter.inference.ranks import RankSummary, rank_summary
+from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
-from isbetter.ranking.tasks import simplex_points
+from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["JOINT_OPTIONS", "JointMetric", "check_joint_options", "joint_metric"]
+__all__ = ["JOINT_OPTIONS", "joint_metric"]
 
 #: the options of :func:`isbetter.rank` that the joint model takes
-JOINT_OPTIONS = (
-    "rho",
-    "priors",
-    "draws",
-    "tune",
-    "chains",
-    "cores",
-    "backend",
-)
-
-
-@dataclass(frozen=True)
-class JointMetric:
-    """What one metric's joint fit gives a ranking."""
-
-    pairs: list[ComparisonResult]
-    simplex: dict[tuple[str, str], list[list[float]]]
-    ranks: RankSummary
-    converged: bool
-
-
-def check_joint_options(options: dict[str, Any]) -> None:
-    """Raise when an option of :func:`isbetter.rank` does not apply to the joint model."""
-    check_options(options, JOINT_OPTIONS, "joint")
+JOINT_OPTIONS = ("rho", "priors", *MCMC_OPTIONS)
 
 
 def joint_metric(
@@ -73,7 +48,7 @@ def joint_metric(
     rope: float,
     seed: int,
     options: dict[str, Any],
-) -> JointMetric:
+) -> MetricFit:
     """Fit the joint model to `systems` on `metric` and read off the ranking's parts.
 
     The fit's seed is derived from the ranking's `seed` and the metric
@@ -82,7 +57,6 @@ def joint_metric(
     """
     from isbetter.cv.joint.model import joint_fit
 
-    check_joint_options(options)
     with warnings.catch_warnings():
         # poor convergence is recorded in the summaries; the ranking warns once
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -97,7 +71,7 @@ def joint_metric(
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
     pairs, simplex = _pairs(fit, systems, metric, rope)
-    return JointMetric(
+    return MetricFit(
         pairs=pairs,
         simplex=simplex,
         ranks=rank_summary(effects, systems, rope=rope, chains=chains),
@@ -122,23 +96,18 @@ def _pairs(
         loc = effects[:, ia] - effects[:, ib]
         posterior = HierarchicalPosterior(delta0=loc, std0=scales[:, column], nu=nu)
         masses = posterior.region_masses(rope)
-        p = probabilities_from_masses(masses, "argmax")
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
-            ComparisonResult(
+            pair_from_masses(
+                masses,
                 method="joint",
                 system_a=a,
                 system_b=b,
                 metric=metric,
                 higher_is_better=data.higher_is_better,
                 rope=rope,
-                p_a_better=p.p_a_better,
-                p_rope=p.p_rope,
-                p_b_better=p.p_b_better,
-                counting="argmax",
                 settings=fit.settings,
                 ranking_metric=metric,
-                predictive=probabilities_from_masses(masses, "mean"),
                 estimate=estimate_from_draws(loc, rope=rope, ess=ess),
                 diagnostics=fit.diagnostics,
                 observed=Observed(

@@ -26,40 +26,21 @@ reports and plots work unchanged:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from isbetter.core.validate import check_options
+from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.cv.friedman import dataset_means
-from isbetter.inference.decisions import probabilities_from_masses
-from isbetter.inference.ranks import RankSummary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
-from isbetter.ranking.tasks import simplex_points
+from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["PLACKETT_LUCE_OPTIONS", "PlackettLuceMetric", "plackett_luce_metric"]
+__all__ = ["PLACKETT_LUCE_OPTIONS", "plackett_luce_metric"]
 
 #: the options of :func:`isbetter.rank` that the Plackett–Luce model takes
-PLACKETT_LUCE_OPTIONS = ("concentration", "draws", "tune", "chains", "cores", "backend")
-
-
-@dataclass(frozen=True)
-class PlackettLuceMetric:
-    """What one metric's Plackett–Luce fit gives a ranking."""
-
-    pairs: list[ComparisonResult]
-    simplex: dict[tuple[str, str], list[list[float]]]
-    ranks: RankSummary
-    converged: bool
-    tied_datasets: int
-
-
-def check_plackett_luce_options(options: dict[str, Any]) -> None:
-    """Raise when an option of :func:`isbetter.rank` does not apply to the model."""
-    check_options(options, PLACKETT_LUCE_OPTIONS, "plackett_luce")
+PLACKETT_LUCE_OPTIONS = ("concentration", *MCMC_OPTIONS)
 
 
 def plackett_luce_metric(
@@ -68,7 +49,7 @@ def plackett_luce_metric(
     metric: str,
     seed: int,
     options: dict[str, Any],
-) -> PlackettLuceMetric:
+) -> MetricFit:
     """Fit the Plackett–Luce model to `systems` on `metric` and read off the ranking's parts.
 
     The fit's seed is derived from the ranking's `seed` and the metric
@@ -92,7 +73,7 @@ def plackett_luce_metric(
         )
     means = dataset_means(table, metric, systems).mean(axis=0)
     pairs, simplex = _pairs(fit, systems, metric, means)
-    return PlackettLuceMetric(
+    return MetricFit(
         pairs=pairs,
         simplex=simplex,
         ranks=fit.ranks(),
@@ -117,22 +98,17 @@ def _pairs(
     for a, b in itertools.combinations(systems, 2):
         q = fit.p_above(a, b)
         masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
-        p = probabilities_from_masses(masses, "argmax")
         pairs.append(
-            ComparisonResult(
+            pair_from_masses(
+                masses,
                 method="plackett_luce",
                 system_a=a,
                 system_b=b,
                 metric=metric,
                 higher_is_better=fit.higher_is_better,
                 rope=0.0,
-                p_a_better=p.p_a_better,
-                p_rope=p.p_rope,
-                p_b_better=p.p_b_better,
-                counting="argmax",
                 settings=settings,
                 ranking_metric=metric,
-                predictive=probabilities_from_masses(masses, "mean"),
                 diagnostics=fit.diagnostics,
                 observed=Observed(
                     n=len(fit.datasets),

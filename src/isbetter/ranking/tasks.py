@@ -15,13 +15,31 @@ import hashlib
 import json
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from isbetter.core.provenance import versions
 
-__all__ = ["PairTask", "run_task", "simplex_points"]
+if TYPE_CHECKING:
+    from isbetter.inference.ranks import RankSummary
+    from isbetter.results.comparison import ComparisonResult
+
+__all__ = ["MetricFit", "PairTask", "pair_from_masses", "run_task", "simplex_points"]
+
+
+@dataclass(frozen=True)
+class MetricFit:
+    """What one metric's fit of a model of all the systems (joint, Plackett–Luce) gives a ranking.
+
+    `tied_datasets` counts the data sets with tied scores (Plackett–Luce only).
+    """
+
+    pairs: list[ComparisonResult]
+    simplex: dict[tuple[str, str], list[list[float]]]
+    ranks: RankSummary
+    converged: bool
+    tied_datasets: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,26 @@ def simplex_points(masses: np.ndarray) -> list[list[float]]:
     masses = np.asarray(masses, dtype=float)
     step = max(1, masses.shape[0] // SIMPLEX_POINTS)
     return np.round(masses[::step][:SIMPLEX_POINTS], 4).tolist()
+
+
+def pair_from_masses(masses: np.ndarray, **fields: Any) -> ComparisonResult:
+    """Return a pair of a model of all the systems from its per-draw region masses.
+
+    Its probabilities are the argmax-counted masses and its predictive ones their
+    mean; `fields` are the result's other fields (method, systems, metric, ...).
+    """
+    from isbetter.inference.decisions import probabilities_from_masses
+    from isbetter.results.comparison import ComparisonResult
+
+    p = probabilities_from_masses(masses, "argmax")
+    return ComparisonResult(
+        p_a_better=p.p_a_better,
+        p_rope=p.p_rope,
+        p_b_better=p.p_b_better,
+        counting="argmax",
+        predictive=probabilities_from_masses(masses, "mean"),
+        **fields,
+    )
 
 
 def _outcome(res: Any) -> dict[str, Any]:

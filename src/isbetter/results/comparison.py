@@ -64,6 +64,14 @@ _HEAD = (
     "p_b_better",
     "counting",
 )
+#: the record's columns read from the observed scores and the MCMC diagnostics
+_OBSERVED = ("n", "n_positive", "score_a", "score_b")
+_DIAGNOSTICS = ("r_hat_max", "ess_bulk_min", "ess_tail_min", "divergences", "converged")
+
+
+def _columns(obj: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """``{name: obj.name}`` for each of `names`."""
+    return {name: getattr(obj, name) for name in names}
 
 
 def _optional(data: dict[str, Any], key: str, cls: Any) -> Any:
@@ -227,7 +235,7 @@ class ComparisonResult:
             settings = {**settings, "ranking_metric": self.ranking_metric}
         return {
             "kind": self.kind,
-            **{name: getattr(self, name) for name in _HEAD},
+            **_columns(self, _HEAD),
             "predictive": None if self.predictive is None else self.predictive.to_dict(),
             "estimate": None if self.estimate is None else self.estimate.to_dict(),
             "tests": [t.to_dict() for t in self.tests],
@@ -267,16 +275,9 @@ class ComparisonResult:
 
     def to_record(self) -> dict[str, Any]:
         """One flat row: identity, probabilities, estimate, test p-values, diagnostics."""
-        row: dict[str, Any] = {name: getattr(self, name) for name in _HEAD}
+        row = _columns(self, _HEAD)
         if self.observed is not None:
-            o = self.observed
-            row.update(
-                n=o.n,
-                n_positive=o.n_positive,
-                score_a=o.score_a,
-                score_b=o.score_b,
-                observed=o.difference,
-            )
+            row.update(_columns(self.observed, _OBSERVED), observed=self.observed.difference)
         if self.predictive is not None:
             row.update({f"predictive_{k}": v for k, v in self.predictive.to_dict().items()})
         if self.estimate is not None:
@@ -296,14 +297,7 @@ class ComparisonResult:
         for t in self.tests:
             row[f"{t.name}_p_value"] = t.p_value
         if self.diagnostics is not None:
-            d = self.diagnostics
-            row.update(
-                r_hat_max=d.r_hat_max,
-                ess_bulk_min=d.ess_bulk_min,
-                ess_tail_min=d.ess_tail_min,
-                divergences=d.divergences,
-                converged=d.converged,
-            )
+            row.update(_columns(self.diagnostics, _DIAGNOSTICS))
         row["seed"] = self.settings.get("seed")
         return row
 
