@@ -270,9 +270,9 @@ side = pd.DataFrame(
     [
         {
             "pair": f"{p.system_a} vs {p.system_b}",
-            "pairwise >, ≈, <": tuple(round(x, 3) for x in p.probabilities.as_tuple()),
+            "pairwise >, ≈, <": tuple(round(x, 3) for x in p.probabilities().as_tuple()),
             "joint >, ≈, <": tuple(
-                round(x, 3) for x in joint.pair(p.system_a, p.system_b).probabilities.as_tuple()
+                round(x, 3) for x in joint.pair(p.system_a, p.system_b).probabilities().as_tuple()
             ),
             "pairwise": ranking.relations["accuracy"][(p.system_a, p.system_b)],
             "joint": joint.relations["accuracy"][(p.system_a, p.system_b)],
