@@ -655,3 +655,45 @@ def test_draw_deltas_near_gaussian_kernels_far_apart(compiled):
         prob = p[x > threshold].sum()
         z.append(((draws > threshold).mean() - prob) / np.sqrt(prob * (1 - prob) / size))
     assert np.abs(z).max() < 4.5, np.round(z, 1)
+
+
+def test_no_mode_search_where_the_rule_ends_near_delta0(narrow_cases):
+    """Where the prior's tail bound ends the rule and the likelihood's centre is within
+    SEARCH_FREE_GAP widths of delta0, the search is skipped; it finds no centre there, so the
+    rule is the same (bit for bit). Further out it still runs (a centre at 15-40 widths)."""
+    from isbetter.cv.hierarchical.numerics.kernels import (
+        _MAX_NODES,
+        _ROWS,
+        NODE_SPACING,
+        SEARCH_FREE_GAP,
+        _mode_centres,
+        _nodes,
+        _prior_reach,
+        _width,
+    )
+
+    work = np.empty((_ROWS, _MAX_NODES))
+    cases = [args for args, _ in narrow_cases] + [
+        args
+        for args, _ in _with_integrals(
+            [(n, r, SEARCH_FREE_GAP, nu) for n, r, _, nu in NARROW_CASES]
+        )
+    ]
+    skipped = 0
+    for d0, s0, nu, a, w, ssr, xbar in cases:
+        lik, width = (a, w, ssr, xbar), _width(a, w, ssr, np.inf)
+        if _prior_reach(d0, s0, nu, lik, width) == np.inf:
+            continue
+        skipped += 1
+        centres = _mode_centres(nu, lik, width, np.inf, (s0 / width, (xbar - d0) / width))
+        assert centres[1] == centres[3] == centres[5] == 0.0
+    assert skipped >= 140, skipped  # 149 of the 360
+    n, ratio, gap, nu = 240, 1e-3, 25.0, 130.0  # the search finds the likelihood's peak
+    a, w = (n - 1) / 2, n / (1 + (n - 1) * 0.1)
+    ssr = n / 0.9
+    width = np.sqrt(ssr / (w * (2 * a - 1)))
+    lik = (a, w, ssr, 0.0)
+    assert _prior_reach(-gap * width, ratio * width, nu, lik, width) < np.inf
+    bound = (work[0], -1, 0.0, True)
+    frame = _nodes(-gap * width, ratio * width, nu, lik, NODE_SPACING, work, bound)[3]
+    assert frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
