@@ -48,6 +48,7 @@ __all__ = [
     "compiled_model",
     "load_density",
     "log_density",
+    "nutpie_cfuncs",
     "nutpie_model",
 ]
 
@@ -275,6 +276,24 @@ def _integrated_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: igno
     return 0
 
 
+def nutpie_cfuncs(logp: Any, expand: Any) -> tuple[Any, Any]:
+    """Compile `logp` and `expand` as the C callbacks nutpie calls (cached on disk by numba).
+
+    ``logp(dim, x, grad, logp, user_data)`` writes the log density and its gradient;
+    ``expand(dim, expanded_dim, x, out, user_data)`` the draw's stored values. Both
+    return 0, or a nonzero status that nutpie reports as a divergence.
+    """
+    c = numba.types
+    logp_sig = c.int64(
+        c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
+    )
+    expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
+    return (
+        numba.cfunc(logp_sig, cache=True, error_model="numpy")(logp),
+        numba.cfunc(expand_sig, cache=True, error_model="numpy")(expand),
+    )
+
+
 def _build() -> dict[str, Any]:
     from numba.extending import register_jitable
 
@@ -283,24 +302,15 @@ def _build() -> dict[str, Any]:
         register_jitable(helper)
     register_jitable(_integrated_kernel)
     register_jitable(_integrated_from_buffer)
-    c = numba.types
-    logp_sig = c.int64(
-        c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
-    )
-    expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
+    centred_logp, centred_expand = nutpie_cfuncs(_centred_logp_cfunc, _centred_expand_cfunc)
+    integrated = nutpie_cfuncs(_integrated_logp_cfunc, _integrated_expand_cfunc)
     return {
         "centred": numba.njit(cache=True)(_centred_kernel),
-        "centred_logp": numba.cfunc(logp_sig, cache=True, error_model="numpy")(_centred_logp_cfunc),
-        "centred_expand": numba.cfunc(expand_sig, cache=True, error_model="numpy")(
-            _centred_expand_cfunc
-        ),
+        "centred_logp": centred_logp,
+        "centred_expand": centred_expand,
         "integrated": numba.njit(cache=True)(_integrated_from_buffer),
-        "integrated_logp": numba.cfunc(logp_sig, cache=True, error_model="numpy")(
-            _integrated_logp_cfunc
-        ),
-        "integrated_expand": numba.cfunc(expand_sig, cache=True, error_model="numpy")(
-            _integrated_expand_cfunc
-        ),
+        "integrated_logp": integrated[0],
+        "integrated_expand": integrated[1],
     }
 
 

@@ -30,6 +30,7 @@ from isbetter.cv.hierarchical.compiled_backend import (
     _sigmoid,
     _softplus,
     _status,
+    nutpie_cfuncs,
     nutpie_model,
 )
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
@@ -305,16 +306,8 @@ def _build() -> dict[str, Any]:
     own = (_cholesky, _solve, _precision_logp, _deviations_logp, _spread_logp, _kernel)
     for function in (*shared, *own, _n_dim, _buffer_size):
         register_jitable(function)
-    c = numba.types
-    logp_sig = c.int64(
-        c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
-    )
-    expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
-    return {
-        "kernel": numba.njit(cache=True)(_kernel),
-        "logp": numba.cfunc(logp_sig, cache=True, error_model="numpy")(_logp_cfunc),
-        "expand": numba.cfunc(expand_sig, cache=True, error_model="numpy")(_expand_cfunc),
-    }
+    logp, expand = nutpie_cfuncs(_logp_cfunc, _expand_cfunc)
+    return {"kernel": numba.njit(cache=True)(_kernel), "logp": logp, "expand": expand}
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
