@@ -230,6 +230,28 @@ def _u_range(
     return u_lo, u_hi, y
 
 
+def _frame(
+    delta0: float,
+    std0: float,
+    nu: float,
+    lik: tuple[float, float, float, float],
+    bound: tuple[np.ndarray, int, float, bool],
+) -> tuple[float, float, tuple[float, ...]]:  # pragma: no cover - compiled by numba
+    # The map of one data set's rule (_nodes): its likelihood width, where the prior's tail
+    # bound ends the rule (inf: nowhere), and the frame (kappa, gap, _mode_centres'), with
+    # no mode centres where the rule ends within SEARCH_FREE_GAP widths of delta0
+    a, w, ssr, xbar = lik
+    offset, shift, cut = bound[1], bound[2], bound[3]
+    cap = math.exp((shift - math.log(2.0 * w)) / 2.0) if offset >= 0 else math.inf
+    width = _width(a, w, ssr, cap)
+    kappa, gap = std0 / width, (xbar - delta0) / width
+    prior_reach = _prior_reach(delta0, std0, nu, lik, width) if offset < 0 and cut else math.inf
+    centres = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no mode centres where the rule ends early
+    if prior_reach == math.inf or abs(gap) > SEARCH_FREE_GAP:
+        centres = _mode_centres(nu, lik, width, cap, (kappa, gap))
+    return width, prior_reach, (kappa, gap, *centres)
+
+
 def _nodes(
     delta0: float,
     std0: float,
@@ -250,14 +272,8 @@ def _nodes(
     # tail bound may end the rule (CUT_MIN_DATASETS).
     a, w, ssr, xbar = lik
     tables, offset, shift, cut = bound
-    cap = math.exp((shift - math.log(2.0 * w)) / 2.0) if offset >= 0 else math.inf
-    width = _width(a, w, ssr, cap)
-    kappa, gap = std0 / width, (xbar - delta0) / width
-    prior_reach = _prior_reach(delta0, std0, nu, lik, width) if offset < 0 and cut else math.inf
-    centres = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no mode centres where the rule ends early
-    if prior_reach == math.inf or abs(gap) > SEARCH_FREE_GAP:
-        centres = _mode_centres(nu, lik, width, cap, (kappa, gap))
-    frame = (kappa, gap, *centres)
+    width, prior_reach, frame = _frame(delta0, std0, nu, lik, bound)
+    kappa, gap = frame[0], frame[1]
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
     u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width, prior_reach), frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
@@ -375,6 +391,7 @@ def register_jitable_helpers() -> None:
             _solve_y,
             _prior_reach,
             _u_range,
+            _frame,
             _nodes,
             _z_prior_at,
             _sample_u,
