@@ -24,6 +24,16 @@ def _log_det_m(n: np.ndarray, rho: np.ndarray) -> np.ndarray:
     return (n - 1) * np.log1p(-rho) + np.log1p((n - 1) * rho)
 
 
+def _residuals(
+    n: np.ndarray | float, means: np.ndarray, rho: np.ndarray | float, theta: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]:
+    """Return ``(n, rho, d, v, w)``: arrays, the contrasts' number, v = means - theta and
+    the weight w = n / (1 + (n - 1) rho) of v's quadratic form."""
+    n = np.asarray(n, dtype=float)
+    rho = np.asarray(rho, dtype=float)
+    return n, rho, means.shape[-1], means - theta, n / (1 + (n - 1) * rho)
+
+
 def conditional_loglik(
     n: np.ndarray | float,
     means: np.ndarray,
@@ -54,11 +64,7 @@ def conditional_loglik(
     numpy.ndarray
         ``(q,)`` log densities.
     """
-    n = np.asarray(n, dtype=float)
-    rho = np.asarray(rho, dtype=float)
-    d = means.shape[-1]
-    v = means - theta
-    weight = n / (1 + (n - 1) * rho)
+    n, rho, d, v, weight = _residuals(n, means, rho, theta)
     q_form = cross / (1 - rho)[..., None, None] + weight[..., None, None] * (
         v[..., :, None] * v[..., None, :]
     )
@@ -91,12 +97,8 @@ def marginal_loglik(
     numpy.ndarray
         ``(q,)`` log densities.
     """
-    n = np.asarray(n, dtype=float)
-    rho = np.asarray(rho, dtype=float)
-    d = means.shape[-1]
+    n, rho, d, v, weight = _residuals(n, means, rho, theta)
     scatter = noise_var * np.eye(d) + cross / (1 - rho)[..., None, None]
-    v = means - theta
-    weight = n / (1 + (n - 1) * rho)
     quad = np.einsum("...j,...j->...", v, np.linalg.solve(scatter, v[..., None])[..., 0])
     power = (noise_df + n) / 2
     return (
