@@ -79,3 +79,25 @@ def test_one_sampling_object_for_the_hierarchical_model_of_scores():
     np.testing.assert_array_equal(given.delta0, loose.delta0)
     assert given.settings == loose.settings
     assert given.settings["tune"] == 200 and given.settings["chains"] == 2
+
+
+def test_summary_is_the_three_estimators_and_arviz_with_and_without_ties(rng):
+    """diagnostics.summary shares the bulk ranks: the same numbers as rhat_rank, ess_bulk and
+    ess_tail, and ArviZ's, for continuous draws (the no-ties path) and rounded ones (ties)."""
+    from scipy import stats
+
+    from isbetter.inference.diagnostics import _average_ranks, ess_tail, summary
+
+    smooth = rng.normal(size=(4, 300, 3)).cumsum(axis=1) * 0.1 + rng.normal(size=(4, 300, 3))
+    for x in (smooth, np.round(smooth, 1)):
+        rows = np.moveaxis(x, 2, 0).reshape(3, -1)
+        np.testing.assert_array_equal(_average_ranks(rows), stats.rankdata(rows, axis=1))
+        rhat, bulk, tail = summary(x)
+        np.testing.assert_array_equal(rhat, rhat_rank(x))
+        np.testing.assert_array_equal(bulk, ess_bulk(x))
+        np.testing.assert_array_equal(tail, ess_tail(x))
+        idata = _idata({"a": x})
+        np.testing.assert_allclose(rhat, az.rhat(idata)["a"].to_numpy(), rtol=1e-8)
+        np.testing.assert_allclose(bulk, az.ess(idata, method="bulk")["a"].to_numpy(), rtol=1e-8)
+        np.testing.assert_allclose(tail, az.ess(idata, method="tail")["a"].to_numpy(), rtol=1e-8)
+    assert np.isnan(summary(smooth[:1])[0]).all()  # one chain: no R-hat

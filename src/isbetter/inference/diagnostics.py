@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import fft, special
 
-__all__ = ["ess_bulk", "ess_tail", "rhat_rank"]
+__all__ = ["ess_bulk", "ess_tail", "rhat_rank", "summary"]
 
 
 # Internally arrays are laid out (k, chains, draws), so every sort and FFT runs along
@@ -36,12 +36,17 @@ def _average_ranks(rows: np.ndarray) -> np.ndarray:
     srt = np.take_along_axis(rows, order, axis=1)
     starts = np.ones((k, m), dtype=bool)
     starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    first = np.flatnonzero(starts)  # flat index of the first element of each tie group
-    length = np.diff(first, append=k * m)
-    local = first % m  # 0-based position within its row
-    average = local + (length + 1) / 2.0  # mean of the 1-based positions local+1..local+length
     ranks = np.empty((k, m))
-    np.put_along_axis(ranks, order, np.repeat(average, length).reshape(k, m), axis=1)
+    # the positions themselves, right for the rows without ties (continuous draws) ...
+    np.put_along_axis(ranks, order, np.arange(1.0, m + 1.0)[None, :], axis=1)
+    tied = np.flatnonzero(~starts.all(axis=1))
+    if tied.size:  # ... the others average each tie group's positions
+        first = np.flatnonzero(starts[tied])  # flat index of each tie group's first element
+        length = np.diff(first, append=tied.size * m)
+        average = first % m + (length + 1) / 2.0  # mean of the 1-based positions in the group
+        sub = np.empty((tied.size, m))
+        np.put_along_axis(sub, order[tied], np.repeat(average, length).reshape(-1, m), axis=1)
+        ranks[tied] = sub
     return ranks
 
 
@@ -73,18 +78,34 @@ def rhat_rank(x: np.ndarray) -> np.ndarray:
         Shape ``(k,)``.
     """
     s = _split(_to_rows(x))
-    bulk = _rhat(_z_scale(s))
+    return _rhat_of(s, _z_scale(s))
+
+
+def _rhat_of(s: np.ndarray, z_bulk: np.ndarray) -> np.ndarray:
+    # rhat_rank from the split draws and their bulk z-scale
     med = np.median(s.reshape(s.shape[0], -1), axis=1)
     tail = _rhat(_z_scale(np.abs(s - med[:, None, None])))
-    return np.maximum(bulk, tail)
+    return np.maximum(_rhat(z_bulk), tail)
+
+
+def summary(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return :func:`rhat_rank`, :func:`ess_bulk` and :func:`ess_tail` of each column.
+
+    ``x`` is ``(chains, draws, k)``; the draws are ranked once for the bulk of both R-hat
+    and ESS. R-hat needs at least 2 chains: NaN with one.
+    """
+    s = _split(_to_rows(x))
+    z_bulk = _z_scale(s)
+    rhat = _rhat_of(s, z_bulk) if x.shape[0] > 1 else np.full(x.shape[2], np.nan)
+    return rhat, _ess(z_bulk), ess_tail(x)
 
 
 def _autocov(x: np.ndarray) -> np.ndarray:
     n = x.shape[2]
     m = fft.next_fast_len(2 * n)
     centred = x - x.mean(axis=2, keepdims=True)
-    f = np.fft.rfft(centred, n=m, axis=2)
-    return np.fft.irfft(f * np.conjugate(f), n=m, axis=2)[:, :, :n] / n
+    f = fft.rfft(centred, n=m, axis=2, workers=-1)  # every core: the rows are independent
+    return fft.irfft(f * np.conjugate(f), n=m, axis=2, workers=-1)[:, :, :n] / n
 
 
 def _ess(x: np.ndarray) -> np.ndarray:

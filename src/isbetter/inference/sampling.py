@@ -198,9 +198,10 @@ def diagnose(idata: Any, var_names: tuple[str, ...], *, backend: str) -> MCMCDia
     if draws < 4:  # too few draws for any estimate
         r_hat_max = ess_bulk_min = ess_tail_min = float("nan")
     else:
-        r_hat_max = _nan_extreme(mcmc.rhat_rank(x), np.max) if chains > 1 else float("nan")
-        ess_bulk_min = _nan_extreme(mcmc.ess_bulk(x), np.min)
-        ess_tail_min = _nan_extreme(mcmc.ess_tail(x), np.min)
+        r_hat, ess_bulk, ess_tail = mcmc.summary(x)
+        r_hat_max = _nan_extreme(r_hat, np.max) if chains > 1 else float("nan")
+        ess_bulk_min = _nan_extreme(ess_bulk, np.min)
+        ess_tail_min = _nan_extreme(ess_tail, np.min)
     divergences = int(idata.sample_stats["diverging"].to_numpy().sum())
     converged = (
         (math.isnan(r_hat_max) or r_hat_max <= R_HAT_MAX)
