@@ -153,11 +153,12 @@ def _ratio(new: tuple[float, float], old: tuple[float, float]) -> str:
 
 def _where_the_time_goes(scores, res, total: float) -> None:
     """Split an integrated fit into the route's prediction, sampling and the delta_i draws."""
-    from isbetter.cv.hierarchical.compiled_backend import log_density
+    from isbetter.cv.hierarchical.compiled_backend import _log_density_function
     from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
     from isbetter.cv.hierarchical.priors import HierarchicalPriors
     from isbetter.cv.hierarchical.route import predict_parameterization
     from isbetter.cv.hierarchical.spec import prepare
+    from isbetter.inference.sampling import diagnose
 
     if res.settings["parameterization"] != "integrated":
         return
@@ -173,15 +174,24 @@ def _where_the_time_goes(scores, res, total: float) -> None:
     t0 = time.perf_counter()
     draw_deltas(delta0, std0, nu, lik, np.random.default_rng(0), bounded=prepared.bounded)
     t_draws = time.perf_counter() - t0
-    # one gradient at the posterior median, in the sampler's coordinates
+    # gradients at 300 posterior draws, in the sampler's coordinates (the cost varies with
+    # them: where std0 is larger, fewer data sets share the prior's rule)
     d_hi, s_hi = float(data["delta0_hi"]), float(data["std0_hi"])
-    m0, s0, n0 = (float(np.median(v)) for v in (delta0, std0, nu))
-    x = np.array([np.log(n0 - 1), np.log((m0 + d_hi) / (d_hi - m0)), np.log(s0 / (s_hi - s0))])
-    log_density("integrated", x, data)
+    picks = np.random.default_rng(0).choice(delta0.size, 300, replace=False)
+    points = [
+        np.array([np.log(n - 1), np.log((m + d_hi) / (d_hi - m)), np.log(s / (s_hi - s))])
+        for m, s, n in zip(delta0[picks], std0[picks], nu[picks], strict=True)
+    ]
+    logp = _log_density_function("integrated", data, prepared.bounded)  # what nutpie calls
+    logp(points[0])
     t0 = time.perf_counter()
-    for _ in range(20):
-        log_density("integrated", x, data)
-    t_grad = (time.perf_counter() - t0) / 20
+    for x in points:
+        logp(x)
+    t_grad = (time.perf_counter() - t0) / len(points)
+    s0 = float(np.median(std0))
+    t0 = time.perf_counter()
+    diagnose(res.idata, ("delta0", "std0", "nu", "delta"), backend="nutpie")
+    t_diagnose = time.perf_counter() - t0
     steps = res.idata.sample_stats["n_steps"].to_numpy()
     settings = res.settings
     gradients = steps.mean() * (settings["draws"] + settings["tune"]) * settings["chains"]
@@ -191,9 +201,10 @@ def _where_the_time_goes(scores, res, total: float) -> None:
         f"where the new route's {total:.1f} s go: choosing the route {t_route:.2f} s; "
         f"drawing the {q} delta_i for {delta0.size} draws {t_draws:.1f} s (one core); "
         f"sampling ~ {gradients:.0f} gradients ({steps.mean():.1f} per draw) x "
-        f"{t_grad * 1e3:.2f} ms ({t_grad / q * 1e6:.2f} us per data set) / {cores} cores "
+        f"{t_grad * 1e3:.2f} ms at posterior draws ({t_grad / q * 1e6:.2f} us per data set) / "
+        f"{cores} cores "
         f"= {gradients * t_grad / cores:.1f} s; posterior median std0 / median width "
-        f"{s0 / float(np.median(_widths(data))):.3f}"
+        f"{s0 / float(np.median(_widths(data))):.3f}; diagnostics {t_diagnose:.1f} s"
     )
 
 
