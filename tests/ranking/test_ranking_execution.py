@@ -367,3 +367,28 @@ def test_ctrl_c_stops_a_run_and_keeps_every_finished_pair(request, tmp_path, pyt
         N_SLOW - done,
         0,
     )
+
+
+_UNGUARDED = """
+import numpy as np
+import pandas as pd
+import isbetter
+
+g = np.random.default_rng(0)
+rows = [(f"d{i}", s, g.normal(0.8, 0.02)) for i in range(8) for s in ("a", "b", "c")]
+table = isbetter.read_scores(pd.DataFrame(rows, columns=["dataset", "system", "score"]))
+isbetter.rank(table, method="signed_rank", jobs=2, progress=False)
+"""
+
+
+def test_a_script_without_a_main_guard_is_told_why_the_workers_died(tmp_path):
+    """Spawned workers run the calling script's top level again; without the guard they die
+    at start-up and the error says what to write (not a bare BrokenProcessPool)."""
+    script = tmp_path / "unguarded.py"
+    script.write_text(_UNGUARDED)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "a local worker process died" in last and 'if __name__ == "__main__":' in last, last

@@ -36,6 +36,7 @@ import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -352,6 +353,13 @@ def _result(future: cf.Future[Any], task: PairTask) -> Any:
         if renamed is None:
             raise
         raise renamed from exc
+    except BrokenProcessPool as exc:
+        raise RuntimeError(
+            f"{_describe(task)} failed: a local worker process died ({exc}). Local workers "
+            "are started by spawning, which runs the calling script's top level again: in a "
+            'script, call rank under `if __name__ == "__main__":` (or pass jobs=1); otherwise '
+            "the worker may have run out of memory"
+        ) from exc
     except Exception as exc:
         raise RuntimeError(f"{_describe(task)} failed: {type(exc).__name__}: {exc}") from exc
 
