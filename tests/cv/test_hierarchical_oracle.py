@@ -387,6 +387,11 @@ def far_cases():
     return _with_integrals(FAR_CASES)
 
 
+def _t_norm(nu):
+    """log c(nu), the Student-t density's normaliser (the compiled rule leaves it out)."""
+    return special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+
+
 def _compiled(d0, s0, nu, a, w, ssr, xbar):
     """The compiled rule: log p(x_i | delta0, std0, nu) (with the t normaliser) and its gradient."""
     from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, no_bound
@@ -394,7 +399,7 @@ def _compiled(d0, s0, nu, a, w, ssr, xbar):
     lik = tuple(np.array([v]) for v in (a, w, ssr, xbar))
     logq, grad = compiled_kernels()[0](d0, s0, nu, lik, NODE_SPACING, no_bound(1))
     # the kernel leaves out the t density's normaliser log c(nu), and so its derivative
-    norm = special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+    norm = _t_norm(nu)
     d_norm = (special.digamma((nu + 1) / 2) - special.digamma(nu / 2) - 1 / nu) / 2
     return logq[0] + norm, grad[0] + np.array([0.0, 0.0, d_norm])
 
@@ -456,7 +461,7 @@ def _compiled_many(d0, s0, nu, a, w, ssr, xbar):
     q = CUT_MIN_DATASETS
     lik = tuple(np.full(q, v) for v in (a, w, ssr, xbar))
     logq, grad = compiled_kernels()[0](d0, s0, nu, lik, NODE_SPACING, no_bound(q))
-    norm = special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
+    norm = _t_norm(nu)
     return logq[0] + norm, grad[0]
 
 
@@ -537,10 +542,6 @@ def test_shared_rule_where_std0_is_far_below_the_width(narrow_cases):
         for i, config in enumerate(configs):
             alone = _compiled_many(d0, s0, nu_, *config)[0] - _t_norm(nu_)
             assert together[0][i] == pytest.approx(alone, abs=1e-6)
-
-
-def _t_norm(nu):
-    return special.gammaln((nu + 1) / 2) - special.gammaln(nu / 2) - 0.5 * np.log(nu * np.pi)
 
 
 def test_numpy_rule_is_the_same_rule(adaptive_cases, far_cases):
