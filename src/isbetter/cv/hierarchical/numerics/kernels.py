@@ -43,13 +43,14 @@ CACHE_DEPENDS = (
     "isbetter.cv.hierarchical.numerics.sigma_bound",
 )
 #: the quadrature reaches so far that the tails beyond it hold about exp(-18.4) = 1e-8 of
-#: the integral (Student-t tails of power nu + n - 1), and at least 10 widths
+#: the integral (Student-t tails of power nu + n - 1), and at least 10 widths, or to where
+#: a bound proves the tails hold less (_lik_reach: the likelihood's, _prior_reach: the prior's)
 TAIL_LOG_MASS = 18.4
 #: The compiled likelihood (:func:`compiled_kernels`) adapts the number of nodes to the range
 #: of u: this spacing, within these bounds. Over the 2000 random configurations of
 #: bench/bench_quadrature_accuracy.py (2-10 000 scores, std0 1e-5 to 1e3 likelihood widths,
 #: centres up to 1000 widths apart, nu up to 3000): error of log p(x_i | delta0, std0, nu)
-#: at most 1.2e-5, 99% below 1.1e-6, median 5e-9; 73 nodes on the median configuration
+#: at most 1.0e-5, 99% below 1.2e-6, median 4.5e-9; 62 nodes on the median configuration
 #: (most sit far outside the posterior).
 NODE_SPACING = 0.35
 _MIN_NODES = 16
@@ -84,12 +85,13 @@ PRIOR_REACH_WIDTHS = 3.0
 #: set's own rule ended by the bound: over the ~9000 of 20 000 random configurations it
 #: takes, within 3.1e-6 of the rule 0.08 apart (that rule: 2.8e-6), median 2.3e-7 (1.9e-7).
 SHARED_REACH_WIDTHS = 1.0
-#: Where the rule ends so and the likelihood's centre is at most SEARCH_FREE_GAP widths from
-#: delta0, the search for mode centres (_mode_centres) is skipped (~15% of the kernel's time
-#: at the near-identical systems' posterior): it finds none there (none in 62 452 such
-#: random configurations: 2-10 000 scores, std0 1e-6 to 3 widths, nu 1 to 3000; 53 in
-#: 61 801 with 3 widths), so the rule is the same. Skipping it further out missed
-#: log p(x_i | delta0, std0, nu) by up to 5e-5.
+#: Where the likelihood's centre is at most SEARCH_FREE_GAP widths from delta0 (and sigma_i
+#: has no bound factor), the search for mode centres (_mode_centres) is skipped (~11-15% of
+#: the kernel's time at the UCI and near-identical posteriors): it finds none there (none in
+#: 2 x 10^6 random configurations with |gap| <= 2 widths: 2-10 000 scores, std0 1e-6 to 1e3
+#: widths, nu 1 to 3000; with |gap| <= 3 widths, 1 in 200, the nearest at 2.29 widths), so
+#: the rule is the same. Skipping it further out missed log p(x_i | delta0, std0, nu) by up
+#: to 5e-5.
 SEARCH_FREE_GAP = 2.0
 #: The sampler of each delta_i draws from the prior and accepts by the likelihood
 #: (_from_prior) where std0 is below the likelihood's width and log L(xbar) - log L(delta0)
@@ -215,22 +217,40 @@ def _prior_reach(
     return std0 * math.exp(log_z) if log_z < 700.0 else math.inf
 
 
+def _lik_reach(
+    delta0: float, std0: float, lik: tuple[float, float, float, float]
+) -> float:  # pragma: no cover - compiled by numba
+    # D, beyond which (|delta - xbar| > D) either tail of the integral holds less than
+    # exp(-TAIL_LOG_MASS) of its total, from bounds: there the integrand is below L(delta)
+    # (the prior's mass is at most 1, L falls away from xbar), against the total above
+    # 1/2 L(delta0 +- std0) as in _prior_reach. About 6 widths beyond |xbar - delta0| +
+    # std0 for many scores, where the fixed reach of _u_range is 10 x |xbar - delta0|.
+    # No sigma_i bound factor here: lik = a, w, ssr, xbar.
+    a, w, ssr, xbar = lik
+    far = abs(xbar - delta0) + std0
+    log_ratio = math.log1p(w * far * far / ssr) + (TAIL_LOG_MASS + math.log(2.0)) / a
+    if log_ratio > 700.0:
+        return math.inf
+    return math.sqrt(ssr / w * math.expm1(log_ratio))
+
+
 def _u_range(
     delta0: float,
     std0: float,
     nu: float,
-    lik: tuple[float, float, float, float],
+    lik: tuple[float, float, float, float, float],
     frame: Any,
     modes: bool,
 ) -> tuple[float, float, float]:  # pragma: no cover - compiled by numba
     # The ends of the quadrature in u, so far out that the tails beyond hold ~exp(-TAIL_LOG_MASS)
     # of the integral, and y = (delta - delta0) / width at the lower end (lik: a, xbar, width,
-    # and _prior_reach's; frame: the map's, see _nodes)
-    a, xbar, width, prior_reach = lik
+    # _prior_reach's and _lik_reach's; frame: the map's, see _nodes)
+    a, xbar, width, prior_reach, lik_reach = lik
     reach = max(std0, width, abs(xbar - delta0))
     reach *= max(10.0, 2.0 * math.exp(TAIL_LOG_MASS / (nu + 2.0 * a)))
     lo, hi = min(delta0, xbar) - reach, max(delta0, xbar) + reach
     lo, hi = max(lo, delta0 - prior_reach), min(hi, delta0 + prior_reach)
+    lo, hi = max(lo, xbar - lik_reach), min(hi, xbar + lik_reach)
     u_lo = math.asinh((lo - delta0) / std0) + math.asinh((lo - xbar) / width)
     u_hi = math.asinh((hi - delta0) / std0) + math.asinh((hi - xbar) / width)
     y = (lo - delta0) / width
@@ -262,7 +282,7 @@ def _frame(
         prior_reach = _prior_reach(delta0, std0, nu, lik, _tail_constant(nu))
         prior_reach = prior_reach if prior_reach <= PRIOR_REACH_WIDTHS * width else math.inf
     centres = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no mode centres where the rule ends early
-    if prior_reach == math.inf or abs(gap) > SEARCH_FREE_GAP:
+    if offset >= 0 or abs(gap) > SEARCH_FREE_GAP:  # else: none there (SEARCH_FREE_GAP)
         centres = _mode_centres(nu, lik, width, cap, (kappa, gap))
     return width, prior_reach, (kappa, gap, *centres)
 
@@ -280,7 +300,7 @@ def _nodes(
     # (log of t kernel x likelihood, no Jacobian), 1 z (z_prior), 2 jac (d delta / du),
     # 3 score (d log p(x_i | delta) / d delta), 4 d log t / d nu, 5 y ((delta - delta0) /
     # width, where the map has mode centres); return (nodes, u of the first node, step, the
-    # map: kappa, gap and _mode_centres'). One division per quantity and one log1p per
+    # map: kappa, gap and _mode_centres'). One division per quantity and one log per
     # node: this loop is most of the integrated model's cost. bound = (tables, offset,
     # log(2 std_hi^2), cut): sigma_i's bound factor log Q(a, quad / (2 std_hi^2)) from
     # tables[offset:] (.sigma_bound), or none where offset < 0; cut: whether the prior's
@@ -290,7 +310,9 @@ def _nodes(
     width, prior_reach, frame = _frame(delta0, std0, nu, lik, bound)
     kappa, gap = frame[0], frame[1]
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
-    u_lo, u_hi, y = _u_range(delta0, std0, nu, (a, xbar, width, prior_reach), frame, modes)
+    lik_reach = _lik_reach(delta0, std0, lik) if offset < 0 else math.inf
+    reaches = (a, xbar, width, prior_reach, lik_reach)
+    u_lo, u_hi, y = _u_range(delta0, std0, nu, reaches, frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
     step = (u_hi - u_lo) / n
     # d y / d u at the last two nodes: the next node is predicted by the two-step Adams-Bashforth
@@ -321,7 +343,9 @@ def _nodes(
             cp, cl = std0 * (x + x_inv), width * (y_lik + y_inv)
             nodes[2, k] = cp * cl / (2.0 * (cp + cl))
         zz = z * z
-        log_t = math.log1p(zz * inv_nu)
+        # log(1 + x), not log1p: 2.7x as fast in numba, and only its absolute error (1e-16)
+        # enters the sums
+        log_t = math.log(1.0 + zz * inv_nu)
         quad = ssr + wide * z_lik * z_lik
         log_quad = math.log(quad)
         nodes[0, k] = -half_nu1 * log_t - a * (log_quad + log_half)
@@ -388,7 +412,7 @@ def _shared_nodes(
         v = -v_hi + (k + 0.5) * step
         z = math.sinh(v)
         zz = z * z
-        log_t = math.log1p(zz * inv_nu)
+        log_t = math.log(1.0 + zz * inv_nu)  # not log1p, as in _nodes
         rule[0, k] = -half_nu1 * log_t + math.log(math.cosh(v))
         rule[1, k] = z
         rule[2, k] = ((nu + 1.0) * zz / (nu * (nu + zz)) - log_t) / 2.0
@@ -494,6 +518,7 @@ def register_jitable_helpers() -> None:
             _shared_reach,
             _shared_nodes,
             _shared_one,
+            _lik_reach,
             _u_range,
             _frame,
             _nodes,
