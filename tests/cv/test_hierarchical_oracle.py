@@ -714,11 +714,12 @@ def test_likelihood_reach_bounds_the_tails(adaptive_cases):
     |xbar - delta0| + std0, and at 100 scores near delta0 about 6 widths (not 10)."""
     from scipy import integrate
 
-    from isbetter.cv.hierarchical.numerics.kernels import TAIL_LOG_MASS, _lik_reach
+    from isbetter.cv.hierarchical.numerics.kernels import TAIL_LOG_MASS, _lik_reach, _log_drop
 
     checked = 0
     for (d0, s0, nu, a, w, ssr, xbar), total in adaptive_cases:
-        reach = _lik_reach(d0, s0, (a, w, ssr, xbar))
+        lik = (a, w, ssr, xbar)
+        reach = _lik_reach(lik, _log_drop(d0, s0, lik))
         if not np.isfinite(reach):
             continue
         assert reach >= abs(xbar - d0) + s0
@@ -744,7 +745,8 @@ def test_likelihood_reach_bounds_the_tails(adaptive_cases):
     a, w = (n - 1) / 2, n / (1 + (n - 1) * 0.1)
     ssr = n / 0.9
     width = np.sqrt(ssr / (w * (2 * a - 1)))
-    assert 5.5 < _lik_reach(0.0, 0.01 * width, (a, w, ssr, 0.0)) / width < 7.0
+    lik = (a, w, ssr, 0.0)
+    assert 5.5 < _lik_reach(lik, _log_drop(0.0, 0.01 * width, lik)) / width < 7.0
 
 
 def test_no_mode_search_near_delta0():

@@ -200,35 +200,41 @@ def _tail_constant(nu: float) -> float:  # pragma: no cover - compiled by numba
     return 2.0 * math.log(2.0) + log_c + (nu - 1.0) / 2.0 * math.log(nu)
 
 
+def _log_drop(
+    delta0: float, std0: float, lik: tuple[float, float, float, float]
+) -> float:  # pragma: no cover - compiled by numba
+    # (log L(xbar) - log L(delta0 +- std0)) / a: the likelihood's least within one std0 of
+    # delta0, below its largest. Both reaches (_prior_reach, _lik_reach) bound the integral's
+    # tails against its total, which is above P(|t_nu| < 1) >= 1/2 times that least value.
+    # No sigma_i bound factor here: lik = a, w, ssr, xbar.
+    a, w, ssr, xbar = lik
+    far = abs(xbar - delta0) + std0
+    return math.log1p(w * far * far / ssr)
+
+
 def _prior_reach(
-    delta0: float, std0: float, nu: float, lik: tuple[float, float, float, float], tail: float
+    std0: float, nu: float, a: float, drop: float, tail: float
 ) -> float:  # pragma: no cover - compiled by numba
     # Z std0, beyond which on either side of delta0 the integral holds less than
     # exp(-TAIL_LOG_MASS) of its total, from bounds: there the prior's mass, P(|t_nu| > Z)
     # <= 2 c_nu nu^((nu - 1) / 2) Z^-nu (its density below c_nu (z^2 / nu)^(-(nu + 1) / 2)),
-    # times the likelihood's largest value (at xbar), against the total above P(|t_nu| < 1)
-    # >= 1/2 times the likelihood's least within one std0 of delta0 (tail: _tail_constant).
-    # Far below the other reach where std0 is far below the likelihood's width and nu not
-    # small (no sigma_i bound factor here: lik = a, w, ssr, xbar).
-    a, w, ssr, xbar = lik
-    far = abs(xbar - delta0) + std0
-    log_ratio = a * math.log1p(w * far * far / ssr)  # log L(xbar) - log L(delta0 +- std0)
-    log_z = (tail + log_ratio + TAIL_LOG_MASS) / nu
+    # times the likelihood's largest value (at xbar), against the total's lower bound
+    # (drop: _log_drop; tail: _tail_constant). Far below the other reach where std0 is far
+    # below the likelihood's width and nu not small.
+    log_z = (tail + a * drop + TAIL_LOG_MASS) / nu
     return std0 * math.exp(log_z) if log_z < 700.0 else math.inf
 
 
 def _lik_reach(
-    delta0: float, std0: float, lik: tuple[float, float, float, float]
+    lik: tuple[float, float, float, float], drop: float
 ) -> float:  # pragma: no cover - compiled by numba
     # D, beyond which (|delta - xbar| > D) either tail of the integral holds less than
     # exp(-TAIL_LOG_MASS) of its total, from bounds: there the integrand is below L(delta)
-    # (the prior's mass is at most 1, L falls away from xbar), against the total above
-    # 1/2 L(delta0 +- std0) as in _prior_reach. About 6 widths beyond |xbar - delta0| +
-    # std0 for many scores, where the fixed reach of _u_range is 10 x |xbar - delta0|.
-    # No sigma_i bound factor here: lik = a, w, ssr, xbar.
-    a, w, ssr, xbar = lik
-    far = abs(xbar - delta0) + std0
-    log_ratio = math.log1p(w * far * far / ssr) + (TAIL_LOG_MASS + math.log(2.0)) / a
+    # (the prior's mass is at most 1, L falls away from xbar), against the total's lower
+    # bound (drop: _log_drop). About 6 widths beyond |xbar - delta0| + std0 for many scores,
+    # where the fixed reach of _u_range is 10 x |xbar - delta0|. lik = a, w, ssr, xbar.
+    a, w, ssr = lik[0], lik[1], lik[2]
+    log_ratio = drop + (TAIL_LOG_MASS + math.log(2.0)) / a
     if log_ratio > 700.0:
         return math.inf
     return math.sqrt(ssr / w * math.expm1(log_ratio))
@@ -268,23 +274,26 @@ def _frame(
     nu: float,
     lik: tuple[float, float, float, float],
     bound: tuple[np.ndarray, int, float, bool],
-) -> tuple[float, float, tuple[float, ...]]:  # pragma: no cover - compiled by numba
-    # The map of one data set's rule (_nodes): its likelihood width, where the prior's tail
-    # bound ends the rule (inf: nowhere), and the frame (kappa, gap, _mode_centres'), with
-    # no mode centres where the rule ends within SEARCH_FREE_GAP widths of delta0
+) -> tuple[float, float, float, tuple[float, ...]]:  # pragma: no cover - compiled by numba
+    # The map of one data set's rule (_nodes): its likelihood width, where the prior's and
+    # the likelihood's tail bounds end the rule (inf: nowhere), and the frame (kappa, gap,
+    # _mode_centres'), with no mode centres within SEARCH_FREE_GAP widths of delta0
     a, w, ssr, xbar = lik
     offset, shift, cut = bound[1], bound[2], bound[3]
     cap = math.exp((shift - math.log(2.0 * w)) / 2.0) if offset >= 0 else math.inf
     width = _width(a, w, ssr, cap)
     kappa, gap = std0 / width, (xbar - delta0) / width
-    prior_reach = math.inf
-    if offset < 0 and cut:  # not far below the width: no cut (inf), the rule as before
-        prior_reach = _prior_reach(delta0, std0, nu, lik, _tail_constant(nu))
-        prior_reach = prior_reach if prior_reach <= PRIOR_REACH_WIDTHS * width else math.inf
-    centres = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # no mode centres where the rule ends early
+    prior_reach = lik_reach = math.inf
+    if offset < 0:  # the bounds are for the likelihood without sigma_i's bound factor
+        drop = _log_drop(delta0, std0, lik)
+        lik_reach = _lik_reach(lik, drop)
+        if cut:  # not far below the width: no cut (inf), the rule as before
+            prior_reach = _prior_reach(std0, nu, a, drop, _tail_constant(nu))
+            prior_reach = prior_reach if prior_reach <= PRIOR_REACH_WIDTHS * width else math.inf
+    centres = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if offset >= 0 or abs(gap) > SEARCH_FREE_GAP:  # else: none there (SEARCH_FREE_GAP)
         centres = _mode_centres(nu, lik, width, cap, (kappa, gap))
-    return width, prior_reach, (kappa, gap, *centres)
+    return width, prior_reach, lik_reach, (kappa, gap, *centres)
 
 
 def _nodes(
@@ -307,10 +316,9 @@ def _nodes(
     # tail bound may end the rule (CUT_MIN_DATASETS).
     a, w, ssr, xbar = lik
     tables, offset, shift, cut = bound
-    width, prior_reach, frame = _frame(delta0, std0, nu, lik, bound)
+    width, prior_reach, lik_reach, frame = _frame(delta0, std0, nu, lik, bound)
     kappa, gap = frame[0], frame[1]
     modes = frame[3] > 0.0 or frame[5] > 0.0 or frame[7] > 0.0
-    lik_reach = _lik_reach(delta0, std0, lik) if offset < 0 else math.inf
     reaches = (a, xbar, width, prior_reach, lik_reach)
     u_lo, u_hi, y = _u_range(delta0, std0, nu, reaches, frame, modes)
     n = min(max(int(math.ceil((u_hi - u_lo) / spacing)), _MIN_NODES), _MAX_NODES)
@@ -391,7 +399,8 @@ def _shared_reach(
     for i in range(a.shape[0]):
         shared[i] = 0.0
         if offsets[i] < 0:
-            r = _prior_reach(delta0, std0, nu, (a[i], w[i], ssr[i], xbar[i]), tail)
+            drop = _log_drop(delta0, std0, (a[i], w[i], ssr[i], xbar[i]))
+            r = _prior_reach(std0, nu, a[i], drop, tail)
             if r <= SHARED_REACH_WIDTHS * _width(a[i], w[i], ssr[i], math.inf):
                 shared[i] = 1.0
                 reach = max(reach, r)
@@ -514,6 +523,7 @@ def register_jitable_helpers() -> None:
             _mode_centres,
             _solve_y,
             _tail_constant,
+            _log_drop,
             _prior_reach,
             _shared_reach,
             _shared_nodes,
