@@ -101,3 +101,16 @@ def test_summary_is_the_three_estimators_and_arviz_with_and_without_ties(rng):
         np.testing.assert_allclose(bulk, az.ess(idata, method="bulk")["a"].to_numpy(), rtol=1e-8)
         np.testing.assert_allclose(tail, az.ess(idata, method="tail")["a"].to_numpy(), rtol=1e-8)
     assert np.isnan(summary(smooth[:1])[0]).all()  # one chain: no R-hat
+
+
+def test_average_ranks_are_scipys_on_many_tie_patterns(rng):
+    """The tie groups found from the sorted rows: scipy's average ranks, ties anywhere."""
+    from scipy import stats
+
+    from isbetter.inference.diagnostics import _average_ranks
+
+    for _ in range(500):
+        k, m = rng.integers(1, 5), rng.integers(1, 40)
+        rows = rng.integers(0, rng.integers(1, 10), size=(k, m)).astype(float)
+        np.testing.assert_array_equal(_average_ranks(rows), stats.rankdata(rows, axis=1))
+

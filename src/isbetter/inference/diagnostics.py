@@ -10,6 +10,8 @@ thousand data sets. A test checks agreement with ArviZ to 1e-8.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import fft, special
 
@@ -29,32 +31,60 @@ def _split(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:, :, :half], x[:, :, x.shape[2] - half :]], axis=1)
 
 
-def _average_ranks(rows: np.ndarray) -> np.ndarray:
-    """Ranks 1..m along each row, ties getting their average rank (rankdata "average")."""
+def _sorted_ranks(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """Sort each row once: the order, the sorted values and where ties change the ranks.
+
+    Ranks are 1..m, ties getting their average rank (rankdata "average"): the rank of
+    sorted position ``j`` is ``j + 1`` except at ``(row, j)`` in the returned
+    ``(row, j, rank)`` (the members of tie groups, few in MCMC draws).
+    """
     k, m = rows.shape
     order = np.argsort(rows, axis=1)
     srt = np.take_along_axis(rows, order, axis=1)
-    starts = np.ones((k, m), dtype=bool)
-    starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    ranks = np.empty((k, m))
-    # the positions themselves, right for the rows without ties (continuous draws) ...
-    np.put_along_axis(ranks, order, np.arange(1.0, m + 1.0)[None, :], axis=1)
-    tied = np.flatnonzero(~starts.all(axis=1))
-    if tied.size:  # ... the others average each tie group's positions
-        first = np.flatnonzero(starts[tied])  # flat index of each tie group's first element
-        length = np.diff(first, append=tied.size * m)
-        average = first % m + (length + 1) / 2.0  # mean of the 1-based positions in the group
-        sub = np.empty((tied.size, m))
-        np.put_along_axis(sub, order[tied], np.repeat(average, length).reshape(-1, m), axis=1)
-        ranks[tied] = sub
+    # g = row * m + j for each sorted position j equal to its right neighbour: a run of
+    # consecutive g (never across rows: j < m - 1) is a tie group, positions j0 .. j1 + 1
+    row, j = np.nonzero(srt[:, 1:] == srt[:, :-1])
+    g = row * m + j
+    starts = np.flatnonzero(np.diff(g, prepend=-2) != 1)
+    ends = np.append(starts[1:], g.size)[: starts.size] - 1
+    run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, g.size)))
+    first, last = j[starts], j[ends] + 1  # each group's first and last position
+    rank = ((first + last) / 2.0 + 1.0)[run]
+    return order, srt, (np.concatenate([row, row]), np.concatenate([j, j + 1]), np.tile(rank, 2))
+
+
+def _average_ranks(rows: np.ndarray) -> np.ndarray:
+    """Ranks 1..m along each row, ties getting their average rank (rankdata "average")."""
+    order, _, (row, j, rank) = _sorted_ranks(rows)
+    by_position = np.broadcast_to(np.arange(1.0, rows.shape[1] + 1.0), rows.shape).copy()
+    by_position[row, j] = rank
+    ranks = np.empty(rows.shape)
+    np.put_along_axis(ranks, order, by_position, axis=1)
     return ranks
 
 
-def _z_scale(x: np.ndarray) -> np.ndarray:
+@lru_cache(maxsize=8)
+def _blom(m: int) -> np.ndarray:
+    """Return the normal scores of the ranks 1..m, read-only (Blom 1958, c = 3/8, as ArviZ)."""
+    z = special.ndtri((np.arange(1.0, m + 1.0) - 0.375) / (m + 0.25))
+    z.flags.writeable = False
+    return z
+
+
+def _z_scale_sorted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the rank-normalised ``x`` (k, chains, draws) and each row's sorted values."""
     k, c, n = x.shape
-    rank = _average_ranks(x.reshape(k, c * n))
-    # Blom's (1958) back-transformation with c = 3/8, as ArviZ; ndtri is the normal ppf
-    return special.ndtri((rank - 0.375) / (c * n + 0.25)).reshape(k, c, n)
+    m = c * n
+    order, srt, (row, j, rank) = _sorted_ranks(x.reshape(k, m))
+    by_position = np.broadcast_to(_blom(m), (k, m)).copy()
+    by_position[row, j] = special.ndtri((rank - 0.375) / (m + 0.25))  # the same expression
+    z = np.empty((k, m))
+    np.put_along_axis(z, order, by_position, axis=1)
+    return z.reshape(k, c, n), srt
+
+
+def _z_scale(x: np.ndarray) -> np.ndarray:
+    return _z_scale_sorted(x)[0]
 
 
 def _rhat(x: np.ndarray) -> np.ndarray:
@@ -78,13 +108,20 @@ def rhat_rank(x: np.ndarray) -> np.ndarray:
         Shape ``(k,)``.
     """
     s = _split(_to_rows(x))
-    return _rhat_of(s, _z_scale(s))
+    return _rhat_of(s, *_z_scale_sorted(s))
 
 
-def _rhat_of(s: np.ndarray, z_bulk: np.ndarray) -> np.ndarray:
-    # rhat_rank from the split draws and their bulk z-scale
-    med = np.median(s.reshape(s.shape[0], -1), axis=1)
-    tail = _rhat(_z_scale(np.abs(s - med[:, None, None])))
+def _median(srt: np.ndarray) -> np.ndarray:
+    """np.median of each row, from the row sorted (NaN where the row has a NaN)."""
+    m = srt.shape[1]
+    half = m // 2
+    med = srt[:, half] if m % 2 else (srt[:, half - 1] + srt[:, half]) / 2
+    return np.where(np.isnan(srt[:, -1]), np.nan, med)  # argsort puts NaN last
+
+
+def _rhat_of(s: np.ndarray, z_bulk: np.ndarray, srt: np.ndarray) -> np.ndarray:
+    # rhat_rank from the split draws, their bulk z-scale and each row sorted
+    tail = _rhat(_z_scale(np.abs(s - _median(srt)[:, None, None])))
     return np.maximum(_rhat(z_bulk), tail)
 
 
@@ -95,8 +132,8 @@ def summary(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     and ESS. R-hat needs at least 2 chains: NaN with one.
     """
     s = _split(_to_rows(x))
-    z_bulk = _z_scale(s)
-    rhat = _rhat_of(s, z_bulk) if x.shape[0] > 1 else np.full(x.shape[2], np.nan)
+    z_bulk, srt = _z_scale_sorted(s)
+    rhat = _rhat_of(s, z_bulk, srt) if x.shape[0] > 1 else np.full(x.shape[2], np.nan)
     return rhat, _ess(z_bulk), ess_tail(x)
 
 
