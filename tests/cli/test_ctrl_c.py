@@ -111,14 +111,16 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def press_ctrl_c(after: float, cache: Path, kept: int = 0) -> dict:
+def press_ctrl_c(after: float, cache: Path, kept: int = 0, jobs: str = "2") -> dict:
     """Start the ranking in its own process group; Ctrl-C it after `after` seconds.
 
     With `kept`, wait also until the cache holds that many pairs.
     """
     env = {**os.environ, "PYTHONPATH": str(SRC)}
+    command = [*RANK, "--cache-dir", str(cache)]
+    command[command.index("--jobs") + 1] = jobs
     proc = subprocess.Popen(
-        [*RANK, "--cache-dir", str(cache)],
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -159,13 +161,19 @@ def _cmdline(pid: int) -> bytes:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
-@pytest.mark.parametrize(("after", "kept"), [(3, 0), (6, 0), (9, 0), (12, 0), (0, 2)])
-def test_ctrl_c_stops_a_two_worker_ranking_within_2_s(tmp_path, after, kept):
-    """Ctrl-C at 3, 6, 9 and 12 s, and once two pairs are kept (under load, none by 12 s)."""
+@pytest.mark.parametrize(
+    ("jobs", "after", "kept"),
+    [("2", 3, 0), ("2", 6, 0), ("2", 9, 0), ("2", 12, 0), ("2", 0, 2)]
+    # in this process: the default on 2 CPUs
+    + [("1", 3, 0), ("1", 7, 0), ("1", 0, 2)],
+)
+def test_ctrl_c_stops_a_ranking_within_2_s(tmp_path, jobs, after, kept):
+    """Ctrl-C at 3 to 12 s, and once two pairs are kept (under load, none by 12 s), with
+    two workers and in this process."""
     cache = tmp_path / "cache"
-    run = press_ctrl_c(after, cache, kept)
+    run = press_ctrl_c(after, cache, kept, jobs)
     print(
-        f"Ctrl-C at {after} s ({kept} pairs kept): exit {run['code']} after "
+        f"--jobs {jobs}, Ctrl-C at {after} s ({kept} pairs kept): exit {run['code']} after "
         f"{run['seconds']:.2f} s, {len(list(cache.glob('*/*.json')))} pairs in the cache"
     )
     assert run["code"] == 130, run["err"]

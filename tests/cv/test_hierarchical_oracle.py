@@ -676,6 +676,19 @@ def test_draw_deltas_with_std0_far_below_the_width():
     assert np.abs(z).max() < 4.5, np.round(z, 1)
 
 
+def test_draw_deltas_of_hyper_parameters_off_their_support_are_nan():
+    """A draw that no whole chain has (NaN, std0 <= 0 or infinite, nu < 1 or infinite)
+    gets NaN instead of sending the samplers into an endless loop."""
+    from isbetter.cv.hierarchical.numerics.quadrature import draw_deltas
+
+    data = (np.full(3, 4.5), np.full(3, 5.0), np.full(3, 10.0), np.zeros(3), 1e300)
+    delta0 = np.array([0.0, np.nan, 0.0, 0.0, 0.0, 0.0, np.inf])
+    std0 = np.array([1.0, 1.0, 0.0, np.inf, 1.0, 1.0, 1.0])
+    nu = np.array([2.0, 2.0, 2.0, 2.0, 0.5, np.inf, 2.0])
+    draws = draw_deltas(delta0, std0, nu, data, np.random.default_rng(SEED))
+    assert np.isfinite(draws[0]).all() and np.isnan(draws[1:]).all()
+
+
 @pytest.mark.parametrize("compiled", [True, False])
 def test_draw_deltas_near_gaussian_kernels_far_apart(compiled):
     """Draws of delta_i where the conditional peaks between the centres (FAR_CASES' regime).

@@ -114,3 +114,39 @@ def test_average_ranks_are_scipys_on_many_tie_patterns(rng):
         rows = rng.integers(0, rng.integers(1, 10), size=(k, m)).astype(float)
         np.testing.assert_array_equal(_average_ranks(rows), stats.rankdata(rows, axis=1))
 
+
+class _InterruptedSampler:
+    """nutpie's background sampler, pressed Ctrl-C while waited for."""
+
+    cancelled = False
+
+    def wait(self):
+        raise KeyboardInterrupt
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def test_ctrl_c_while_nutpie_samples_stops_the_fit(monkeypatch):
+    """nutpie.sample itself would hand back the draws so far; sample() re-raises instead,
+    and stops the sampler."""
+    import nutpie
+
+    from isbetter.inference.sampling import sample
+
+    sampler = _InterruptedSampler()
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **k: sampler if not k["blocking"] else 0)
+    with pytest.raises(KeyboardInterrupt):
+        sample(None, draws=10, tune=10, chains=2, cores=1, seed=1, backend="nutpie", compiled=1)
+    assert sampler.cancelled
+
+
+@pytest.mark.parametrize(("chains", "draws"), [(2, 3), (1, 10), (0, 0)])
+def test_chains_cut_short_are_an_interrupt(rng, chains, draws):
+    """PyMC's sampler swallows Ctrl-C and returns the chains cut short: not a whole fit."""
+    from isbetter.inference.sampling import _check_complete
+
+    _check_complete(_idata({"a": rng.normal(size=(2, 10))}), draws=10, chains=2)  # whole
+    cut = _idata({"a": rng.normal(size=(chains, draws))}) if chains else az.InferenceData()
+    with pytest.raises(KeyboardInterrupt, match="interrupted"):
+        _check_complete(cut, draws=10, chains=2)

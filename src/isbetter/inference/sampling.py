@@ -150,7 +150,7 @@ def sample(
 
         if compiled is None:
             compiled = nutpie.compile_pymc_model(model, backend="numba")
-        return nutpie.sample(
+        sampler = nutpie.sample(
             compiled,
             draws=draws,
             tune=tune,
@@ -161,20 +161,45 @@ def sample(
             save_warmup=False,
             low_rank_modified_mass_matrix=low_rank,
             target_accept=target_accept,
+            blocking=False,
         )
-    import pymc as pm
+        # waited for here, not in nutpie.sample: that hands back the draws so far on Ctrl-C
+        try:
+            idata = sampler.wait()
+        except BaseException:
+            sampler.cancel()
+            raise
+    else:
+        import pymc as pm
 
-    return pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        random_seed=seed,
-        target_accept=target_accept,
-        progressbar=False,
-        compute_convergence_checks=False,
-        model=model,
-    )
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            random_seed=seed,
+            target_accept=target_accept,
+            progressbar=False,
+            compute_convergence_checks=False,
+            model=model,
+        )
+    _check_complete(idata, draws, chains)
+    return idata
+
+
+def _check_complete(idata: Any, draws: int, chains: int) -> None:
+    """Raise KeyboardInterrupt if the sampler stopped early (it swallowed a Ctrl-C).
+
+    PyMC's sampler catches KeyboardInterrupt and returns the chains cut short: a fit of
+    those would be reported as if whole.
+    """
+    post = getattr(idata, "posterior", None)
+    sizes = dict(post.sizes) if post is not None else {}
+    if (sizes.get("chain"), sizes.get("draw")) != (chains, draws):
+        raise KeyboardInterrupt(
+            f"sampling was interrupted: {sizes.get('chain', 0)} chain(s) of "
+            f"{sizes.get('draw', 0)} draws, not {chains} of {draws}"
+        )
 
 
 def _nan_extreme(values: np.ndarray, fn: Any) -> float:

@@ -654,6 +654,9 @@ def _draw_kernel(
     ell, jac, y = nodes[0], nodes[2], nodes[5]
     work = np.empty((4, _MAX_NODES))
     for s in range(delta0.shape[0]):
+        if not (math.isfinite(delta0[s]) and 0.0 < std0[s] < math.inf and 1.0 <= nu[s] < math.inf):
+            out[s, :] = math.nan  # no such draw in a whole chain; the samplers would not end
+            continue
         for i in range(a.shape[0]):
             lik_i = (a[i], w[i], ssr[i], xbar[i])
             if offsets[i] < 0 and _from_prior(delta0[s], std0[s], nu[s], lik_i, out[s, i:], rng):
