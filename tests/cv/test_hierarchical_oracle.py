@@ -676,6 +676,33 @@ def test_draw_deltas_with_std0_far_below_the_width():
     assert np.abs(z).max() < 4.5, np.round(z, 1)
 
 
+def test_draw_deltas_the_same_on_any_number_of_cpus(monkeypatch):
+    """Blocks of draws with streams of their own, in threads: one CPU or two, same numbers;
+    each block's stream is its own (no two blocks alike); the seed decides."""
+    from isbetter.cv.hierarchical.numerics import quadrature
+
+    q, size = 5, 1001  # blocks of unequal length
+    g = np.random.default_rng(3)
+    hyper = (g.normal(0, 0.1, size), g.uniform(0.05, 1, size), g.uniform(1, 30, size))
+    data = (np.full(q, 4.5), np.full(q, 5.0), np.full(q, 10.0), g.normal(0, 1, q), 1e300)
+
+    def draws(cpus, seed=SEED):
+        monkeypatch.setattr(quadrature.os, "cpu_count", lambda: cpus)
+        return quadrature.draw_deltas(*hyper, data, np.random.default_rng(seed))
+
+    one = draws(1)
+    assert one.shape == (size, q) and np.isfinite(one).all()
+    np.testing.assert_array_equal(draws(2), one)
+    np.testing.assert_array_equal(draws(None), one)
+    assert not np.array_equal(draws(2, SEED + 1), one)
+    edges = np.linspace(0, size, quadrature.DRAW_BLOCKS + 1).astype(int)
+    # the same hyper-parameters in every block: the blocks' draws differ all the same
+    same = tuple(np.full(size, v) for v in (0.0, 0.5, 4.0))
+    flat = quadrature.draw_deltas(*same, data, np.random.default_rng(SEED))
+    firsts = flat[edges[:-1]]
+    assert len({tuple(row) for row in firsts}) == quadrature.DRAW_BLOCKS
+
+
 def test_draw_deltas_of_hyper_parameters_off_their_support_are_nan():
     """A draw that no whole chain has (NaN, std0 <= 0 or infinite, nu < 1 or infinite)
     gets NaN instead of sending the samplers into an endless loop."""

@@ -586,7 +586,8 @@ def _build() -> dict[str, Any]:
     register_jitable_helpers()
     return {
         "loglik": numba.njit(cache=True)(_loglik_kernel),
-        "draw": numba.njit(cache=True)(_draw_kernel),
+        # nogil: draw_deltas runs blocks of draws in threads
+        "draw": numba.njit(cache=True, nogil=True)(_draw_kernel),
     }
 
 
