@@ -271,21 +271,31 @@ def _jobs_asked(data, monkeypatch, **kwargs):
         ({"method": "signed_rank"}, 1),
         ({"method": "correlated_t"}, 1),
         ({"method": "hierarchical", "systems": ["s1", "s2"]}, 1),  # one fit: no pool
-        ({"method": "hierarchical", "systems": ["s1", "s2", "s3"]}, None),  # one per CPU
-        ({"method": "auto"}, None),  # several data sets: hierarchical
+        ({"method": "hierarchical", "systems": ["s1", "s2", "s3"]}, 3),  # 3 fits, 8 CPUs
+        ({"method": "auto"}, 4),  # several data sets: hierarchical; 2 cores a fit
+        ({"method": "auto", "cores": 1}, 8),  # fits on one core each: one per CPU
+        ({"method": "auto", "chains": 1}, 8),  # one chain: one core
         ({"method": "sign", "jobs": 3}, 3),  # as asked
     ],
 )
 def test_worker_processes_only_for_several_mcmc_fits(known_study, monkeypatch, kwargs, jobs):
+    """On 8 CPUs: one worker per two, as each fit samples its chains on two cores."""
+    monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: 8)
     assert _jobs_asked(known_study, monkeypatch, rope=ROPE, **kwargs) == jobs
 
 
-@pytest.mark.parametrize(
-    ("method", "jobs"), [("paired", 1), ("unpaired", 1), ("hierarchical", None)]
-)
+@pytest.mark.parametrize(("cpus", "jobs"), [(None, 1), (1, 1), (2, 1), (3, 1), (5, 2)])
+def test_mcmc_fits_run_in_this_process_on_two_cpus(known_study, monkeypatch, cpus, jobs):
+    """Each fit already samples on two cores: on 2 CPUs a second worker only competes."""
+    monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: cpus)
+    assert _jobs_asked(known_study, monkeypatch, rope=ROPE, method="hierarchical") == jobs
+
+
+@pytest.mark.parametrize(("method", "jobs"), [("paired", 1), ("unpaired", 1), ("hierarchical", 3)])
 def test_f1_rankings_start_workers_only_for_the_mcmc_model(monkeypatch, method, jobs):
     from isbetter import predictions_from_arrays
 
+    monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: 8)
     g = np.random.default_rng(5)
     gold = g.integers(0, 2, 60)
     table = predictions_from_arrays(gold, {s: g.integers(0, 2, 60) for s in "abc"})

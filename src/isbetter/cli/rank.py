@@ -141,8 +141,8 @@ def _add_execution_args(p: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="local worker processes (default: one per CPU for two or more hierarchical "
-        "fits, else 1: in this process)",
+        help="local worker processes (default: one per two CPUs for two or more "
+        "hierarchical fits, as each fit samples on two cores; else 1: in this process)",
     )
     p.add_argument(
         "--scheduler",

@@ -29,6 +29,7 @@ from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.inference.records import MCMCDiagnostics
 
 __all__ = [
+    "CHAIN_CORES",
     "ESS_PER_CHAIN_MIN",
     "R_HAT_MAX",
     "Sampling",
@@ -44,6 +45,8 @@ BACKENDS = ("auto", "nutpie", "pymc")
 #: normalization, folding, and localization"): R-hat <= 1.01 and 100 effective draws per chain
 R_HAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
+#: a fit runs its chains in parallel on at most this many cores unless told (`cores`)
+CHAIN_CORES = 2
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,7 @@ def sample(
     target_accept : float, default: 0.8
         The step size adapts to this mean acceptance probability (both backends).
     """
-    cores = cores if cores is not None else min(chains, 2)
+    cores = cores if cores is not None else min(chains, CHAIN_CORES)
     if backend == "nutpie":
         import nutpie
 

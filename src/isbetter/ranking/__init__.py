@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from isbetter.core.validate import check_choice, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS
 from isbetter.cv.compare import check_options, choose_method
+from isbetter.inference.sampling import CHAIN_CORES
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
 from isbetter.ranking.tasks import PairTask
@@ -105,11 +107,13 @@ def rank(
         Not with ``method="plackett_luce"`` or ``"joint"`` (nor `jobs` above 1,
         `cache_dir`): one fit per metric, in this process.
     jobs : int, optional
-        Local worker processes; 1 runs every pair in this process. Default: one
-        per CPU when two or more pairs are fitted by MCMC (``method="hierarchical"``,
-        which ``"auto"`` picks for several data sets), else 1 — the exact methods
-        (sign, signed-rank, correlated t, paired and unpaired F1) take well under a
-        second a pair, less than a worker takes to start. Worker processes are
+        Local worker processes; 1 runs every pair in this process. Default: when two
+        or more pairs are fitted by MCMC (``method="hierarchical"``, which ``"auto"``
+        picks for several data sets), one worker per two CPUs, as each fit runs its
+        chains on two cores (one per `c` CPUs with ``cores=c``) — on a 2-CPU machine
+        that is 1, this process; else 1: the exact methods (sign, signed-rank,
+        correlated t, paired and unpaired F1) take well under a second a pair, less
+        than a worker takes to start. Worker processes are
         started with ``spawn``: a script that starts them must call :func:`rank`
         under ``if __name__ == "__main__":``.
     cache_dir : path, optional
@@ -192,17 +196,25 @@ def _front_door(data: Any, metrics: Sequence[str] | None) -> Any:
     return read_scores(data, score=list(metrics) if metrics else "score")
 
 
-def _default_jobs(tasks: Sequence[PairTask]) -> int | None:
-    """Return the default `jobs` of :func:`rank` for `tasks`: None (one per CPU) or 1.
+def _default_jobs(tasks: Sequence[PairTask]) -> int:
+    """Return the default `jobs` of :func:`rank` for `tasks`: 1 (this process) or more.
 
     Worker processes pay off only for MCMC fits (:data:`_MCMC_METHODS`), and only for
     two or more: a spawned worker takes seconds to start (measured on 2 cores: ten
-    sign-test pairs took 1.5 s in this process, 4.0 s in two workers). Everything
-    else runs in this process, so a script calling :func:`rank` on the exact
-    methods needs no ``if __name__ == "__main__":`` guard.
+    sign-test pairs took 1.5 s in this process, 4.0 s in two workers). Each fit
+    already runs its chains on :data:`~isbetter.inference.sampling.CHAIN_CORES` cores
+    (or its `cores`), so there is one worker per that many CPUs: on 2 CPUs the fits run
+    in this process (the ten UCI pairs: 11.3 and 12.4 s against 12.2 and 13.9 s in two
+    workers, which each import the samplers again). Everything else runs in this process, so a
+    script calling :func:`rank` on the exact methods needs no
+    ``if __name__ == "__main__":`` guard.
     """
-    fits = sum(task.method in _MCMC_METHODS for task in tasks)
-    return None if fits >= 2 else 1
+    fits = [task for task in tasks if task.method in _MCMC_METHODS]
+    if len(fits) < 2:
+        return 1
+    options = fits[0].options
+    per_fit = options.get("cores") or min(int(options.get("chains", 4)), CHAIN_CORES)
+    return max(1, min(len(fits), (os.cpu_count() or 1) // int(per_fit)))
 
 
 def _baselines(table: Any, names: tuple[str, ...], metrics: tuple[str, ...]) -> dict[str, Any]:
