@@ -148,6 +148,24 @@ def test_python_dash_m_and_light_import():
     assert bare.stdout.strip() == "False"  # import isbetter loads nothing heavy
 
 
+@pytest.mark.parametrize(("code", "frozen"), [(0, True), (1, True), (2, True), (130, False)])
+def test_the_program_skips_the_last_collection_when_it_ends(monkeypatch, code, frozen):
+    """program() freezes the garbage collector before it exits (0.5 s after a ranking);
+    after Ctrl-C it ends through interrupt.exiting, which does that itself."""
+    import gc
+
+    import isbetter.cli as cli
+
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: code)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(cli.interrupt, "exiting", lambda: calls.append("exiting"))
+    with pytest.raises(SystemExit) as exit_:
+        cli.program()
+    assert exit_.value.code == code
+    assert calls == (["freeze"] if frozen else ["exiting"])
+
+
 def test_options_that_do_not_apply_are_one_line_errors(anneal_csv, capsys):
     base = [*_anneal_args(anneal_csv), "--a", "nbc", "--b", "aode"]
     assert main([*base, "--prior", "0.5"]) == 2
