@@ -150,3 +150,82 @@ def test_chains_cut_short_are_an_interrupt(rng, chains, draws):
     cut = _idata({"a": rng.normal(size=(chains, draws))}) if chains else az.InferenceData()
     with pytest.raises(KeyboardInterrupt, match="interrupted"):
         _check_complete(cut, draws=10, chains=2)
+
+
+class _SlowSampler:
+    """nutpie's background sampler, still sampling: wait(timeout) times out."""
+
+    cancelled = False
+
+    def __init__(self):
+        self.waits = []
+
+    def wait(self, timeout=None):
+        self.waits.append(timeout)
+        if timeout is None:
+            return "trace"
+        import time
+
+        time.sleep(timeout)
+        raise TimeoutError
+
+    def cancel(self):
+        self.cancelled = True
+
+
+def test_a_fit_in_a_context_with_a_stop_event_ends_when_it_is_set(monkeypatch):
+    """Off the main thread no Ctrl-C reaches nutpie: the STOP event of the context does."""
+    import contextvars
+    import threading
+    import time
+
+    import nutpie
+
+    from isbetter.inference import sampling
+
+    sampler = _SlowSampler()
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **k: sampler)
+    monkeypatch.setattr(sampling, "_check_complete", lambda *a: None)
+    args = {"draws": 10, "tune": 10, "chains": 2, "cores": 1, "seed": 1, "backend": "nutpie"}
+    assert sampling.sample(None, **args, compiled=1) == "trace"  # no event: waits for good
+    assert sampler.waits == [None]
+    stop = threading.Event()
+    context = contextvars.copy_context()
+    context.run(sampling.STOP.set, stop)
+    threading.Timer(0.3, stop.set).start()
+    start = time.monotonic()
+    with pytest.raises(sampling.FitStopped):
+        context.run(sampling.sample, None, **args, compiled=1)
+    assert time.monotonic() - start < 0.3 + 3 * sampling.STOP_POLL_SECONDS
+    assert sampler.cancelled and set(sampler.waits[1:]) == {sampling.STOP_POLL_SECONDS}
+
+
+def test_convergence_recorded_only_is_this_threads_alone(rng):
+    """warn_if_poor is quiet inside the block, in this thread only; the process's warning
+    filters are never touched (catch_warnings in threads would race on them)."""
+    import threading
+
+    from isbetter.inference.sampling import convergence_recorded_only
+
+    poor = diagnose(_idata({"a": rng.normal(size=(2, 10))}, divergences=1), ("a",), backend="pymc")
+    filters = list(warnings.filters)
+    heard = []
+
+    def other_thread():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warn_if_poor(poor, "model")
+        heard.append(len(caught))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with convergence_recorded_only():
+            warn_if_poor(poor, "model")
+            thread = threading.Thread(target=other_thread)
+            thread.start()
+            thread.join()
+        assert caught == []
+        warn_if_poor(poor, "model")
+        assert len(caught) == 1
+    assert heard == [1]
+    assert warnings.filters == filters

@@ -18,7 +18,11 @@ never drawn from a shared generator.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,8 +35,11 @@ from isbetter.inference.records import MCMCDiagnostics
 __all__ = [
     "CHAIN_CORES",
     "ESS_PER_CHAIN_MIN",
+    "STOP",
+    "FitStopped",
     "R_HAT_MAX",
     "Sampling",
+    "convergence_recorded_only",
     "diagnose",
     "resolve_backend",
     "sample",
@@ -47,6 +54,17 @@ R_HAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
 #: a fit runs its chains in parallel on at most this many cores unless told (`cores`)
 CHAIN_CORES = 2
+#: set to an Event by whoever runs fits in threads: the nutpie samplers of this context
+#: stop (FitStopped) within STOP_POLL_SECONDS of its being set
+STOP: ContextVar[threading.Event | None] = ContextVar("isbetter_stop", default=None)
+STOP_POLL_SECONDS = 0.1
+
+
+_QUIET: ContextVar[bool] = ContextVar("isbetter_convergence_recorded_only", default=False)
+
+
+class FitStopped(Exception):
+    """A fit run in a thread was stopped through :data:`STOP` (its run was cancelled)."""
 
 
 @dataclass(frozen=True)
@@ -168,7 +186,7 @@ def sample(
         )
         # waited for here, not in nutpie.sample: that hands back the draws so far on Ctrl-C
         try:
-            idata = sampler.wait()
+            idata = _wait(sampler)
         except BaseException:
             sampler.cancel()
             raise
@@ -188,6 +206,23 @@ def sample(
         )
     _check_complete(idata, draws, chains)
     return idata
+
+
+def _wait(sampler: Any) -> Any:
+    """Wait for nutpie's `sampler`; in a context with a :data:`STOP` event, until it is set.
+
+    Off the main thread no Ctrl-C reaches the sampler: the thread that runs the fits
+    stops them through the event (:mod:`isbetter.ranking.execution`).
+    """
+    stop = STOP.get()
+    if stop is None:
+        return sampler.wait()
+    while True:
+        try:
+            return sampler.wait(timeout=STOP_POLL_SECONDS)
+        except TimeoutError:
+            if stop.is_set():
+                raise FitStopped("the run stopped: this fit was cancelled") from None
 
 
 def _check_complete(idata: Any, draws: int, chains: int) -> None:
@@ -250,9 +285,23 @@ def diagnose(idata: Any, var_names: tuple[str, ...], *, backend: str) -> MCMCDia
     )
 
 
+@contextmanager
+def convergence_recorded_only() -> Iterator[None]:
+    """Let :func:`warn_if_poor` say nothing in this block (this thread's context only).
+
+    For a caller that reports each fit's diagnostics itself (a ranking warns once); unlike
+    :class:`warnings.catch_warnings`, safe in threads.
+    """
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
 def warn_if_poor(diagnostics: MCMCDiagnostics, what: str, *, stacklevel: int = 3) -> None:
     """Raise :class:`~isbetter.ConvergenceWarning` when `diagnostics` are poor."""
-    if diagnostics.converged:
+    if diagnostics.converged or _QUIET.get():
         return
     d = diagnostics
     warnings.warn(

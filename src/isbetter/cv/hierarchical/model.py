@@ -249,21 +249,20 @@ class HierarchicalModel:
 
     def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
         """Sample this parameterization with `data`; the integrated one gets its delta_i."""
-        with self._lock:
-            if self._density():
-                # the hand-written density: loaded from isbetter's cache, any q
-                model = None
-                compiled = compiled_model(self.parameterization, data, bounded=bounded)
-            else:
+        options: dict[str, Any] = {
+            "backend": self.backend,
+            "low_rank": self.low_rank,
+            "target_accept": TARGET_ACCEPT[self.parameterization],
+        }
+        if self._density():
+            # the hand-written density, loaded from isbetter's cache, any q: a model of its
+            # own for this fit, so fits in threads sample side by side
+            compiled = compiled_model(self.parameterization, data, bounded=bounded)
+            idata = sample(None, **sampling, compiled=compiled, **options)
+        else:
+            with self._lock:  # the PyMC model's data are set for this fit
                 model, compiled = self._pymc_model(bounded, data)
-            idata = sample(
-                model,
-                **sampling,
-                backend=self.backend,
-                compiled=compiled,
-                low_rank=self.low_rank,
-                target_accept=TARGET_ACCEPT[self.parameterization],
-            )
+                idata = sample(model, **sampling, compiled=compiled, **options)
         if self.parameterization == "integrated":
             _attach_deltas(idata, data, bounded, sampling["seed"])
         return idata
