@@ -248,20 +248,20 @@ def test_order_of_an_unknown_metric_names_the_metrics():
 
 
 # ----------------------------------------------------------------------- where pairs run
-def _jobs_asked(data, monkeypatch, **kwargs):
-    """The `jobs` that rank() hands to run_tasks (which is stopped before any work)."""
+def _jobs_asked(data, monkeypatch, what="jobs", **kwargs):
+    """The `jobs` (or `threads`) that rank() hands to run_tasks (stopped before any work)."""
     from isbetter.ranking import execution
 
     asked = {}
 
-    def stop(tasks, *, jobs, **_):
-        asked["jobs"] = jobs
+    def stop(tasks, *, jobs, threads, **_):
+        asked.update(jobs=jobs, threads=threads)
         raise LookupError("stopped before running")
 
     monkeypatch.setattr(execution, "run_tasks", stop)
     with pytest.raises(LookupError, match="stopped"):
         rank(data, **kwargs)
-    return asked["jobs"]
+    return asked[what]
 
 
 @pytest.mark.parametrize(
@@ -289,6 +289,35 @@ def test_mcmc_fits_run_in_this_process_on_two_cpus(known_study, monkeypatch, cpu
     """Each fit already samples on two cores: on 2 CPUs a second worker only competes."""
     monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: cpus)
     assert _jobs_asked(known_study, monkeypatch, rope=ROPE, method="hierarchical") == jobs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "threads"),
+    [
+        ({"method": "hierarchical"}, 2),  # in this process: two fits at a time
+        ({"method": "hierarchical", "jobs": 1}, 2),
+        ({"method": "hierarchical", "systems": ["s1", "s2"]}, 1),  # one fit
+        ({"method": "hierarchical", "backend": "pymc"}, 1),  # PyMC's sampler: not in threads
+        ({"method": "hierarchical", "jobs": 2}, 1),  # worker processes
+        ({"method": "sign"}, 1),  # exact: one after the other
+    ],
+)
+def test_two_hierarchical_fits_at_a_time_in_this_process(known_study, monkeypatch, kwargs, threads):
+    monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: 2)
+    asked = _jobs_asked(known_study, monkeypatch, what="threads", rope=ROPE, **kwargs)
+    assert asked == threads
+
+
+def test_no_threads_without_nutpie(known_study, monkeypatch):
+    import importlib.util
+
+    monkeypatch.setattr("isbetter.ranking.os.cpu_count", lambda: 2)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "nutpie" else real(name)
+    )
+    asked = _jobs_asked(known_study, monkeypatch, what="threads", rope=ROPE, method="hierarchical")
+    assert asked == 1
 
 
 @pytest.mark.parametrize(("method", "jobs"), [("paired", 1), ("unpaired", 1), ("hierarchical", 3)])

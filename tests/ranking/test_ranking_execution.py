@@ -57,8 +57,53 @@ def test_serial_processes_and_threads_agree(serial_run):
         threads, tstats = run_tasks(tasks, executor=pool, progress=False)
         assert pool.submit(int, "7").result() == 7  # not shut down by run_tasks
     assert (tstats["executor"], tstats["workers"]) == ("ThreadPoolExecutor", 3)
+    in_process, istats = run_tasks(tasks, jobs=1, threads=2, progress=False)
+    assert (istats["executor"], istats["workers"], istats["computed"]) == ("threads", 2, 10)
     assert as_json(procs) == as_json(serial)
     assert as_json(threads) == as_json(serial)
+    assert as_json(in_process) == as_json(serial)
+
+
+def test_threads_in_this_process_only_for_two_or_more_tasks(monkeypatch):
+    """jobs=1, threads=2: two tasks at a time after the first one's imports (prepare, in
+    this thread); one task, or threads=1: one after the other."""
+    prepared = []
+    monkeypatch.setattr(execution, "prepare", lambda task: prepared.append(task))
+    tasks = make_tasks(n_systems=3)
+    assert run_tasks(tasks, jobs=1, threads=2, progress=False)[1]["executor"] == "threads"
+    assert prepared == [tasks[0]]
+    assert run_tasks(tasks[:1], jobs=1, threads=2, progress=False)[1]["executor"] == "serial"
+    assert run_tasks(tasks, jobs=1, threads=1, progress=False)[1]["executor"] == "serial"
+    assert run_tasks(tasks, jobs=2, threads=2, progress=False)[1]["executor"] == "processes"
+    assert len(prepared) == 1
+    with pytest.raises(InputError, match="threads"):
+        run_tasks(tasks, jobs=1, threads=0, progress=False)
+
+
+def test_stopping_the_threads_stops_their_samplers_and_drops_queued_tasks():
+    """A task of the threads executor sees the executor's STOP event: stop() sets it,
+    the queued tasks never start, and it returns once the running ones have ended."""
+    from isbetter.inference.sampling import STOP
+
+    assert STOP.get() is None  # not in this thread's context
+    started, stopped = threading.Semaphore(0), []
+
+    def fit(i: int) -> int:
+        started.release()
+        event = STOP.get()
+        assert event is not None
+        event.wait(20)
+        stopped.append(i)
+        return i
+
+    pool = execution._ThreadsExecutor(2)
+    futures = [pool.submit(fit, i) for i in range(6)]
+    assert started.acquire(timeout=10) and started.acquire(timeout=10)  # both running
+    start = time.monotonic()
+    pool.stop()
+    assert time.monotonic() - start < 1  # not the 20 s the fits would wait
+    assert sorted(stopped) == [0, 1]
+    assert all(f.cancelled() for f in futures[2:])
 
 
 def test_never_more_processes_than_tasks():
@@ -338,17 +383,25 @@ def _interrupt_after(cache: Path, n_files: int, out: dict) -> None:
     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
 
-@pytest.mark.parametrize("where", ["serial", "processes", "dask"])
+@pytest.mark.parametrize("where", ["serial", "threads", "processes", "dask"])
 def test_ctrl_c_stops_a_run_and_keeps_every_finished_pair(request, tmp_path, python_sigint, where):
     tasks, cache = slow_tasks(), tmp_path / "cache"
     executor = request.getfixturevalue("dask_client") if where == "dask" else None
-    jobs = 1 if where == "serial" else 2
+    jobs = 1 if where in ("serial", "threads") else 2
+    threads = 2 if where == "threads" else 1
     pressed: dict = {}
     watcher = threading.Thread(target=_interrupt_after, args=(cache, 3, pressed))
     watcher.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_tasks(tasks, executor=executor, jobs=jobs, cache_dir=cache, progress=False)
+            run_tasks(
+                tasks,
+                executor=executor,
+                jobs=jobs,
+                threads=threads,
+                cache_dir=cache,
+                progress=False,
+            )
         stopped = time.monotonic() - pressed["at"]
     finally:
         watcher.join()

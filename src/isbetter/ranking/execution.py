@@ -1,8 +1,9 @@
 """Run the tasks of a ranking: in this process, local processes, any executor or Dask.
 
 :func:`run_tasks` is the one code path: every task is submitted to a
-:class:`concurrent.futures.Executor` — an in-process one for ``jobs=1``, a local
-spawn-based :class:`~concurrent.futures.ProcessPoolExecutor` by default, the
+:class:`concurrent.futures.Executor` — an in-process one for ``jobs=1`` (one task after
+the other, or `threads` at a time in threads), a local spawn-based
+:class:`~concurrent.futures.ProcessPoolExecutor` by default, the
 user's executor, or the executor of a ``dask.distributed.Client`` — with at most
 about twice as many tasks in flight as there are workers, so memory stays flat in
 the number of tasks; each outcome is put in its task's slot as it arrives.
@@ -14,8 +15,10 @@ finished so far and the next run resumes. An entry is used only when its format,
 key and checksum match and its summaries parse; anything else is recomputed and
 overwritten, never trusted. Nothing is written without a `cache_dir`.
 
-Ctrl-C is for this process alone. The local worker processes start with SIGINT
-blocked and ignore it (:func:`_ignore_interrupts`), so no sampler in a worker is
+Ctrl-C is for this process alone. Tasks in threads of this process are stopped
+through the event their fits' samplers watch (:data:`isbetter.inference.sampling.STOP`):
+no Ctrl-C reaches a thread other than the main one. The local worker processes start
+with SIGINT blocked and ignore it (:func:`_ignore_interrupts`), so no sampler in a worker is
 cut short and no worker prints a traceback; when the run stops — Ctrl-C or a
 failed task — this process kills its workers instead of waiting for their fits,
 and cancels what a Dask cluster has not finished. A Ctrl-C is held while a
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import contextvars
 import hashlib
 import json
 import multiprocessing
@@ -45,7 +49,7 @@ from isbetter.core.errors import InputTypeError, IsbetterError
 from isbetter.core.progress import progress_bar
 from isbetter.core.validate import check_positive_int
 from isbetter.core.writable import check_writable_folder
-from isbetter.ranking.tasks import PairTask, run_task
+from isbetter.ranking.tasks import PairTask, prepare, run_task
 
 __all__ = ["CACHE_FORMAT", "run_tasks"]
 
@@ -62,6 +66,7 @@ def run_tasks(
     *,
     executor: Any = None,
     jobs: int | None = None,
+    threads: int = 1,
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
 ) -> tuple[list[Outcome], dict[str, Any]]:
@@ -81,6 +86,11 @@ def run_tasks(
         processes, never more than there are tasks to compute, and shuts them down
         at the end. With `executor`: how many workers to assume when the executor
         does not tell.
+    threads : int, default: 1
+        With ``jobs=1``: how many tasks run at once in this process, in threads (each
+        fit's sampler runs outside the GIL, so one fit samples while another's draws
+        are summarised). The first task's imports and compiled code are loaded first,
+        in this thread (:func:`~isbetter.ranking.tasks.prepare`).
     cache_dir : path, optional
         Directory of the cache: each finished task is stored as
         ``cache_dir/<key[:2]>/<key>.json`` and reused by later runs. Nothing is
@@ -96,7 +106,8 @@ def run_tasks(
         ``computed`` (tasks run), ``cached`` (taken from the cache),
         ``recomputed_corrupt`` (cache entries found invalid, run again and
         rewritten; also counted in ``computed``), ``executor`` (``"serial"``,
-        ``"processes"``, ``"dask"`` or the executor's class name) and ``workers``.
+        ``"threads"``, ``"processes"``, ``"dask"`` or the executor's class name) and
+        ``workers``.
 
     Raises
     ------
@@ -111,6 +122,7 @@ def run_tasks(
     tasks = list(tasks)
     if jobs is not None:
         jobs = check_positive_int(jobs, "jobs")
+    threads = check_positive_int(threads, "threads")
     cache = _Cache(Path(cache_dir)) if cache_dir is not None else None
     outcomes: list[Outcome | None] = [None] * len(tasks)
     stats: dict[str, Any] = {"computed": 0, "cached": 0, "recomputed_corrupt": 0}
@@ -139,7 +151,10 @@ def run_tasks(
 
     try:
         bar.update(stats["cached"])
-        with _resolve_executor(executor, jobs, len(todo)) as (pool, kind, workers):
+        in_threads = executor is None and jobs == 1 and threads > 1 and len(todo) > 1
+        if in_threads:
+            prepare(tasks[todo[0]])
+        with _resolve_executor(executor, jobs, len(todo), threads) as (pool, kind, workers):
             stats.update(executor=kind, workers=workers)
             window = 1 if kind == "serial" else 2 * max(workers, 1)
             local = isinstance(pool, cf.ProcessPoolExecutor) and kind == "processes"
@@ -165,6 +180,35 @@ class _SerialExecutor(cf.Executor):
         return future
 
 
+class _ThreadsExecutor(cf.Executor):
+    """Run the tasks in this process, `workers` at a time in threads (the ``threads`` kind).
+
+    Each task runs in a context whose :data:`~isbetter.inference.sampling.STOP` is this
+    executor's event: :meth:`stop` sets it, and the samplers of the running fits end
+    within :data:`~isbetter.inference.sampling.STOP_POLL_SECONDS`.
+    """
+
+    def __init__(self, workers: int) -> None:
+        from isbetter.inference.sampling import STOP
+
+        self._pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="isbetter-pair")
+        self._event = threading.Event()
+        self._var = STOP
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
+        context = contextvars.copy_context()  # one per task: a context runs in one thread
+        context.run(self._var.set, self._event)
+        return self._pool.submit(context.run, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    def stop(self) -> None:
+        """Stop the running tasks' fits, drop the queued ones, wait for the threads."""
+        self._event.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _is_dask_client(obj: Any) -> bool:
     """Whether `obj` is a ``dask.distributed.Client``, without importing dask."""
     module = type(obj).__module__ or ""
@@ -180,10 +224,19 @@ def _dask_workers(client: Any) -> int:
 
 @contextlib.contextmanager
 def _resolve_executor(
-    executor: Any, jobs: int | None, n_todo: int
+    executor: Any, jobs: int | None, n_todo: int, threads: int = 1
 ) -> Iterator[tuple[cf.Executor, str, int]]:
     """Yield ``(executor, kind, workers)``; shut down only what is created here."""
-    if executor is None and jobs == 1:
+    if executor is None and jobs == 1 and threads > 1 and n_todo > 1:
+        threaded = _ThreadsExecutor(min(threads, n_todo))
+        try:
+            yield threaded, "threads", min(threads, n_todo)
+        except BaseException:
+            with _interrupts_held():  # a second Ctrl-C does not leave fits running
+                threaded.stop()
+            raise
+        threaded.shutdown(wait=True)
+    elif executor is None and jobs == 1:
         yield _SerialExecutor(), "serial", 1
     elif executor is None:
         workers = min(jobs or os.cpu_count() or 1, n_todo)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from isbetter.inference.ranks import RankSummary
     from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["MetricFit", "PairTask", "pair_from_masses", "run_task", "simplex_points"]
+__all__ = ["MetricFit", "PairTask", "pair_from_masses", "prepare", "run_task", "simplex_points"]
 
 
 @dataclass(frozen=True)
@@ -159,12 +158,26 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
     ``{"summary": ComparisonResult.to_dict(), "simplex": [[a, rope, b], ...]}``
     with at most :data:`SIMPLEX_POINTS` points (rounded to 4 decimals).
     """
-    from isbetter.core.errors import ConvergenceWarning
+    from isbetter.inference.sampling import convergence_recorded_only
 
-    with warnings.catch_warnings():
-        # poor convergence is recorded in each summary's diagnostics; the ranking warns once
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    # poor convergence is recorded in each summary's diagnostics; the ranking warns once
+    with convergence_recorded_only():  # (thread-safe, as catch_warnings is not)
         return _run(task)
+
+
+def prepare(task: PairTask) -> None:
+    """Import and load in this thread what running `task` needs, before threads run it.
+
+    The hierarchical model of per-fold scores: the samplers (nutpie imports ArviZ,
+    1.5 s) and the compiled densities, so that a Ctrl-C meanwhile stops this thread at
+    once, and no thread that runs the tasks is held up in an import when they stop.
+    """
+    if task.kind == "cv" and task.method == "hierarchical":
+        from isbetter.cv.hierarchical.compiled_backend import load_density
+        from isbetter.inference.sampling import resolve_backend
+
+        if resolve_backend(task.options.get("backend", "auto")) == "nutpie":
+            load_density()
 
 
 def _run(task: PairTask) -> list[dict[str, Any]]:
