@@ -183,3 +183,51 @@ def test_nutpie_still_has_the_private_fields_the_density_fills():
 
     with pytest.raises(IsbetterError, match=r"field\(s\) compiled_logp_func.*_shapes.*0\.16"):
         check_nutpie_fields(Renamed)
+
+
+def _near_identical(q: int, seed: int = 3):
+    """x ~ N(0.8, 0.02), y = x + N(0.001, 0.01): 10 runs x 10 folds of q data sets."""
+    g = np.random.default_rng(seed)
+    x = g.normal(0.8, 0.02, size=(q, 100))
+    y = x + g.normal(0.001, 0.01, size=(q, 100))
+    return from_arrays(x, y, names=("A", "B"), folds=10).paired("A", "B")
+
+
+@pytest.mark.parametrize("q", [3, 54, 1000])
+def test_the_integrated_model_starts_where_the_data_put_std0_and_delta0(q):
+    """The start of every chain: std0 within a factor e of the moment estimate (the
+    prior's centre is thousands of times above it), delta0 within two standard errors of
+    the weighted mean, both inside their bounds; seeds give different starts."""
+    from isbetter.cv.hierarchical.compiled_backend import _arguments, _data_start
+
+    priors = HierarchicalPriors()
+    data = prepare(_near_identical(q), 0.01, None, priors).model_data(priors)
+    lik, bounds, _ = _arguments(data, False)
+    d_hi, s_hi = bounds[4], bounds[5]
+    se2 = data["ssr"] / (2 * data["a"] * data["w"])
+    tau = np.sqrt(max(np.var(data["xbar"], ddof=1) - se2.mean(), 0.01 * np.median(se2)))
+    weights = 1 / (se2 + tau**2)
+    centre, spread = (weights * data["xbar"]).sum() / weights.sum(), weights.sum() ** -0.5
+    starts = np.array([_data_start(lik, bounds, seed) for seed in range(50)])
+    delta0 = -d_hi + 2 * d_hi / (1 + np.exp(-starts[:, 1]))
+    std0 = s_hi / (1 + np.exp(-starts[:, 2]))
+    assert np.all(np.abs(np.log(std0 / tau)) <= 1 + 1e-9)
+    assert np.all(np.abs(delta0 - centre) <= 2 * spread + 1e-12)
+    assert std0.max() < tau * 3 < 0.01 * s_hi  # the prior's centre: s_hi / 2
+    assert np.all(np.abs(starts[:, 0]) <= 1) and len(np.unique(starts[:, 2])) == 50
+
+
+def test_the_integrated_start_falls_back_to_the_priors_centre():
+    """Means all equal and no spread within the data sets: std0 at its floor, finite; data
+    that give no finite start: the prior's centre, jittered, as PyMC's."""
+    from isbetter.cv.hierarchical.compiled_backend import _data_start, _initial_point
+
+    bounds = np.array([1.0, 2.0, 0.1, 0.2, 3.0, 10.0, 0.0, 0.0])
+    flat = np.stack([np.full(4, 4.5), np.full(4, 10.0), np.zeros(4), np.zeros(4)])
+    start = _data_start(flat, bounds, 7)
+    assert np.isfinite(start).all() and start[2] < -10  # std0 ~ 1e-9 of its bound
+    broken = flat.copy()
+    broken[3, 0] = np.nan
+    np.testing.assert_array_equal(
+        _data_start(broken, bounds, 7), _initial_point("integrated", 4, bounds, 7)
+    )

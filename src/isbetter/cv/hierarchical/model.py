@@ -235,20 +235,26 @@ class HierarchicalModel:
             route = predict_parameterization(prepared, data)
             if route.parameterization == "integrated":
                 fitted = self._integrated_sibling()
-        idata = fitted._sample(data, prepared.bounded, run)
+        idata = fitted._sample(data, prepared.bounded, run, prepared.scale)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         if fitted is self and self._routed and not diagnostics.converged:
             # the safety net: a flagged centred fit is replaced by the integrated model's
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
-            idata = fitted._sample(data, prepared.bounded, run)
+            idata = fitted._sample(data, prepared.bounded, run, prepared.scale)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
         settings = fitted._settings(scores, prepared, rope, rho, priors, run, refit_of, route)
         return fitted._result(scores, idata, diagnostics, prepared, rope, settings)
 
-    def _sample(self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any]) -> Any:
-        """Sample this parameterization with `data`; the integrated one gets its delta_i."""
+    def _sample(
+        self, data: dict[str, Any], bounded: bool, sampling: dict[str, Any], scale: float
+    ) -> Any:
+        """Sample this parameterization with `data`; the integrated one gets its delta_i.
+
+        The draws are returned in score units (the model is fitted on differences /
+        `scale`), so the diagnostics are those of the draws the result holds.
+        """
         options: dict[str, Any] = {
             "backend": self.backend,
             "low_rank": self.low_rank,
@@ -265,6 +271,9 @@ class HierarchicalModel:
                 idata = sample(model, **sampling, compiled=compiled, **options)
         if self.parameterization == "integrated":
             _attach_deltas(idata, data, bounded, sampling["seed"])
+        post = idata.posterior
+        for name in ("delta0", "std0", "delta"):
+            post[name] = post[name] * scale
         return idata
 
     def _integrated_sibling(self) -> HierarchicalModel:
@@ -328,13 +337,7 @@ class HierarchicalModel:
         rope: float,
         settings: dict[str, Any],
     ) -> HierarchicalResult:
-        post = idata.posterior
-        scale = prepared.scale
-        # report in score units (the model is fitted on differences / scale)
-        post["delta0"] = post["delta0"] * scale
-        post["std0"] = post["std0"] * scale
-        post["delta"] = post["delta"] * scale
-        post = post.assign_coords(dataset=list(scores.datasets))
+        post = idata.posterior.assign_coords(dataset=list(scores.datasets))
         idata.posterior = post
         delta0 = post["delta0"].to_numpy().reshape(-1)
         std0 = post["std0"].to_numpy().reshape(-1)
