@@ -39,6 +39,7 @@ __all__ = [
     "FitStopped",
     "R_HAT_MAX",
     "Sampling",
+    "chain_cores",
     "convergence_recorded_only",
     "diagnose",
     "resolve_backend",
@@ -61,6 +62,11 @@ STOP_POLL_SECONDS = 0.1
 
 
 _QUIET: ContextVar[bool] = ContextVar("isbetter_convergence_recorded_only", default=False)
+
+
+def chain_cores(chains: int, cores: int | None) -> int:
+    """Return the cores a fit's `chains` run on: `cores`, else at most CHAIN_CORES."""
+    return cores if cores is not None else min(chains, CHAIN_CORES)
 
 
 class FitStopped(Exception):
@@ -165,7 +171,7 @@ def sample(
     target_accept : float, default: 0.8
         The step size adapts to this mean acceptance probability (both backends).
     """
-    cores = cores if cores is not None else min(chains, CHAIN_CORES)
+    cores = chain_cores(chains, cores)
     if backend == "nutpie":
         import nutpie
 

@@ -27,10 +27,10 @@ from isbetter.core.validate import check_choice, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS
 from isbetter.cv.compare import check_options, choose_method
-from isbetter.inference.sampling import CHAIN_CORES
+from isbetter.inference.sampling import Sampling, chain_cores
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
-from isbetter.ranking.tasks import PairTask
+from isbetter.ranking.tasks import PairTask, samples_with_nutpie
 from isbetter.results.comparison import ComparisonResult
 
 __all__ = ["RankingResult", "rank"]
@@ -221,7 +221,7 @@ def _default_jobs(tasks: Sequence[PairTask]) -> int:
     if len(fits) < 2:
         return 1
     options = fits[0].options
-    per_fit = options.get("cores") or min(int(options.get("chains", 4)), CHAIN_CORES)
+    per_fit = chain_cores(int(options.get("chains", Sampling().chains)), options.get("cores"))
     return max(1, min(len(fits), (os.cpu_count() or 1) // int(per_fit)))
 
 
@@ -233,14 +233,7 @@ def _in_process_threads(tasks: Sequence[PairTask]) -> int:
     delta_i drawn, which otherwise leaves a core idle (the ten UCI pairs: 0.3-0.6 s of
     10 s). Else one, one after the other (PyMC's sampler is not run in threads).
     """
-    import importlib.util
-
-    def threadable(task: PairTask) -> bool:
-        backend = task.options.get("backend", "auto")
-        return task.kind == "cv" and task.method in _MCMC_METHODS and backend != "pymc"
-
-    fits = sum(threadable(task) for task in tasks)
-    return 2 if fits >= 2 and importlib.util.find_spec("nutpie") is not None else 1
+    return 2 if sum(samples_with_nutpie(task) for task in tasks) >= 2 else 1
 
 
 def _baselines(table: Any, names: tuple[str, ...], metrics: tuple[str, ...]) -> dict[str, Any]:

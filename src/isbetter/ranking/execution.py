@@ -49,6 +49,7 @@ from isbetter.core.errors import InputTypeError, IsbetterError
 from isbetter.core.progress import progress_bar
 from isbetter.core.validate import check_positive_int
 from isbetter.core.writable import check_writable_folder
+from isbetter.inference.sampling import STOP
 from isbetter.ranking.tasks import PairTask, prepare, run_task
 
 __all__ = ["CACHE_FORMAT", "run_tasks"]
@@ -151,10 +152,9 @@ def run_tasks(
 
     try:
         bar.update(stats["cached"])
-        in_threads = executor is None and jobs == 1 and threads > 1 and len(todo) > 1
-        if in_threads:
-            prepare(tasks[todo[0]])
         with _resolve_executor(executor, jobs, len(todo), threads) as (pool, kind, workers):
+            if kind == "threads":  # before any thread starts (they start on submit)
+                prepare(tasks[todo[0]])
             stats.update(executor=kind, workers=workers)
             window = 1 if kind == "serial" else 2 * max(workers, 1)
             local = isinstance(pool, cf.ProcessPoolExecutor) and kind == "processes"
@@ -189,15 +189,12 @@ class _ThreadsExecutor(cf.Executor):
     """
 
     def __init__(self, workers: int) -> None:
-        from isbetter.inference.sampling import STOP
-
         self._pool = cf.ThreadPoolExecutor(workers, thread_name_prefix="isbetter-pair")
         self._event = threading.Event()
-        self._var = STOP
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> cf.Future[Any]:
         context = contextvars.copy_context()  # one per task: a context runs in one thread
-        context.run(self._var.set, self._event)
+        context.run(STOP.set, self._event)
         return self._pool.submit(context.run, fn, *args, **kwargs)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:

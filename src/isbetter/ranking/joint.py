@@ -21,15 +21,14 @@ the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchange
 from __future__ import annotations
 
 import itertools
-import warnings
 from typing import Any
 
-from isbetter.core.errors import ConvergenceWarning
 from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.inference import diagnostics as mcmc
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
+from isbetter.inference.sampling import convergence_recorded_only
 from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
@@ -57,9 +56,8 @@ def joint_metric(
     """
     from isbetter.cv.joint.model import joint_fit
 
-    with warnings.catch_warnings():
-        # poor convergence is recorded in the summaries; the ranking warns once
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    # poor convergence is recorded in the summaries; the ranking warns once
+    with convergence_recorded_only():
         fit = joint_fit(
             table,
             systems,

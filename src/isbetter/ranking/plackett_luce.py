@@ -56,14 +56,11 @@ def plackett_luce_metric(
     (:func:`~isbetter.inference.seeds.pair_seed`), so a metric's numbers do not
     depend on the other metrics ranked.
     """
-    import warnings
-
-    from isbetter.core.errors import ConvergenceWarning
     from isbetter.cv.plackett_luce import plackett_luce
+    from isbetter.inference.sampling import convergence_recorded_only
 
-    with warnings.catch_warnings():
-        # poor convergence is recorded in the summaries; the ranking warns once
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    # poor convergence is recorded in the summaries; the ranking warns once
+    with convergence_recorded_only():
         fit = plackett_luce(
             table,
             metric=metric,

@@ -24,7 +24,15 @@ if TYPE_CHECKING:
     from isbetter.inference.ranks import RankSummary
     from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["MetricFit", "PairTask", "pair_from_masses", "prepare", "run_task", "simplex_points"]
+__all__ = [
+    "MetricFit",
+    "PairTask",
+    "pair_from_masses",
+    "prepare",
+    "run_task",
+    "samples_with_nutpie",
+    "simplex_points",
+]
 
 
 @dataclass(frozen=True)
@@ -165,19 +173,36 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
         return _run(task)
 
 
+def samples_with_nutpie(task: PairTask) -> bool:
+    """Whether `task` is a hierarchical fit of per-fold scores that nutpie samples.
+
+    Such fits may run side by side in threads (their samplers run outside the GIL and
+    stop through :data:`~isbetter.inference.sampling.STOP`); PyMC's sampler may not.
+    nutpie is looked for, not imported.
+    """
+    import importlib.util
+
+    return (
+        task.kind == "cv"
+        and task.method == "hierarchical"
+        and task.options.get("backend", "auto") != "pymc"
+        and importlib.util.find_spec("nutpie") is not None
+    )
+
+
 def prepare(task: PairTask) -> None:
     """Import and load in this thread what running `task` needs, before threads run it.
 
-    The hierarchical model of per-fold scores: the samplers (nutpie imports ArviZ,
-    1.5 s) and the compiled densities, so that a Ctrl-C meanwhile stops this thread at
-    once, and no thread that runs the tasks is held up in an import when they stop.
+    A fit that nutpie samples: nutpie (which imports ArviZ, 1.5 s) and the compiled
+    densities, so that a Ctrl-C meanwhile stops this thread at once, and no thread that
+    runs the tasks is held up in an import when they stop.
     """
-    if task.kind == "cv" and task.method == "hierarchical":
-        from isbetter.cv.hierarchical.compiled_backend import load_density
-        from isbetter.inference.sampling import resolve_backend
+    if samples_with_nutpie(task):
+        import nutpie  # noqa: F401
 
-        if resolve_backend(task.options.get("backend", "auto")) == "nutpie":
-            load_density()
+        from isbetter.cv.hierarchical.compiled_backend import load_density
+
+        load_density()
 
 
 def _run(task: PairTask) -> list[dict[str, Any]]:
