@@ -149,21 +149,25 @@ def test_python_dash_m_and_light_import():
 
 
 @pytest.mark.parametrize(("code", "frozen"), [(0, True), (1, True), (2, True), (130, False)])
-def test_the_program_skips_the_last_collection_when_it_ends(monkeypatch, code, frozen):
-    """program() freezes the garbage collector before it exits (0.5 s after a ranking);
-    after Ctrl-C it ends through interrupt.exiting, which does that itself."""
+def test_the_program_collects_rarely_and_skips_the_last_collection(monkeypatch, code, frozen):
+    """program() raises the collector's first threshold to GC_THRESHOLD (the others kept)
+    before main, and freezes the collector before it exits (0.5 s after a ranking); after
+    Ctrl-C it ends through interrupt.exiting, which does that itself."""
     import gc
 
     import isbetter.cli as cli
 
     calls = []
-    monkeypatch.setattr(cli, "main", lambda: code)
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or code)
     monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "set_threshold", lambda *t: calls.append(t))
     monkeypatch.setattr(cli.interrupt, "exiting", lambda: calls.append("exiting"))
     with pytest.raises(SystemExit) as exit_:
         cli.program()
     assert exit_.value.code == code
-    assert calls == (["freeze"] if frozen else ["exiting"])
+    threshold = (cli.GC_THRESHOLD, *gc.get_threshold()[1:])
+    assert calls == [threshold, "main", "freeze" if frozen else "exiting"]
+    assert cli.GC_THRESHOLD > gc.get_threshold()[0]  # rarer than Python's default
 
 
 def test_options_that_do_not_apply_are_one_line_errors(anneal_csv, capsys):
