@@ -92,6 +92,50 @@ def test_a_fit_of_near_identical_systems_is_not_refitted():
     assert forced.settings["parameterization_choice"] is None
 
 
+def test_the_centred_model_of_many_data_sets_adapts_its_mass_matrix_from_the_draws():
+    """nutpie's low-rank adaptation costs ~3.7x per gradient there (CENTRED_MASS_MATRIX); the
+    integrated model keeps it up to LOW_RANK_MAX_DATASETS, the centred one with few;
+    above, both adapt nutpie's default diagonal one."""
+    pytest.importorskip("nutpie")
+    q = hm.AUTO_INTEGRATED_MAX_DATASETS
+    assert hm.CENTRED_MASS_MATRIX == "draw_variance"
+    assert hm.HierarchicalModel(q + 1).mass_matrix == "draw_variance"  # "auto": centred first
+    assert hm.HierarchicalModel(54, parameterization="centred").mass_matrix == "draw_variance"
+    assert hm.HierarchicalModel(q, parameterization="centred").mass_matrix == "low_rank"
+    assert hm.HierarchicalModel(54, parameterization="integrated").mass_matrix == "low_rank"
+    assert hm.HierarchicalModel(54, parameterization="noncentred").mass_matrix == "low_rank"
+    big = hm.LOW_RANK_MAX_DATASETS + 1  # nutpie's default diagonal one, either model
+    assert hm.HierarchicalModel(big, parameterization="integrated").mass_matrix == "diagonal"
+    assert hm.HierarchicalModel(big).mass_matrix == "diagonal"
+    assert hm.HierarchicalModel(big).default_tune == hm.TUNE
+    assert hm.HierarchicalModel(54, backend="pymc").mass_matrix == "diagonal"  # PyMC's own
+    # a fit records it (the integrated model a flagged centred fit is refitted with: its own)
+    scores = _study(0.05, 1)
+    seen = []
+    real = hm.sample
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["mass_matrix"])
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp, warnings.catch_warnings():
+        mp.setattr(hm, "sample", spy)
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains
+        res = hm.hierarchical_test(scores, rope=0.01, rng=5, draws=300, tune=300, chains=2)
+    assert res.settings["parameterization_choice"]["parameterization"] == "centred"
+    assert seen[0] == "draw_variance"  # the sampler was told
+    assert res.settings["mass_matrix"] == seen[-1]
+    # its tuning steps, unless told: DRAW_VARIANCE_TUNE (the integrated model's: TUNE)
+    assert hm.HierarchicalModel(54).default_tune == hm.DRAW_VARIANCE_TUNE == 1000
+    assert hm.HierarchicalModel(54, parameterization="integrated").default_tune == hm.TUNE
+    assert res.settings["tune"] == 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # short chains
+        default = hm.hierarchical_test(scores, rope=0.01, rng=5, draws=100, chains=2)
+    tune = {"centred": hm.DRAW_VARIANCE_TUNE, "integrated": hm.TUNE}
+    assert default.settings["tune"] == tune[default.settings["parameterization"]]
+
+
 def test_route_without_a_finite_mode_keeps_the_centred_start(monkeypatch):
     def nowhere(parameterization, x, data, *, bounded=False):
         return -math.inf, np.full_like(x, np.nan)

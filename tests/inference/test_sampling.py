@@ -141,6 +141,50 @@ def test_ctrl_c_while_nutpie_samples_stops_the_fit(monkeypatch):
     assert sampler.cancelled
 
 
+@pytest.mark.parametrize(
+    ("mass_matrix", "expected"),
+    [
+        ("diagonal", {"low_rank_modified_mass_matrix": False}),
+        ("low_rank", {"low_rank_modified_mass_matrix": True}),
+        (
+            "draw_variance",
+            {"low_rank_modified_mass_matrix": False, "use_grad_based_mass_matrix": False},
+        ),
+    ],
+)
+def test_each_mass_matrix_is_nutpies_setting(monkeypatch, mass_matrix, expected):
+    """nutpie's diagonal adaptation uses the gradients unless told; the option is one of its
+    diagonal settings alone (the low-rank ones refuse it)."""
+    import nutpie
+
+    from isbetter.inference.sampling import sample
+
+    seen = {}
+
+    class Told(Exception):
+        pass
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        raise Told
+
+    monkeypatch.setattr(nutpie, "sample", record)
+    with pytest.raises(Told):
+        sample(
+            None,
+            draws=10,
+            tune=10,
+            chains=2,
+            cores=1,
+            seed=1,
+            backend="nutpie",
+            compiled=1,
+            mass_matrix=mass_matrix,
+        )
+    options = ("low_rank_modified_mass_matrix", "use_grad_based_mass_matrix")
+    assert {k: seen[k] for k in options if k in seen} == expected
+
+
 @pytest.mark.parametrize(("chains", "draws"), [(2, 3), (1, 10), (0, 0)])
 def test_chains_cut_short_are_an_interrupt(rng, chains, draws):
     """PyMC's sampler swallows Ctrl-C and returns the chains cut short: not a whole fit."""

@@ -66,7 +66,7 @@ def test_pairs_reproduce_the_published_numbers(ranking, case):
 def test_groups_and_order(ranking):
     """j48 ≈ j48gr and aode ≈ hnb are the equivalence groups; weak "≈" across them reported.
 
-    Under the likelihood rule aode ≈ j48 and aode ≈ j48gr as well, while hnb ≫ j48:
+    Under the likelihood rule aode ≈ j48gr as well (and aode ≳ j48), while hnb ≫ j48gr:
     groups are cliques formed from the strongest "≈" first, so the chain does not merge
     the two pairs, and each "≈" left across groups is an inconsistency.
     """

@@ -48,6 +48,7 @@ from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed
 from isbetter.inference.sampling import (
     Backend,
+    MassMatrix,
     Sampling,
     diagnose,
     resolve_backend,
@@ -68,8 +69,32 @@ __all__ = [
 #: the variables whose convergence is diagnosed (the ones the result reports)
 DIAGNOSED = ("delta0", "std0", "nu", "delta")
 
-#: nutpie adapts a low-rank mass matrix up to this many data sets, a diagonal one above
+#: nutpie adapts a low-rank mass matrix up to this many data sets, a diagonal one above: it
+#: adapts to the correlation of std0 and nu (the funnel where std0 is small and nu near 1),
+#: its cost grows with q, and with many data sets std0 and nu are well identified
+#: (bench/bench_hierarchical_scaling.py measures both) ...
 LOW_RANK_MAX_DATASETS = 200
+#: ... but the centred model of AUTO_INTEGRATED_MAX_DATASETS + 1 to LOW_RANK_MAX_DATASETS
+#: data sets (the one "auto" samples there unless the route foresees the funnel) adapts a
+#: diagonal one from the draws' variances: nutpie's low-rank adaptation costs ~3.7 times
+#: as much per gradient there as a diagonal one (9.6 against 2.6 us at 54 data sets: its
+#: own work per step, not the density's) for about the same Monte Carlo error of the
+#: probabilities; its default diagonal one (from the draws and their gradients) is
+#: cheaper still but mixes worse there. bench/bench_mass_matrix.py measures the three on
+#: 72 fits (the eight centred UCI pairs at three seeds, simulated studies of 30-200 data
+#: sets): 99.6 CPU s low-rank, 35.1 this one (with DRAW_VARIANCE_TUNE), 26.3 the
+#: gradients' diagonal; 4, 5 and 3 fits flagged (this one: none of the 24 UCI fits, 5
+#: simulated near FUNNEL_RATIO, where the route's refit with the integrated model
+#: catches them); Monte Carlo standard error of the probabilities 0.0024, 0.0025 and
+#: 0.0029 on average, at most 0.0092, 0.0103 and 0.0197.
+CENTRED_MASS_MATRIX: MassMatrix = "draw_variance"
+#: tuning steps per chain of a fit, unless told; DRAW_VARIANCE_TUNE where the mass matrix is
+#: adapted from the draws' variances (CENTRED_MASS_MATRIX): with 500 steps 1 of the 48 fits
+#: of the eight centred UCI pairs at seeds 1-6 was flagged (tail ESS 377), and 1 of the
+#: ten pairs of the README's ranking (tail ESS 211); with 1000 none, for 16% more CPU
+#: time (still 1.75 times less than the low-rank mass matrix with 500)
+TUNE = 500
+DRAW_VARIANCE_TUNE = 1000
 
 
 # --------------------------------------------------------------------------- fitting
@@ -113,11 +138,9 @@ class HierarchicalModel:
         self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
         self.backend = resolve_backend(backend)
         self.parameterization = resolve_parameterization(parameterization, self.n_datasets)
-        # nutpie's low-rank mass matrix adapts to the correlation of std0 and nu (the funnel
-        # where std0 is small and nu near 1); its cost grows with q, and with many data sets
-        # std0 and nu are well identified, so a diagonal one serves there
-        # (bench/bench_hierarchical_scaling.py measures both).
-        self.low_rank = self.backend == "nutpie" and self.n_datasets <= LOW_RANK_MAX_DATASETS
+        self.mass_matrix = _mass_matrix(self.backend, self.parameterization, self.n_datasets)
+        #: tuning steps per chain unless a fit is told
+        self.default_tune = DRAW_VARIANCE_TUNE if self.mass_matrix == "draw_variance" else TUNE
         # one PyMC model (and compiled sampler) per likelihood variant, built on demand
         self._models: dict[bool, Any] = {}
         self._compiled: dict[bool, Any] = {}
@@ -192,7 +215,7 @@ class HierarchicalModel:
         rho: float | None = None,
         priors: HierarchicalPriors | None = None,
         draws: int = 2000,
-        tune: int = 500,
+        tune: int | None = None,
         chains: int = 4,
         cores: int | None = None,
         rng: int | np.random.Generator | None = None,
@@ -204,7 +227,8 @@ class HierarchicalModel:
         `tune`, `chains` and `cores` instead, as for :func:`~isbetter.compare_f1`.
         """
         if sampling is not None:
-            tune, chains, cores = sampling.tune_or(tune), sampling.chains, sampling.cores
+            tune = sampling.tune if sampling.tune is not None else tune
+            chains, cores = sampling.chains, sampling.cores
         rope = check_rope(rope)
         if priors is None:
             priors = HierarchicalPriors()
@@ -213,7 +237,8 @@ class HierarchicalModel:
                 f"`priors` must be HierarchicalPriors or None, got {type(priors).__name__}."
             )
         draws = check_positive_int(draws, "draws", minimum=1)
-        tune = check_positive_int(tune, "tune", minimum=0)
+        if tune is not None:
+            tune = check_positive_int(tune, "tune", minimum=0)
         chains = check_positive_int(chains, "chains", minimum=1)
         if cores is not None:
             cores = check_positive_int(cores, "cores", minimum=1)
@@ -235,12 +260,14 @@ class HierarchicalModel:
             route = predict_parameterization(prepared, data)
             if route.parameterization == "integrated":
                 fitted = self._integrated_sibling()
+        run["tune"] = fitted.default_tune if tune is None else tune
         idata = fitted._sample(data, prepared.bounded, run, prepared.scale)
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         if fitted is self and self._routed and not diagnostics.converged:
             # the safety net: a flagged centred fit is replaced by the integrated model's
             refit_of = {"parameterization": self.parameterization, **diagnostics.to_dict()}
             fitted = self._integrated_sibling()
+            run["tune"] = fitted.default_tune if tune is None else tune
             idata = fitted._sample(data, prepared.bounded, run, prepared.scale)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
         warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
@@ -257,7 +284,7 @@ class HierarchicalModel:
         """
         options: dict[str, Any] = {
             "backend": self.backend,
-            "low_rank": self.low_rank,
+            "mass_matrix": self.mass_matrix,
             "target_accept": TARGET_ACCEPT[self.parameterization],
         }
         if self._density():
@@ -320,7 +347,7 @@ class HierarchicalModel:
             ),
             scale=scale,
             sigma_bound_term="kept" if prepared.bounded else "dropped",
-            mass_matrix="low_rank" if self.low_rank else "diagonal",
+            mass_matrix=self.mass_matrix,
             zero_variance_datasets=list(prepared.zero_variance),
             zero_variance_sd=prepared.zero_variance_sd,
             metric=scores.metric,
@@ -411,6 +438,17 @@ def resolve_parameterization(parameterization: str, n_datasets: int) -> str:
     return check_choice(parameterization, "parameterization", PARAMETERIZATIONS)
 
 
+def _mass_matrix(backend: str, parameterization: str, n_datasets: int) -> MassMatrix:
+    """Return nutpie's mass matrix adaptation for a fit (see CENTRED_MASS_MATRIX)."""
+    if backend != "nutpie":
+        return "diagonal"  # PyMC's own
+    if n_datasets > LOW_RANK_MAX_DATASETS:
+        return "diagonal"
+    if parameterization == "centred" and n_datasets > AUTO_INTEGRATED_MAX_DATASETS:
+        return CENTRED_MASS_MATRIX
+    return "low_rank"
+
+
 @lru_cache(maxsize=16)
 def _shared_model(n_datasets: int, backend: str, parameterization: str) -> HierarchicalModel:
     # holds compiled models only (keyed on their shape and sampler), no user settings
@@ -424,7 +462,7 @@ def hierarchical_test(
     rho: float | None = None,
     priors: HierarchicalPriors | None = None,
     draws: int = 2000,
-    tune: int = 500,
+    tune: int | None = None,
     chains: int = 4,
     cores: int | None = None,
     backend: Backend = "auto",
@@ -449,12 +487,15 @@ def hierarchical_test(
         each data set (Nadeau & Bengio [2]_).
     priors : HierarchicalPriors, optional
         Prior settings; default: the reference implementation's.
-    draws, tune, chains : int, default: 2000, 500, 4
-        Posterior draws per chain, tuning steps per chain, number of chains
-        (4 x 2000 = 8000 draws, as in the reference results). With nutpie's
-        low-rank mass matrix adaptation these give more effective draws of
-        delta0 and nu on the UCI data than the reference Stan model's 4 x 1000
-        after 1000 warm-up, and zero divergences (``bench/bench_hierarchical.py``).
+    draws, chains : int, default: 2000, 4
+        Posterior draws per chain, number of chains (4 x 2000 = 8000 draws, as in
+        the reference results). On the ten pairs of the five UCI classifiers (seeds
+        1 and 2) these give a bulk ESS of at least 3970 for delta0 and 1500 for nu,
+        no divergences and no refit.
+    tune : int, optional
+        Tuning steps per chain; default 500, and 1000 for the centred model of 21 to
+        200 data sets (its mass matrix is adapted from the draws' variances alone,
+        :data:`CENTRED_MASS_MATRIX`). A result records the number used.
     cores : int, optional
         Chains run in parallel on this many cores (default: ``min(chains, 2)``).
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
