@@ -445,6 +445,9 @@ def _data_start(lik: np.ndarray, bounds: np.ndarray, seed: int) -> np.ndarray:
     d_hi, s_hi = float(bounds[4]), float(bounds[5])
     rng = np.random.default_rng(seed)
     u = rng.uniform(-1.0, 1.0, size=3)
+    # each mean's squared standard error s^2 / w, s^2 = ssr / (n - 1) (2a = n - 1): the
+    # moment estimate's, not the likelihood's width in delta (quadrature.likelihood_width,
+    # the scale of its Student-t kernel with n - 2 degrees of freedom)
     se2 = ssr / (2.0 * a * w)
     floor = max(0.1 * float(np.sqrt(np.median(se2))), 1e-9 * s_hi)
     spread = float(np.var(xbar, ddof=1)) if xbar.size > 1 else 0.0
