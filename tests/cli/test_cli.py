@@ -192,3 +192,23 @@ def test_correlated_t_test_imports_no_heavy_modules(uci_long_path):
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip().splitlines()[-1] == "0 []"
+
+
+def test_tune_help_states_the_models_own_defaults(capsys):
+    """--help says what --tune defaults to; the numbers are the models' constants."""
+    import inspect
+
+    from isbetter.cli.common import HIERARCHICAL_TUNE_HELP
+    from isbetter.cv.hierarchical import model as hm
+    from isbetter.cv.joint.model import joint_fit
+
+    first, last = hm.AUTO_INTEGRATED_MAX_DATASETS + 1, hm.LOW_RANK_MAX_DATASETS
+    assert HIERARCHICAL_TUNE_HELP == (
+        f"hierarchical: {hm.TUNE}, {hm.DRAW_VARIANCE_TUNE} where it samples its centred "
+        f"model of {first}-{last} data sets"
+    )
+    joint_tune = inspect.signature(joint_fit).parameters["tune"].default
+    for command, tail in (("cv", ")"), ("rank", f"; --method joint: {joint_tune})")):
+        assert main([command, "--help"]) == 0
+        shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+        assert f"MCMC tuning steps per chain (default {HIERARCHICAL_TUNE_HELP}{tail}" in shown

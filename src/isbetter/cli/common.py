@@ -246,11 +246,20 @@ def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     return cols
 
 
-def add_sampler_args(p: argparse.ArgumentParser, draws_help: str) -> None:
+#: the hierarchical model's tuning steps, unless told (cv.hierarchical.model.TUNE and
+#: DRAW_VARIANCE_TUNE)
+HIERARCHICAL_TUNE_HELP = (
+    "hierarchical: 500, 1000 where it samples its centred model of 21-200 data sets"
+)
+
+
+def add_sampler_args(p: argparse.ArgumentParser, draws_help: str, tune_help: str) -> None:
     """Add the posterior draws and the MCMC chains and tuning steps (``cv`` and ``rank``)."""
     p.add_argument("--draws", type=int, default=None, help=draws_help)
-    p.add_argument("--chains", type=int, default=None, help="MCMC chains (hierarchical)")
-    p.add_argument("--tune", type=int, default=None, help="MCMC tuning steps (hierarchical)")
+    p.add_argument("--chains", type=int, default=None, help="MCMC chains (default 4)")
+    p.add_argument(
+        "--tune", type=int, default=None, help=f"MCMC tuning steps per chain (default {tune_help})"
+    )
 
 
 def score_columns(args: argparse.Namespace) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from isbetter.cli.common import (
+    HIERARCHICAL_TUNE_HELP,
     add_column_args,
     add_output_args,
     add_sampler_args,
@@ -62,7 +63,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="prior strength of the sign (default 1) and signed-rank (default 0.5) tests",
     )
     add_sampler_args(
-        p, "posterior draws (per chain for the hierarchical model; default: the method's)"
+        p,
+        "posterior draws (per chain for the hierarchical model; default: the method's)",
+        HIERARCHICAL_TUNE_HELP,
     )
     p.add_argument(
         "--quiet", action="store_true", help="no progress clock during the hierarchical fit"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.cli.common import (
+    HIERARCHICAL_TUNE_HELP,
     add_column_args,
     add_output_args,
     add_sampler_args,
@@ -119,7 +120,11 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         default=0.05,
         help="likelihood rule: write ≳ when the most probable relation is this close to the ROPE",
     )
-    add_sampler_args(p, "posterior draws (per chain for the hierarchical model)")
+    add_sampler_args(
+        p,
+        "posterior draws (per chain for the hierarchical model)",
+        f"{HIERARCHICAL_TUNE_HELP}; --method joint: 1000",
+    )
     p.add_argument(
         "--concentration",
         type=float,
