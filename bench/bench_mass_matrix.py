@@ -50,7 +50,7 @@ def argmax_mcse(res) -> float:
 
 
 def main() -> None:
-    from isbetter.cv.hierarchical.model import DRAW_VARIANCE_TUNE, TUNE, HierarchicalModel
+    from isbetter.cv.hierarchical.model import HierarchicalModel
     from isbetter.cv.hierarchical.priors import HierarchicalPriors
     from isbetter.cv.hierarchical.route import FUNNEL_RATIO, predict_parameterization
     from isbetter.cv.hierarchical.spec import prepare
@@ -68,8 +68,7 @@ def main() -> None:
     def model(q: int, adaptation: str) -> HierarchicalModel:
         if (q, adaptation) not in models:
             m = HierarchicalModel(q, parameterization="centred").compile()
-            m.mass_matrix = adaptation  # the adaptation under test, with its tuning steps
-            m.default_tune = DRAW_VARIANCE_TUNE if adaptation == "draw_variance" else TUNE
+            m.mass_matrix = adaptation  # the adaptation under test (and its tuning steps)
             models[q, adaptation] = m
         return models[q, adaptation]
 

@@ -139,8 +139,6 @@ class HierarchicalModel:
         self.backend = resolve_backend(backend)
         self.parameterization = resolve_parameterization(parameterization, self.n_datasets)
         self.mass_matrix = _mass_matrix(self.backend, self.parameterization, self.n_datasets)
-        #: tuning steps per chain unless a fit is told
-        self.default_tune = DRAW_VARIANCE_TUNE if self.mass_matrix == "draw_variance" else TUNE
         # one PyMC model (and compiled sampler) per likelihood variant, built on demand
         self._models: dict[bool, Any] = {}
         self._compiled: dict[bool, Any] = {}
@@ -149,6 +147,11 @@ class HierarchicalModel:
         self._routed = parameterization == "auto" and self.parameterization == "centred"
         self._sibling: HierarchicalModel | None = None
         self._lock = threading.Lock()
+
+    @property
+    def default_tune(self) -> int:
+        """Tuning steps per chain unless a fit is told (of :attr:`mass_matrix`: see TUNE)."""
+        return DRAW_VARIANCE_TUNE if self.mass_matrix == "draw_variance" else TUNE
 
     def __repr__(self) -> str:
         return (
