@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -151,7 +152,7 @@ class ScoreTable:
 
     @property
     def datasets(self) -> tuple[str, ...]:
-        """Data set names, in order of first appearance."""
+        """Data set names, in order of their keys (numbers in them as numbers: "2" before "10")."""
         return tuple(pd.unique(self.data["dataset"]))
 
     @property
@@ -592,7 +593,11 @@ def _validate(
     df = _drop_incomplete_keys(df, systems, keys, drop_incomplete, dropped)
     if not drop_incomplete:
         _check_grid(df[df["system"] == systems[0]])
-    order = {name: i for i, name in enumerate(pd.unique(df["dataset"]))}
+    _check_magnitudes(df, metrics, lines, wide)
+    # one canonical order, whatever the order of the rows read: data sets by their keys
+    # (numbers as numbers: "2" before "10"), then system, run and fold, so that the
+    # models see the same data in the same order (a shuffled file gave another fit)
+    order = {name: i for i, name in enumerate(sorted(pd.unique(df["dataset"]), key=_natural))}
     df = df.sort_values(
         ["dataset", "system", "run", "fold"],
         key=lambda s: s.map(order) if s.name == "dataset" else s,
@@ -605,6 +610,64 @@ def _validate(
     return ScoreTable(
         data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df, keys=keys
     )
+
+
+def _natural(key: str) -> tuple[tuple[Any, ...], str]:
+    """Sort key of a data set: its digits as numbers ("2" < "10", "3/5" < "3/10"), then the text.
+
+    The pieces alternate text and number (``re.split`` with a group), so two keys
+    always compare piece by piece in the same types.
+    """
+    pieces = re.split(r"(\d+)", key)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(pieces)), key
+
+
+#: scores more than this many typical deviations from the median are refused: the models
+#: divide the differences by their mean per-data-set spread, and beside a score that far
+#: the other data sets' variances (their spread squared, relative to that scale) fall
+#: below float64's resolution (eps = 2.2e-16, so 1 / sqrt(eps) = 6.7e7 deviations)
+MAGNITUDE_LIMIT = 1.0 / float(np.sqrt(np.finfo(float).eps))
+#: the largest |score|: the models sum the squares of up to 1e8 differences (each at most
+#: twice the largest score), which float64 holds below its maximum, 1.8e308
+LARGEST_SCORE = 0.5 * float(np.sqrt(np.finfo(float).max / 1e8))
+
+
+def _check_magnitudes(
+    df: pd.DataFrame, metrics: tuple[str, ...], lines: tuple[int, str] | None, wide: bool
+) -> None:
+    """Raise when a score is too large for the models' numerics, naming its row.
+
+    A score beyond :data:`LARGEST_SCORE` overflows the models' sums of squares; one
+    more than :data:`MAGNITUDE_LIMIT` typical deviations (the median absolute
+    deviation, or the mean one where most scores are equal) from the median leaves
+    every other data set's spread below float64's resolution once the model scales
+    the differences (accuracies with one value 1e15 crashed or hung the samplers).
+    """
+    for m in metrics:
+        x = df[m].to_numpy(dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            deviation = np.abs(x - np.median(x))
+            typical = float(np.median(deviation)) or float(deviation.mean())
+            far = np.abs(x) > LARGEST_SCORE
+            if typical > 0:
+                far |= deviation > MAGNITUDE_LIMIT * typical
+        if not far.any():
+            continue
+        n = int(far.sum())
+        rows = df[far]
+        shown = [
+            (f", column {s!r}" if wide else "") + f": {v:.6g}"
+            for v, s in zip(rows[m], rows["system"], strict=True)
+        ]
+        raise InputError(
+            f"{counted(n, 'score')} of {m!r} {plural(n, 'is', 'are')} too far from the others "
+            f"for the models' float64 numerics ({where(rows.index, lines, details=shown)}): "
+            f"the median is {np.median(x):.6g} and the typical deviation from it "
+            f"{typical:.3g}; a score may lie at most {MAGNITUDE_LIMIT:.2g} typical deviations "
+            f"from the median (and within ±{LARGEST_SCORE:.2g}). Fix "
+            f"{plural(n, 'that value', 'those values')} (a typing error?), or put the data "
+            "sets on one scale."
+        )
 
 
 def _drop_not_finite(
