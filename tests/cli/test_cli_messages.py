@@ -361,3 +361,25 @@ def test_an_interrupted_ranking_says_what_was_kept_and_how_to_resume(
             "isbetter rank: interrupted; nothing was kept (with --cache-dir DIR each finished "
             "pair is kept, and the same command run again resumes from them)\n"
         )
+
+
+def test_cv_without_rope_says_so_and_suggests_one(capsys, one):
+    assert main(["cv", one, "--a", "a", "--b", "b", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        "isbetter cv: note: no --rope given, so the ROPE is 0 and no practical equivalence can "
+        "be concluded; give --rope in the units of score, e.g. --rope 0.01 (one point of the "
+        "scores' scale; see the README, 'How to choose a ROPE').\n"
+    )
+    assert json.loads(out)["settings"]["rope_default"] is True
+    assert main(["cv", one, "--a", "a", "--b", "b"]) == 0
+    assert "(the default: no --rope given)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("rope", "said"), [("0.5", "as wide as the spread"), ("0.0001", "below a tenth")]
+)
+def test_cv_warns_of_a_rope_that_does_not_fit_the_scores(capsys, one, rope, said):
+    assert main(["cv", one, "--a", "a", "--b", "b", "--rope", rope]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"isbetter cv: warning: --rope {float(rope):g}: the ROPE") and said in err
