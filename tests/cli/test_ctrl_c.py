@@ -178,7 +178,10 @@ def test_ctrl_c_stops_a_ranking_within_2_s(tmp_path, jobs, after, kept):
     )
     assert run["code"] == 130, run["err"]
     assert run["seconds"] < 2  # before: 4-19 s, and 2 hangs in 11 trials
-    assert run["err"] == "isbetter rank: interrupted\n"  # one line, no traceback
+    assert run["err"] == (  # one line, no traceback: what was kept and how to resume
+        f"isbetter rank: interrupted; the pairs finished so far are kept in {cache}: run the "
+        "same command again to resume from them\n"
+    )
     assert run["out"] == ""
     assert run["alive"] == []  # no worker left running
     entries = sorted(cache.glob("*/*.json"))
@@ -238,7 +241,8 @@ def test_ctrl_c_stops_a_ranking_on_a_dask_scheduler(tmp_path):
     assert (proc.returncode, out.decode(), err.decode()) == (
         130,
         "",
-        "isbetter rank: interrupted\n",
+        "isbetter rank: interrupted; nothing was kept (with --cache-dir DIR each finished "
+        "pair is kept, and the same command run again resumes from them)\n",
     )
     assert seconds < 2
     assert left == 0

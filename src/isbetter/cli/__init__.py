@@ -109,7 +109,9 @@ def _failure(exc: BaseException, args: argparse.Namespace) -> int:
     if isinstance(exc, KeyboardInterrupt) or interrupt.seen():
         # after a Ctrl-C a sampler's clean-up may fail in its own way: still an interrupt
         interrupt.stopping()
-        print(f"{name}: interrupted", file=sys.stderr)
+        from isbetter.cli.messages import stopped_message
+
+        print(f"{name}: {stopped_message(args)}", file=sys.stderr)
         return 130
     if isinstance(exc, IsbetterError):
         from isbetter.cli.messages import cli_message
