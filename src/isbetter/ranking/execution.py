@@ -52,7 +52,7 @@ from typing import Any
 
 from isbetter.core.errors import CacheWarning, InputTypeError, IsbetterError
 from isbetter.core.progress import progress_bar
-from isbetter.core.validate import check_positive_int
+from isbetter.core.validate import check_positive_int, counted
 from isbetter.core.writable import atomic_file, check_writable_folder, write_bytes
 from isbetter.inference.sampling import STOP
 from isbetter.ranking.tasks import PairTask, prepare, run_task
@@ -144,6 +144,14 @@ def run_tasks(
         todo.append(i)
     if cache is not None and todo:  # before any work, not after the first fit
         check_writable_folder(cache.root, "`cache_dir`")
+    if stats["recomputed_corrupt"]:
+        warnings.warn(
+            f"isbetter's ranking cache {str(cache_dir)!r}: "
+            f"{counted(stats['recomputed_corrupt'], 'entry', 'entries')} damaged (not a "
+            "whole entry of this pair, or not a file); computed again and replaced.",
+            CacheWarning,
+            stacklevel=2,
+        )
 
     bar = progress_bar(len(tasks), progress, desc="pairs", unit="pair", leave=True)
 
