@@ -285,13 +285,21 @@ def _load_or_compile(group: str, build: Callable[[bool], T], warm_up: Callable[[
         lock.acquire()
     except OSError as exc:  # no lock, so nothing may be written (a read-only mount)
         if not _intact(entry, group):
-            return _in_memory(build, warm_up, entry, exc, "cannot write to it")
+            return _in_memory(build, warm_up, entry, exc, "cannot write to it", _ELSEWHERE)
         try:  # complete and intact: read as it is
             return _built(build, warm_up, on_disk=True)
         except Exception as failed:  # noqa: BLE001 - any failure to load: compile
-            return _in_memory(build, warm_up, entry, failed, "cannot load from it")
+            return _in_memory(build, warm_up, entry, failed, "cannot load from it", _ELSEWHERE)
     try:
+        damaged = _damaged(entry)
         _verify(entry)  # before anything is loaded
+        if damaged:
+            warnings.warn(
+                f"isbetter's cache of compiled code {str(entry)!r}: {damaged}; treated as "
+                "absent, compiled again into it.",
+                CacheWarning,
+                stacklevel=3,
+            )
         functions = _built(build, warm_up, on_disk=True)  # load, or compile and save
         _write_manifest(entry, {group})
         return functions
@@ -300,9 +308,31 @@ def _load_or_compile(group: str, build: Callable[[bool], T], warm_up: Callable[[
         shutil.rmtree(entry / _KERNELS, ignore_errors=True)
         with contextlib.suppress(OSError):
             (entry / _MANIFEST).unlink()
-        return _in_memory(build, warm_up, entry, exc, "could not use it")
+        return _in_memory(build, warm_up, entry, exc, "could not use it", _DELETED)
     finally:
         lock.release()
+
+
+_ELSEWHERE = f"set {ENV_VAR} to a writable folder to keep the compiled code"
+_DELETED = "its compiled code was deleted; the next run compiles into it again"
+
+
+def _damaged(entry: Path) -> str:
+    """Say how `entry` is damaged ("" if it is not): its manifest, or files it recorded."""
+    if (entry / _MANIFEST).exists() and not _read_manifest(entry):
+        return "its manifest is unreadable or malformed"
+    expected = _read_manifest(entry).get("files", {})
+    try:
+        actual = _checksums(entry / _KERNELS)
+    except OSError as exc:
+        return f"a file cannot be read ({exc.strerror or exc})"
+    altered = [name for name, checksum in expected.items() if actual.get(name) != checksum]
+    if altered:  # truncated, altered or deleted (files it did not record are just removed)
+        from isbetter.core.validate import counted
+
+        changed = "has" if len(altered) == 1 else "have"
+        return f"{counted(len(altered), 'file')} it recorded {changed} changed since"
+    return ""
 
 
 def _built(build: Callable[[bool], T], warm_up: Callable[[T], None], *, on_disk: bool) -> T:
@@ -317,14 +347,14 @@ def _in_memory(
     entry: Path,
     exc: BaseException,
     what: str,
+    then: str,
 ) -> T:
     """Compile without the cache; warn, naming the cache's folder and what went wrong."""
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     warnings.warn(
         f"isbetter's cache of compiled code {str(entry)!r}: {what} "
         f"({type(exc).__name__}: {reason}); compiled in memory for this process instead "
-        f"(slower to start; set {ENV_VAR} to a writable folder, or run "
-        "`isbetter cache clear`).",
+        f"(slower to start; {then}).",
         CacheWarning,
         stacklevel=4,
     )
