@@ -167,3 +167,22 @@ def test_a_full_disk_as_the_report_met_it(tmp_path):
         "device); the earlier file is left as it was.\n"
     )
     assert run.stdout == f"exit 2\n{earlier}\nfiller\nreport.html\n"
+
+
+def test_an_existing_file_in_a_folder_that_takes_no_new_file_is_refused_up_front(
+    tmp_path, monkeypatch
+):
+    """The new file is written beside the old one: the folder must take it (before any fit)."""
+    out = tmp_path / "result.json"
+    out.write_text(GOOD)
+
+    def refuse(folder):
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    monkeypatch.setattr(writable, "_test_write", refuse)
+    with pytest.raises(InputError) as caught:
+        writable.check_writable_file(out, "--output")
+    assert str(caught.value) == (
+        f"--output {str(out)!r}: cannot write to the folder {str(tmp_path)!r} "
+        "(Operation not permitted)."
+    )

@@ -46,8 +46,9 @@ CHUNK = 1 << 16
 def check_writable_file(path: str | os.PathLike[str], name: str) -> Path:
     """Check that the file `path` can be written; `name` (argument or flag) heads the message.
 
-    The folder must exist; an existing file is written in place, so it must open for
-    writing, and a new one needs a folder that takes new files.
+    The folder must exist and take new files (a file is written beside the target and
+    renamed over it: :func:`replacing`); an existing file must open for writing too (a
+    read-only or immutable file is not replaced). A device or a pipe is written in place.
     """
     p = Path(path)
     folder = p.parent  # Path("report.html").parent is Path(".")
@@ -56,16 +57,17 @@ def check_writable_file(path: str | os.PathLike[str], name: str) -> Path:
         raise InputError(f"{name} {str(p)!r}: the folder {str(folder)!r} {what}.")
     if p.is_dir():
         raise InputError(f"{name} {str(p)!r} is a directory; give a file name.")
+    where = "this file"
     try:
         if p.is_file():
             os.close(os.open(p, os.O_WRONLY))  # no O_TRUNC: the file is left as it is
         elif p.exists():  # a device or a pipe (/dev/stdout): opening it could block
             if not os.access(p, os.W_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-        else:
+        if p.is_file() or not p.exists():
+            where = f"the folder {str(folder)!r}"
             _test_write(folder)
     except OSError as exc:
-        where = "this file" if p.exists() else f"the folder {str(folder)!r}"
         raise InputError(f"{name} {str(p)!r}: cannot write to {where} ({_reason(exc)}).") from None
     return p
 
