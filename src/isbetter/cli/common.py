@@ -194,21 +194,24 @@ def check_destinations(args: argparse.Namespace) -> None:
 def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path], Any]) -> int:
     """Write the report in the requested format (stdout or --output) and the --plot file."""
     from isbetter.cli.interrupt import check
+    from isbetter.core.writable import replacing, write_text
     from isbetter.report import render
 
     check()  # Ctrl-C during the work, caught by a sampler: write nothing
     text = render(result, args.format)
+    # each file whole or not at all: a failed write (a full disk) keeps the earlier file
     if args.output is None:
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        write_text(args.output, text, "--output")
     if args.plot is not None:
-        written = save_plot(result, args.plot)
-        print(f"wrote plot to {written or args.plot}", file=sys.stderr)
+        with replacing(args.plot, "--plot") as tmp:
+            save_plot(result, tmp)  # the temporary file has the plot's extension
+        print(f"wrote plot to {args.plot}", file=sys.stderr)
     if getattr(args, "report", None) is not None:
         from isbetter.report.html import html_report
 
-        html_report(result, plots=[save_plot], path=args.report)
+        write_text(args.report, html_report(result, plots=[save_plot]), "--report")
         print(f"wrote report to {args.report}", file=sys.stderr)
     return 0
 
