@@ -401,6 +401,27 @@ def test_ranking_json_and_every_format(ranking):
         assert render(ranking, fmt).strip()
 
 
+def test_a_summary_saved_when_p_best_was_the_mean_weight_reads_with_todays_meaning(ranking):
+    """JSON written before issue 29 held E[w_k] as "p_best": it reads as P(wins next data
+    set), and P(best) becomes the probability of rank 1 of the weights (no interval)."""
+    from isbetter.inference.ranks import RankSummary
+
+    j = ranking.joint["score"]
+    old = j.to_dict()
+    for key in ("p_wins_next", "p_wins_next_interval", "p_wins_next_interval_kind"):
+        del old[key]
+    old |= {
+        "p_best": dict(j.p_wins_next),
+        "p_best_interval": {s: list(v) for s, v in j.p_wins_next_interval.items()},
+        "p_best_interval_kind": j.p_wins_next_interval_kind,
+    }
+    again = RankSummary.from_dict(json.loads(json.dumps(old)))
+    assert again.p_wins_next == j.p_wins_next
+    assert again.p_wins_next_interval == j.p_wins_next_interval
+    assert again.p_best == {s: v[0] for s, v in j.rank_probabilities.items()}
+    assert again.p_best_interval == {} and again.p_best_interval_kind == ""
+
+
 def test_joint_block_in_every_format(ranking):
     """P(best) with its interval, expected ranks with theirs, the most probable order and
     the chain: in the text, Markdown, LaTeX and HTML notes and in every CSV row."""

@@ -16,8 +16,9 @@ reports and plots work unchanged:
   (``predictive``), as for the other models.
 * **the relations** (:func:`~isbetter.inference.decisions.no_rope_decision`): with
   no ROPE the likelihood rule's "most probable region" would call every pair for
-  one side, however close (≫ at P = 0.51). So a pair is "≫"/"≪" only where P(w_a > w_b) or P(w_b > w_a)
-  reaches the ranking's threshold (default 0.95), as under the threshold rule;
+  one side, however close (≫ at P = 0.51). So a pair is "≫"/"≪" only where
+  P(w_a > w_b) or P(w_b > w_a) reaches the ranking's threshold (default 0.95), as
+  under the threshold rule;
   below it the likelihood rule writes the side it leans to, ">"/"<" ("leaning: no
   relation decided, the evidence favours A"), and "?" when the two are within the
   margin of each other; the threshold rule writes "?".
