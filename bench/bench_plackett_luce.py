@@ -5,8 +5,10 @@ errors (14 algorithms × 116 problems, one score each, lower is better;
 ``data/cec17/cec17_final.csv``):
 
 * ``isbetter rank --method plackett-luce`` — one Plackett–Luce fit (target: under
-  5 s on 2 cores from a fresh process with a warm cache; the first run on a machine
-  compiles the density into isbetter's cache first);
+  5 s on 2 cores from a fresh process with a warm cache when ties are broken at
+  random; ties in the likelihood cost about 3x the CPU time here, 10.9 s against
+  3.8 s in one process on a loaded machine; the first run on a machine compiles the
+  density into isbetter's cache first);
 * ``isbetter rank`` (``auto``: the Bayesian signed-rank test of each of the 91 pairs,
   the pairwise route for one score per data set),
 
