@@ -330,6 +330,22 @@ def _sample(
         return sample(model, backend=backend, **settings)
 
 
+def _rankings(
+    scores: np.ndarray, higher_is_better: bool, ties: str, stream: Any
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Return the data sets' rankings and group ends under the tie rule, and how many tie.
+
+    ``"random"`` breaks ties with `stream` (a seed sequence) into strict rankings.
+    """
+    rankings, ends = weak_orders(scores, higher_is_better)
+    n, k = scores.shape
+    tied = int(np.sum(np.any(ends != np.arange(1, k + 1), axis=1)))
+    if ties == "random":
+        rankings, _ = rankings_from_scores(scores, higher_is_better, np.random.default_rng(stream))
+        ends = np.tile(np.arange(1, k + 1), (n, 1))
+    return rankings, ends, tied
+
+
 def _check_groups(ends: np.ndarray, datasets: Sequence[Any], backend: str) -> None:
     """Refuse a tied group too large to sum over (``ties="marginal"``), naming its data set."""
     limit = MAX_TIED if backend == "nutpie" else MAX_TIED_PYMC
@@ -542,12 +558,8 @@ def plackett_luce(
     sampler = _sampler_settings(draws, tune, chains, cores, backend)
     seed = resolve_seed(rng)
     root = np.random.SeedSequence(seed)
-    rankings, ends = weak_orders(scores, direction)
-    tied = int(np.sum(np.any(ends != np.arange(1, scores.shape[1] + 1), axis=1)))
-    if ties == "random":
-        rankings, _ = rankings_from_scores(scores, direction, np.random.default_rng(child(root, 0)))
-        ends = np.tile(np.arange(1, scores.shape[1] + 1), (scores.shape[0], 1))
-    else:
+    rankings, ends, tied = _rankings(scores, direction, ties, child(root, 0))
+    if ties == "marginal":
         _check_groups(ends, list(frame.index), sampler["backend"])
     orders = _unique_orders(rankings, ends)
     idata = _sample(orders, concentrations, **sampler, seed=sampler_seed(child(root, 1)))

@@ -118,6 +118,17 @@ def _group(
     return math.log(top)
 
 
+def _widest(ends: np.ndarray) -> int:  # pragma: no cover - compiled by numba
+    """Return the size of the largest tied group that does not close its ranking (at least 1)."""
+    k = ends.shape[1]
+    widest = 1
+    for i in range(ends.shape[0]):
+        for j in range(k):
+            if ends[i, j] < k:
+                widest = max(widest, ends[i, j] - j)
+    return widest
+
+
 def _kernel(
     theta: np.ndarray,
     rankings: np.ndarray,
@@ -137,11 +148,7 @@ def _kernel(
         g = math.exp(theta[a])
         logp += alpha[a] * theta[a] - g - lgamma_alpha[a]
         grad[a] = alpha[a] - g
-    widest = 1
-    for i in range(rankings.shape[0]):
-        for j in range(k):
-            if ends[i, j] < k:
-                widest = max(widest, ends[i, j] - j)
+    widest = _widest(ends)
     h = np.empty(1 << widest)
     bar = np.empty(1 << widest)
     sub = np.empty(1 << widest)
@@ -188,10 +195,11 @@ _JITABLE: list[bool] = []
 
 
 def _build() -> dict[str, Any]:
-    if not _JITABLE:  # _group, callable from the kernel (once per process)
+    if not _JITABLE:  # the helpers, callable from the kernel (once per process)
         from numba.extending import register_jitable
 
         register_jitable(_group)
+        register_jitable(_widest)
         _JITABLE.append(True)
     vector = numba.types.Array(numba.float64, 1, "C")
     matrix = numba.types.Array(numba.int64, 2, "C")
