@@ -148,9 +148,26 @@ def test_p_best_of_a_summary_saved_without_intervals(result):
 
 
 def test_plackett_luce_labels_say_what_p_best_is(result):
-    j = dataclasses.replace(result.joint["score"], method="plackett_luce")
+    """P(best) is P(largest weight), the bars; P(wins next data set) = E[w] is its own
+    quantity, a diamond per system with its credible interval (issue 29)."""
+    base = result.joint["score"]
+    wins = {s: 0.1 + 0.2 * i for i, s in enumerate(base.systems)}
+    j = dataclasses.replace(
+        base,
+        method="plackett_luce",
+        p_wins_next=wins,
+        p_wins_next_interval={s: (w - 0.05, w + 0.05) for s, w in wins.items()},
+        p_wins_next_interval_kind="95% credible interval of w_k",
+    )
     res = dataclasses.replace(result, joint={"score": j})
-    assert "E[w]" in plot_p_best(res).get_xlabel()
+    ax = plot_p_best(res)
+    label = " ".join(ax.get_xlabel().split())
+    assert "P(best): P(largest weight)" in label and "P(wins next data set) = E[w]" in label
+    assert "credible interval of w_k" in label
+    order = list(j.by_expected_rank())
+    assert [b.get_width() for b in ax.patches] == pytest.approx([j.p_best[s] for s in order])
+    (diamonds,) = [line for line in ax.lines if line.get_marker() == "D"]
+    assert list(diamonds.get_xdata()) == pytest.approx([wins[s] for s in order])
     assert "of the weights" in plot_rank_probabilities(res).get_xlabel()
 
 

@@ -26,6 +26,7 @@ _FLAGS = {
     "seed": "--seed",
     "rho": "--rho",
     "concentration": "--concentration",
+    "ties": "--ties",
     "prior": "--prior",
     "method": "--method",
     "model": "--model",

@@ -132,6 +132,14 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         help="plackett-luce: the Dirichlet prior's concentration (default 1: uniform weights)",
     )
     p.add_argument(
+        "--ties",
+        default=None,
+        choices=("marginal", "random"),
+        help="plackett-luce: tied scores on a data set (default marginal: the tied systems "
+        "in any order, summed in the likelihood; random: broken at random with --seed, "
+        "scmamp's rule)",
+    )
+    p.add_argument(
         "--rho",
         type=float,
         default=None,
@@ -251,7 +259,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = {
         k: getattr(args, k)
-        for k in ("draws", "chains", "tune", "rho", "concentration")
+        for k in ("draws", "chains", "tune", "rho", "concentration", "ties")
         if getattr(args, k) is not None
     }
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]

@@ -9,24 +9,37 @@ density and its gradient, in the same unconstrained coordinates — PyMC's
 function of arrays of any size, kept in isbetter's on-disk cache
 (:mod:`isbetter.core.cache`), and handed to nutpie through its public
 ``from_pyfunc`` interface. ``tests/ranking/test_plackett_luce.py`` checks value and
-gradient against PyMC's compiled ``logp``/``dlogp`` of the same model to 1e-9.
+gradient against PyMC's compiled ``logp``/``dlogp`` of the same model (which sums
+a tied group over its orders one by one) to 1e-9, and the gradient against
+central differences.
 
-With :math:`g_k = e^{\theta_k}` and :math:`e_k = e^{\theta_k - m}`
-(:math:`m = \max_k \theta_k`, for range),
+The data are weak orders: each row a data set's systems best first, ``ends[i, j]``
+the end (exclusive) of the group of tied systems at place j (``j + 1`` when
+untied), and ``counts[i]`` how many data sets share that row. A group G at places
+:math:`j_0 \ldots j_1 - 1` contributes the probability that its systems take those
+places in *some* order (:mod:`isbetter.cv.plackett_luce`); the last group
+contributes 1. With :math:`g_k = e^{\theta_k}`, :math:`e_k = e^{\theta_k - m}`
+(:math:`m = \max_k \theta_k`, for range) and :math:`R` the sum of :math:`e` over
+the places from :math:`j_1` on,
 
 .. math::
 
     \log p(\theta) = \sum_k [\alpha_k \theta_k - g_k - \log\Gamma(\alpha_k)]
-      + \sum_i \sum_{j < K} [\theta_{\sigma_{ij}} - m - \log S_{ij}],
-    \qquad S_{ij} = \sum_{l \ge j} e_{\sigma_{il}},
+      + \sum_i c_i \sum_{G} \Big[\sum_{k \in G} (\theta_k - m) + \log H_G\Big],
 
-.. math::
+    H_A = \sum_{k \in A} \frac{H_{A \setminus k}}{D(A \setminus k)}, \quad H_\emptyset = 1,
+    \quad D(B) = R + \sum_{l \in G \setminus B} e_l,
 
-    \partial_{\theta_k} \log p = \alpha_k - g_k
-      + \sum_i \Big[\mathbb{1}(k \text{ not last in } \sigma_i)
-      - e_k \sum_{j \le \min(p_{ik}, K - 2)} S_{ij}^{-1}\Big],
-
-where :math:`p_{ik}` is k's place on data set i.
+a recursion over the :math:`2^{|G|}` subsets of G that sums the :math:`|G|!`
+orders' Plackett–Luce products, every term positive (no cancellation). An untied
+place is the case :math:`|G| = 1`: :math:`H = 1 / S_{j}`, :math:`S_j` the sum of
+:math:`e` from place j on. The gradient comes from the recursion run backward
+(the adjoints of every :math:`H_A` and :math:`D(B)`, in :math:`O(2^{|G|}|G|)` with
+the value: one partial per member of G and one for :math:`R`); :math:`R` enters
+through every system placed after G, so those collect :math:`e_a\,\partial \log
+H_G / \partial R`. Within a tied group :math:`e` is rescaled by its largest value
+from :math:`j_0` on (H is homogeneous of degree :math:`-|G|`), so that a group of
+small weights neither underflows nor overflows.
 """
 
 from __future__ import annotations
@@ -41,9 +54,86 @@ from scipy import special
 __all__ = ["log_density", "nutpie_model"]
 
 
+def _group(
+    e: np.ndarray,
+    members: np.ndarray,
+    g: int,
+    rest: float,
+    h: np.ndarray,
+    bar: np.ndarray,
+    sub: np.ndarray,
+    out: np.ndarray,
+) -> float:  # pragma: no cover - compiled by numba
+    """Return log H of a tied group of `g` members; write d log H / d log e_l into `out`.
+
+    `e` holds the members' (rescaled) weights ``e[members[l]]``, `rest` the rest's sum R;
+    ``out[l]`` for member l, ``out[g]`` = d log H / d R. `h`, `bar`, `sub` are scratch of
+    at least ``2**g`` values. The recursion runs forward over the subsets (H), then
+    backward (the adjoints of H and of each D), so value and gradient cost
+    O(2^g g) together.
+    """
+    full = (1 << g) - 1
+    sub[0] = 0.0  # sub[mask]: the members' e summed over mask
+    for mask in range(1, full + 1):
+        low = mask & -mask
+        bit = 0
+        while (1 << bit) != low:
+            bit += 1
+        sub[mask] = sub[mask ^ low] + e[members[bit]]
+    for mask in range(full + 1):
+        h[mask] = 0.0
+    h[0] = 1.0
+    for b in range(full):  # push V(B) = H_B / D(B) into every B + {l}
+        v = h[b] / (rest + sub[full ^ b])
+        outside = full ^ b
+        while outside:
+            low = outside & -outside
+            h[b | low] += v
+            outside ^= low
+    top = h[full]
+    bar[full] = 1.0 / top  # the adjoint of log H
+    for b in range(full - 1, -1, -1):
+        vbar = 0.0
+        outside = full ^ b
+        while outside:
+            low = outside & -outside
+            vbar += bar[b | low]
+            outside ^= low
+        d = rest + sub[full ^ b]
+        bar[b] = vbar / d
+        sub[full ^ b] = -vbar * h[b] / (d * d)  # now the adjoint of D(B) (R + e outside B)
+    for x in range(g + 1):
+        out[x] = 0.0
+    for c in range(1, full + 1):  # D(B) holds e_x for x in c = G minus B, and R
+        out[g] += sub[c]
+        inside = c
+        x = 0
+        while inside:
+            if inside & 1:
+                out[x] += sub[c]
+            inside >>= 1
+            x += 1
+    for x in range(g):
+        out[x] *= e[members[x]]
+    return math.log(top)
+
+
+def _widest(ends: np.ndarray) -> int:  # pragma: no cover - compiled by numba
+    """Return the size of the largest tied group that does not close its ranking (at least 1)."""
+    k = ends.shape[1]
+    widest = 1
+    for i in range(ends.shape[0]):
+        for j in range(k):
+            if ends[i, j] < k:
+                widest = max(widest, ends[i, j] - j)
+    return widest
+
+
 def _kernel(
     theta: np.ndarray,
     rankings: np.ndarray,
+    ends: np.ndarray,
+    counts: np.ndarray,
     alpha: np.ndarray,
     lgamma_alpha: np.ndarray,
     grad: np.ndarray,
@@ -58,28 +148,62 @@ def _kernel(
         g = math.exp(theta[a])
         logp += alpha[a] * theta[a] - g - lgamma_alpha[a]
         grad[a] = alpha[a] - g
-    suffix = np.empty(k)
+    widest = _widest(ends)
+    h = np.empty(1 << widest)
+    bar = np.empty(1 << widest)
+    sub = np.empty(1 << widest)
+    out = np.empty(widest + 1)
+    scaled = np.empty(k)
+    suffix = np.empty(k + 1)
     for i in range(rankings.shape[0]):
-        total = 0.0
+        c = counts[i]
+        suffix[k] = 0.0
         for j in range(k - 1, -1, -1):
-            total += e[rankings[i, j]]
-            suffix[j] = total
-        inverse = 0.0  # sum of 1 / S_ij over the places j up to this one (j < K - 1)
-        for j in range(k):
-            r = rankings[i, j]
-            if j < k - 1:
-                logp += theta[r] - m - math.log(suffix[j])
-                grad[r] += 1.0
-                inverse += 1.0 / suffix[j]
-            grad[r] -= e[r] * inverse
+            suffix[j] = suffix[j + 1] + e[rankings[i, j]]
+        carried = 0.0  # -(d log H / d R) summed over the groups placed so far
+        j = 0
+        while j < k:
+            end = ends[i, j]
+            size = end - j
+            if end == k:  # the last group: probability 1
+                for p in range(j, k):
+                    grad[rankings[i, p]] -= c * e[rankings[i, p]] * carried
+            elif size == 1:
+                r = rankings[i, j]
+                logp += c * (theta[r] - m - math.log(suffix[j]))
+                grad[r] += c * (1.0 - e[r] / suffix[j] - e[r] * carried)
+                carried += 1.0 / suffix[j]
+            else:
+                top = 0.0
+                for p in range(j, k):
+                    top = max(top, e[rankings[i, p]])
+                for p in range(j, end):
+                    scaled[rankings[i, p]] = e[rankings[i, p]] / top
+                members = rankings[i, j:end]
+                log_h = _group(scaled, members, size, suffix[end] / top, h, bar, sub, out)
+                logp += c * (log_h - size * math.log(top))
+                for x in range(size):
+                    r = members[x]
+                    logp += c * (theta[r] - m)
+                    grad[r] += c * (1.0 + out[x] - e[r] * carried)
+                carried -= out[size] / top
+            j = end
     return logp
 
 
+_JITABLE: list[bool] = []
+
+
 def _build(on_disk: bool) -> dict[str, Any]:
+    if not _JITABLE:  # the helpers, callable from the kernel (once per process)
+        from numba.extending import register_jitable
+
+        register_jitable(_group)
+        register_jitable(_widest)
+        _JITABLE.append(True)
     vector = numba.types.Array(numba.float64, 1, "C")
-    signature = numba.float64(
-        vector, numba.types.Array(numba.int64, 2, "C"), vector, vector, vector
-    )
+    matrix = numba.types.Array(numba.int64, 2, "C")
+    signature = numba.float64(vector, matrix, matrix, vector, vector, vector, vector)
     return {"logp": numba.njit(signature, cache=on_disk, nogil=True)(_kernel)}
 
 
@@ -89,31 +213,42 @@ def _kernels() -> dict[str, Any]:
     return cache.compiled("plackett_luce_density", _build, lambda _: None)
 
 
-def _data(rankings: np.ndarray, alpha: np.ndarray) -> dict[str, np.ndarray]:
-    """Return the kernel's data: rankings (int64), alpha and log Gamma(alpha), contiguous."""
+def _data(
+    rankings: np.ndarray, ends: np.ndarray, counts: np.ndarray, alpha: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Return the kernel's data, contiguous: the weak orders, their counts, alpha, lgamma(alpha)."""
     return {
         "rankings": np.ascontiguousarray(rankings, dtype=np.int64),
+        "ends": np.ascontiguousarray(ends, dtype=np.int64),
+        "counts": np.ascontiguousarray(counts, dtype=float),
         "alpha": np.ascontiguousarray(alpha, dtype=float),
         "lgamma_alpha": np.ascontiguousarray(special.gammaln(alpha), dtype=float),
     }
 
 
 def log_density(
-    theta: np.ndarray, rankings: np.ndarray, alpha: np.ndarray
+    theta: np.ndarray,
+    rankings: np.ndarray,
+    ends: np.ndarray,
+    counts: np.ndarray,
+    alpha: np.ndarray,
 ) -> tuple[float, np.ndarray]:
     r"""Return the log density and its gradient at the unconstrained position `theta`.
 
-    `theta` is :math:`\log g` (PyMC's ``g_log__``), `rankings` the data sets'
-    rankings (system indices, best first), `alpha` the K concentrations.
+    `theta` is :math:`\log g` (PyMC's ``g_log__``); `rankings`, `ends` and `counts`
+    the weak orders (:func:`isbetter.cv.plackett_luce.weak_orders`), `alpha` the K
+    concentrations.
     """
-    data = _data(rankings, alpha)
+    data = _data(rankings, ends, counts, alpha)
     x = np.array(theta, dtype=float)  # a contiguous copy
     grad = np.empty(x.shape[0])
-    logp = _kernels()["logp"](x, data["rankings"], data["alpha"], data["lgamma_alpha"], grad)
+    logp = _kernels()["logp"](x, *data.values(), grad)
     return float(logp), grad
 
 
-def nutpie_model(rankings: np.ndarray, alpha: np.ndarray) -> Any:
+def nutpie_model(
+    rankings: np.ndarray, ends: np.ndarray, counts: np.ndarray, alpha: np.ndarray
+) -> Any:
     r"""Return a nutpie model of the Plackett–Luce posterior, sampling :math:`\theta = \log g`.
 
     The draws hold ``g_log__`` and the weights ``w`` (dims ``system``); the initial
@@ -123,16 +258,21 @@ def nutpie_model(rankings: np.ndarray, alpha: np.ndarray) -> Any:
     from nutpie.compiled_pyfunc import from_pyfunc
 
     kernel = _kernels()["logp"]
-    data = _data(rankings, alpha)
+    data = _data(rankings, ends, counts, alpha)
     k = data["alpha"].shape[0]
     start = np.log(data["alpha"])
 
     def make_logp() -> Any:
         def logp(
-            x: np.ndarray, rankings: np.ndarray, alpha: np.ndarray, lgamma_alpha: np.ndarray
+            x: np.ndarray,
+            rankings: np.ndarray,
+            ends: np.ndarray,
+            counts: np.ndarray,
+            alpha: np.ndarray,
+            lgamma_alpha: np.ndarray,
         ) -> tuple[float, np.ndarray]:
             grad = np.empty(k)
-            return kernel(x, rankings, alpha, lgamma_alpha, grad), grad
+            return kernel(x, rankings, ends, counts, alpha, lgamma_alpha, grad), grad
 
         return logp
 

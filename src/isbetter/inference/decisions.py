@@ -26,7 +26,9 @@ Three documented rules produce them:
   ``decision()`` of every comparison result);
 * :func:`likelihood_decision` — the most probable region, as Szymański & Gorman
   (2020) read their Table 2, with ``a_at_least`` / ``b_at_least`` when the
-  runner-up is the ROPE and within a margin of the winner (rankings).
+  runner-up is the ROPE and within a margin of the winner (rankings);
+  :func:`no_rope_decision` reads a model without a ROPE (Plackett–Luce) with the
+  threshold for "≫" and the leaning relations below it.
 
 :func:`probabilities_from_masses` is the only code that turns per-draw region
 masses into the probabilities reported to the user. Two ways of reading them
@@ -54,6 +56,7 @@ __all__ = [
     "latex_symbol",
     "likelihood_decision",
     "mirror",
+    "no_rope_decision",
     "probabilities_from_masses",
     "relation_key",
     "symbol",
@@ -243,6 +246,41 @@ def likelihood_decision(probabilities: Probabilities, margin: float = 0.05) -> R
     probs = dict(zip(_REGIONS, probabilities.as_tuple(), strict=True))
     best = max(probs.values())
     return _region_of({name for name, p in probs.items() if p == best or best - p < margin})
+
+
+def no_rope_decision(
+    probabilities: Probabilities, rule: str, threshold: float, margin: float
+) -> Relation:
+    """Return the relation of a pair from a model without a ROPE: ``(P(A above), 0, P(B above))``.
+
+    Plackett–Luce's pairs: with no ROPE the likelihood rule's most probable region
+    would call every pair for one side however close, so the strict relation needs
+    the threshold, as under the threshold rule and on the other routes' reading of a
+    decided relation.
+
+    ``a_better`` / ``b_better`` (≫, ≪) where a side's probability reaches
+    `threshold`, whatever the rule; below it, under the likelihood rule, the side
+    the pair leans to (``a_leaning`` / ``b_leaning``: >, <), or ``undecided`` when
+    the two are within `margin`; under the threshold rule ``undecided``.
+
+    Examples
+    --------
+    >>> no_rope_decision(Probabilities(0.76, 0.0, 0.24), "likelihood", 0.95, 0.05)
+    'a_leaning'
+    >>> no_rope_decision(Probabilities(0.97, 0.0, 0.03), "likelihood", 0.95, 0.05)
+    'a_better'
+    >>> no_rope_decision(Probabilities(0.52, 0.0, 0.48), "likelihood", 0.95, 0.05)
+    'undecided'
+    >>> no_rope_decision(Probabilities(0.76, 0.0, 0.24), "threshold", 0.95, 0.05)
+    'undecided'
+    """
+    decided = threshold_decision(probabilities, threshold)
+    if decided != "undecided" or rule != "likelihood":
+        return decided
+    a, b = probabilities.p_a_better, probabilities.p_b_better
+    if abs(a - b) < margin or a == b:
+        return "undecided"
+    return "a_leaning" if a > b else "b_leaning"
 
 
 def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabilities:

@@ -14,8 +14,10 @@ which the system's effect is the largest; its interval
 the estimate may be from the exact posterior probability with this many draws — and
 not posterior uncertainty: the Jeffreys binomial interval on the draws' effective
 number (the ESS of the indicator "this system is best", which counts their
-autocorrelation). A model whose P(best) is a posterior mean of a parameter states its
-own interval (Plackett–Luce: the credible interval of the weight).
+autocorrelation). P(best) means this for every model. Plackett–Luce adds a
+different quantity under its own name, :attr:`RankSummary.p_wins_next`: E[w_k], the
+probability that system k ranks first on a new data set, with the credible interval
+of w_k.
 """
 
 from __future__ import annotations
@@ -76,8 +78,17 @@ class RankSummary:
         existed.
     p_best_interval_kind : str
         What the interval is: a Monte Carlo interval of the estimated probability
-        (:data:`MONTE_CARLO_INTERVAL`, the joint model) or a credible interval
-        (Plackett–Luce's weights); empty when there is none.
+        (:data:`MONTE_CARLO_INTERVAL`); empty when there is none. (Summaries saved
+        before P(best) meant P(largest) for Plackett–Luce too hold E[w_k] and its
+        credible interval here, and say so.)
+    p_wins_next : dict
+        ``{system: P(it ranks first on a new data set)}`` where the model gives it
+        (Plackett–Luce: E[w_k]); empty otherwise.
+    p_wins_next_interval : dict
+        ``{system: (low, high)}``: the interval of :attr:`p_wins_next` that
+        :attr:`p_wins_next_interval_kind` names.
+    p_wins_next_interval_kind : str
+        What that interval is (Plackett–Luce: the credible interval of w_k).
     """
 
     method: str
@@ -92,6 +103,9 @@ class RankSummary:
     draws: int
     p_best_interval: dict[str, tuple[float, float]] = field(default_factory=dict)
     p_best_interval_kind: str = ""
+    p_wins_next: dict[str, float] = field(default_factory=dict)
+    p_wins_next_interval: dict[str, tuple[float, float]] = field(default_factory=dict)
+    p_wins_next_interval_kind: str = ""
 
     def by_expected_rank(self) -> tuple[str, ...]:
         """Return the systems, best expected rank first (equal ones in the ranking's order)."""
@@ -101,7 +115,8 @@ class RankSummary:
         """Return the flat columns of the pair `a`, `b` in a ranking's table (and CSV).
 
         Both systems' P(best) with its interval, expected rank and rank interval,
-        and the most probable orders (``"order (p); ..."``), as in the JSON.
+        P(wins next data set) with its interval where the model gives it, and the
+        most probable orders (``"order (p); ..."``), as in the JSON.
         """
         out: dict[str, Any] = {"joint_method": self.method}
         for side, name in (("a", a), ("b", b)):
@@ -114,6 +129,13 @@ class RankSummary:
                 f"rank_interval_{side}_low": self.rank_interval[name][0],
                 f"rank_interval_{side}_high": self.rank_interval[name][1],
             }
+            if self.p_wins_next:
+                low, high = self.p_wins_next_interval.get(name, (None, None))
+                out |= {
+                    f"p_wins_next_{side}": self.p_wins_next[name],
+                    f"p_wins_next_{side}_low": low,
+                    f"p_wins_next_{side}_high": high,
+                }
         return {
             **out,
             "p_best_interval_kind": self.p_best_interval_kind,
@@ -135,11 +157,38 @@ class RankSummary:
             "draws": self.draws,
             "p_best_interval": {s: list(v) for s, v in self.p_best_interval.items()},
             "p_best_interval_kind": self.p_best_interval_kind,
+            **(
+                {
+                    "p_wins_next": dict(self.p_wins_next),
+                    "p_wins_next_interval": {
+                        s: list(v) for s, v in self.p_wins_next_interval.items()
+                    },
+                    "p_wins_next_interval_kind": self.p_wins_next_interval_kind,
+                }
+                if self.p_wins_next
+                else {}
+            ),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RankSummary:
-        """Rebuild from :meth:`to_dict` (also a summary saved without P(best)'s interval)."""
+        """Rebuild from :meth:`to_dict` (also a summary saved without P(best)'s interval).
+
+        A Plackett–Luce summary saved when its ``p_best`` held E[w_k] (no
+        ``p_wins_next``) is read with today's meanings: E[w_k] and its credible
+        interval become P(wins next data set), and P(best) is the probability of rank
+        1 of the weights' order (``rank_probabilities``), without an interval.
+        """
+        if data["method"] == "plackett_luce" and "p_wins_next" not in data:
+            data = {
+                **data,
+                "p_wins_next": data["p_best"],
+                "p_wins_next_interval": data.get("p_best_interval", {}),
+                "p_wins_next_interval_kind": data.get("p_best_interval_kind", ""),
+                "p_best": {s: v[0] for s, v in data["rank_probabilities"].items()},
+                "p_best_interval": {},
+                "p_best_interval_kind": "",
+            }
         interval = data.get("p_best_interval", {})
         return cls(
             method=data["method"],
@@ -156,6 +205,12 @@ class RankSummary:
             draws=int(data["draws"]),
             p_best_interval={s: (float(v[0]), float(v[1])) for s, v in interval.items()},
             p_best_interval_kind=str(data.get("p_best_interval_kind", "")),
+            p_wins_next={s: float(v) for s, v in data.get("p_wins_next", {}).items()},
+            p_wins_next_interval={
+                s: (float(v[0]), float(v[1]))
+                for s, v in data.get("p_wins_next_interval", {}).items()
+            },
+            p_wins_next_interval_kind=str(data.get("p_wins_next_interval_kind", "")),
         )
 
 

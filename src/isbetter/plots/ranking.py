@@ -276,6 +276,18 @@ def _pairwise(result: Any, metric: str, names: list[str]) -> tuple[np.ndarray, n
     return better, rope
 
 
+def _has_rope(result: Any, metric: str, names: list[str]) -> bool:
+    """Return whether any pair of `names` on `metric` was compared with a ROPE above 0."""
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            try:
+                if result.pair(a, b, metric).rope > 0:
+                    return True
+            except InputError:
+                continue
+    return False
+
+
 def _rank_order(result: Any, metric: str, names: list[str], better: np.ndarray) -> list[str]:
     """Order `names` best first, as the partial order ranks them.
 
@@ -305,8 +317,9 @@ def plot_pairwise_heatmap(
 
     Each cell holds that probability and, below it, the probability of
     practical equivalence (ROPE) of the pair, e.g. "0.83" over "(≈0.12)", in
-    black or white, whichever contrasts more with the cell's colour. The
-    diagonal is blank.
+    black or white, whichever contrasts more with the cell's colour; without a
+    ROPE (every pair's is 0, as in a Plackett–Luce ranking, whose cells are
+    P(w_row > w_column)) the cell holds the one probability. The diagonal is blank.
 
     Parameters
     ----------
@@ -336,6 +349,9 @@ def plot_pairwise_heatmap(
         names = _rank_order(result, metric, names, better)
         better, rope = _pairwise(result, metric, names)
     k = len(names)
+    with_rope = _has_rope(result, metric, names)
+    ranked = result.settings.get("comparison_method") == "plackett_luce"
+    what = "P(w_row > w_column)" if ranked else "P(row better than column)"
     ax = new_axes(ax, (0.85 * k + 2.6, 0.75 * k + 1.4))
     frame = pd.DataFrame(better, index=names, columns=names)
     sns.heatmap(
@@ -348,7 +364,7 @@ def plot_pairwise_heatmap(
         annot=False,
         linewidths=0.6,
         linecolor="white",
-        cbar_kws={"label": "P(row better than column)"},
+        cbar_kws={"label": what},
     )
     big = cell_font(k)
     cmap = matplotlib.colormaps[_HEAT_MAP]
@@ -357,6 +373,9 @@ def plot_pairwise_heatmap(
             if np.isnan(better[i, j]):
                 continue
             colour = cmap(better[i, j])
+            if not with_rope:
+                cell_text(ax, j + 0.5, i + 0.5, f"{better[i, j]:.2f}", big, colour)
+                continue
             cell_text(ax, j + 0.5, i + 0.4, f"{better[i, j]:.2f}", big, colour)
             cell_text(ax, j + 0.5, i + 0.72, f"(≈{rope[i, j]:.2f})", big - 2, colour)
     ax.set_xlabel("column system")
@@ -366,7 +385,8 @@ def plot_pairwise_heatmap(
         lab.set_horizontalalignment("right")
         lab.set_rotation_mode("anchor")
     ax.tick_params(axis="y", labelrotation=0)
-    ax.set_title(f"{metric}: P(row better than column) and (≈ P(equivalent))", fontsize="medium")
+    title = f"{metric}: {what}" + (" and (≈ P(equivalent))" if with_rope else ", no ROPE")
+    ax.set_title(title, fontsize="medium")
     return ax
 
 

@@ -6,9 +6,10 @@ filled by ``method="plackett-luce"`` and the joint model) and do no statistics:
 * :func:`plot_rank_probabilities` — systems × rank positions, the probability
   that each system has each rank, the systems in expected-rank order (best at the
   top), each system's 95% rank interval outlined;
-* :func:`plot_p_best` — P(best) of each system as a bar with its 95% interval,
-  whose kind the summary states (a credible interval of Plackett–Luce's weight, a
-  Monte Carlo interval of the joint model's posterior probability).
+* :func:`plot_p_best` — P(best) of each system (the probability that its effect,
+  or Plackett–Luce weight, is the largest) as a bar with its 95% Monte Carlo
+  interval; for Plackett–Luce also P(wins next data set) = E[w_k] as a marker with
+  the credible interval of w_k.
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
     Best expected rank at the top, the value written beside each bar. The
     interval is the one the summary carries (:attr:`RankSummary.p_best_interval`)
     and the x-axis label says which it is; a summary saved without one is drawn
-    without error bars and says so.
+    without error bars and says so. Where the summary has P(wins next data set)
+    (Plackett–Luce's E[w_k]), each system's is drawn as a diamond with its
+    interval, under the bar, and the legend names both.
 
     Parameters
     ----------
@@ -147,7 +150,22 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
     p = np.array([j.p_best[s] for s in names])
     y = np.arange(k)
     ax = new_axes(ax, p_best_size(k))
-    ax.barh(y, p, color=_BAR, height=0.6)
+    ax.barh(y, p, color=_BAR, height=0.6, label="P(best)")
+    if j.p_wins_next:
+        wins = np.array([j.p_wins_next[s] for s in names])
+        spans = [j.p_wins_next_interval.get(s, (w, w)) for s, w in zip(names, wins, strict=True)]
+        w_lo, w_hi = np.array(spans).T
+        ax.errorbar(
+            wins,
+            y + 0.38,
+            xerr=np.vstack([wins - w_lo, w_hi - wins]),
+            fmt="D",
+            color=_OUTLINE,
+            markersize=4,
+            elinewidth=1.0,
+            capsize=2,
+            label="P(wins next data set) = E[w]",
+        )
     if j.p_best_interval:
         lo = np.array([j.p_best_interval[s][0] for s in names])
         hi = np.array([j.p_best_interval[s][1] for s in names])
@@ -156,6 +174,8 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
         ends, interval = hi, j.p_best_interval_kind
     else:
         ends, interval = p, "no interval saved with this summary"
+    if j.p_wins_next:
+        ends = np.maximum(ends, w_hi)
     for yi, value, end in zip(y, p, ends, strict=True):
         ax.annotate(
             f"{value:.3f}",
@@ -171,12 +191,13 @@ def plot_p_best(result: Any, metric: str | None = None, *, ax: Any = None) -> An
     right = min(1.2, float(np.ceil(10 * ends.max() + 1.0)) / 10)  # room for the values
     ax.set_xlim(0.0, right)
     ax.set_xticks([t for t in np.arange(0.0, 1.01, 0.2 if right > 0.5 else 0.1) if t <= right])
-    what = (
-        "P(best) = E[w]: P(ranks first on a new data set)"
-        if j.method == "plackett_luce"
-        else "P(best): P(largest effect)"
-    )
-    ax.set_xlabel(wrap_to_axes(ax, what, f"whiskers: {interval}", fontsize=9), fontsize=9)
+    what = f"P(best): P(largest {'weight' if j.method == 'plackett_luce' else 'effect'})"
+    whiskers = f"whiskers: {interval}"
+    if j.p_wins_next:
+        what += "; ◆ P(wins next data set) = E[w]"
+        whiskers = f"bar whiskers: {interval}; ◆ whiskers: {j.p_wins_next_interval_kind}"
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_xlabel(wrap_to_axes(ax, what, whiskers, fontsize=9), fontsize=9)
     ax.set_title(f"{metric}: P(best), {_model(j)}", fontsize="medium")
     ax.spines[["top", "right"]].set_visible(False)
     return ax

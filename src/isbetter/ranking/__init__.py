@@ -83,10 +83,13 @@ def rank(
         Plackett–Luce model of the systems' rankings on the data sets
         (:mod:`isbetter.cv.plackett_luce`; per-fold scores are averaged per data set),
         whose weights give every pair's P(w_a > w_b) (P(≈) is 0: it has no ROPE),
-        P(best), expected ranks, rank intervals and the most probable orders
-        (:attr:`RankingResult.joint`); ties are broken at random with the seed, and
-        its options are ``concentration`` (the Dirichlet prior's, default 1),
-        ``draws``, ``tune``, ``chains``, ``cores``, ``backend``. Predictions: a
+        P(best) = P(w_k largest), P(wins next data set) = E[w_k], expected ranks,
+        rank intervals and the most probable orders (:attr:`RankingResult.joint`);
+        a pair is ≫ only where P(w_a > w_b) reaches `threshold`. Its options are
+        ``concentration`` (the Dirichlet prior's, default 1), ``ties``
+        (``"marginal"``, the default: tied systems in any order, in the likelihood;
+        ``"random"``: broken at random with the seed, scmamp's rule), ``draws``,
+        ``tune``, ``chains``, ``cores``, ``backend``. Predictions: a
         model of :func:`~isbetter.compare_f1` (``"auto"`` is ``"paired"``).
         Or ``"joint"``: one joint correlated model of all the systems' per-fold
         scores per metric (:mod:`isbetter.ranking.joint`), whose one posterior gives
@@ -421,9 +424,12 @@ def _one_model(
     pairs = [p for fit in fits.values() for p in fit.pairs]
     extra: dict[str, Any] = {}
     if method == "plackett_luce":
-        from isbetter.cv.plackett_luce import TIE_RULE
+        from isbetter.cv.plackett_luce import TIES
 
-        extra = {"ties": TIE_RULE, "tied_datasets": {m: f.tied_datasets for m, f in fits.items()}}
+        extra = {
+            "ties": TIES[request.options.get("ties", "marginal")],
+            "tied_datasets": {m: f.tied_datasets for m, f in fits.items()},
+        }
     stats = {"computed": len(metrics), "cached": 0, "executor": "serial", "workers": 1}
     result = _finish(
         names,

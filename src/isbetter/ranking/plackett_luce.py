@@ -13,14 +13,19 @@ reports and plots work unchanged:
   ``(q, 0, 1 - q)`` with ``q = w_a / (w_a + w_b)``, the probability that a
   ranks above b on a new data set in that draw: argmax-counted they give
   P(w_a > w_b) (the table), and their mean E[q] is the predictive probability
-  (``predictive``), as for the other models. The likelihood rule then reads
-  "≫"/"≪" for whichever weight is larger more often, "?" when the two are
-  within the margin; the threshold rule a relation only when P(w_a > w_b)
-  reaches the threshold.
+  (``predictive``), as for the other models.
+* **the relations** (:func:`~isbetter.inference.decisions.no_rope_decision`): with
+  no ROPE the likelihood rule's "most probable region" would call every pair for
+  one side, however close (≫ at P = 0.51). So a pair is "≫"/"≪" only where
+  P(w_a > w_b) or P(w_b > w_a) reaches the ranking's threshold (default 0.95), as
+  under the threshold rule;
+  below it the likelihood rule writes the side it leans to, ">"/"<" ("leaning: no
+  relation decided, the evidence favours A"), and "?" when the two are within the
+  margin of each other; the threshold rule writes "?".
 * **ranks** (:meth:`~isbetter.cv.plackett_luce.PlackettLuceFit.ranks`): P(best) =
-  E[w_k], expected ranks, 95% rank intervals and the most probable orders of
-  the weights — the ``"joint"`` block of each metric, whose expected ranks order
-  the chain.
+  P(w_k is the largest), P(wins next data set) = E[w_k], expected ranks, 95% rank
+  intervals and the most probable orders of the weights — the ``"joint"`` block of
+  each metric, whose expected ranks order the chain.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from isbetter.results.comparison import ComparisonResult
 __all__ = ["PLACKETT_LUCE_OPTIONS", "plackett_luce_metric"]
 
 #: the options of :func:`isbetter.rank` that the Plackett–Luce model takes
-PLACKETT_LUCE_OPTIONS = ("concentration", *MCMC_OPTIONS)
+PLACKETT_LUCE_OPTIONS = ("concentration", "ties", *MCMC_OPTIONS)
 
 
 def plackett_luce_metric(

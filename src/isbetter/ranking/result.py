@@ -13,7 +13,12 @@ from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice, check_probability
 from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
 from isbetter.cv.friedman import FriedmanNemenyi
-from isbetter.inference.decisions import likelihood_decision, symbol, threshold_decision
+from isbetter.inference.decisions import (
+    likelihood_decision,
+    no_rope_decision,
+    symbol,
+    threshold_decision,
+)
 from isbetter.inference.ranks import RankSummary
 from isbetter.inference.records import Probabilities
 from isbetter.ranking.order import (
@@ -71,9 +76,9 @@ class RankingResult:
         Per metric, from one model of all the systems (``method="plackett-luce"``):
         P(best), expected rank, 95% rank interval, the most probable orders
         (:mod:`isbetter.inference.ranks`); empty for a pairwise ranking. Its
-        expected ranks order the chain. For Plackett–Luce, P(best) is E[w_k], the
-        probability of ranking first on a new data set, and the probability that
-        w_k is the largest weight is ``rank_probabilities[k][0]``.
+        expected ranks order the chain. P(best) is the probability that a system's
+        effect (Plackett–Luce: weight w_k) is the largest; Plackett–Luce adds
+        ``p_wins_next``, E[w_k], the probability of ranking first on a new data set.
     """
 
     systems: tuple[str, ...]
@@ -298,11 +303,14 @@ def relations_of(
     out: dict[str, dict[tuple[str, str], str]] = {}
     for p in pairs:
         metric = metric_of(p)
-        rel = (
-            likelihood_decision(p.probabilities(), margin)
-            if rule == "likelihood"
-            else threshold_decision(p.probabilities(), threshold)
-        )
+        if p.method == "plackett_luce":  # no ROPE: ≫ only at the threshold
+            rel = no_rope_decision(p.probabilities(), rule, threshold, margin)
+        else:
+            rel = (
+                likelihood_decision(p.probabilities(), margin)
+                if rule == "likelihood"
+                else threshold_decision(p.probabilities(), threshold)
+            )
         out.setdefault(metric, {})[(p.system_a, p.system_b)] = rel
     return out
 

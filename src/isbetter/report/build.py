@@ -304,6 +304,12 @@ def _ranking_table(r: Any) -> ReportTable:
         if r.rule == "likelihood"
         else f"threshold (probability >= {r.threshold:g}, else ?)"
     )
+    if r.settings.get("comparison_method") == "plackett_luce" and r.rule == "likelihood":
+        rule = (
+            f"likelihood without a ROPE (≫/≪ where P(w_A > w_B) or P(w_B > w_A) is at least "
+            f"{r.threshold:g}; below it >/< for the side the pair leans to, ? when the two "
+            f"are within {r.margin:g})"
+        )
     title = (
         f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: "
         f"{ranking_text(r.settings.get('comparison_method', ''))}; rule: {r.rule}"
@@ -377,17 +383,21 @@ def _ranking_metric_notes(r: Any, m: str) -> list[str]:
 def _ranking_key_notes(r: Any) -> list[str]:
     """Return the key: what the chain's symbols, the columns >, ≈, < and Δ rank mean."""
     by = "; ".join(dict.fromkeys(r.orders[m].chain_by for m in r.metrics))
-    notes = [
-        f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
-        "the two systems beside it (a < b: b better by more than the ROPE; ≈: equivalent; "
-        "≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is possible"
-    ]
     if r.settings.get("comparison_method") == "plackett_luce":
-        notes.append(
-            "columns >, ≈, <: P(w_A > w_B), 0, P(w_B > w_A) — the Plackett–Luce model ranks, "
-            "it has no ROPE, so no pair is practically equivalent"
-        )
+        notes = [
+            f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
+            f"the two systems beside it (a < b: P(w_b > w_a) at least {r.threshold:g}, b "
+            "ranks above a more often than not; ?: not decided at that probability)",
+            "columns >, ≈, <: P(w_A > w_B), 0, P(w_B > w_A) — the Plackett–Luce model ranks "
+            "and has no ROPE, so no pair is practically equivalent",
+        ]
     else:
+        notes = [
+            f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
+            "the two systems beside it (a < b: b better by more than the ROPE; ≈: "
+            "equivalent; ≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is "
+            "possible"
+        ]
         notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
     if r.baselines:
         levels = [c.alpha for c in next(iter(r.baselines.values())).nemenyi]
@@ -407,15 +417,13 @@ def _ranking_key_notes(r: Any) -> list[str]:
     return notes
 
 
-def _p_best_values(j: Any, by_rank: tuple[str, ...]) -> str:
-    """Return ``b 0.500 [0.410, 0.590], a 0.300 [...]``: P(best) and its interval, best first."""
+def _p_best_values(
+    values: dict[str, float], intervals: dict[str, tuple[float, float]], by_rank: tuple[str, ...]
+) -> str:
+    """Return ``b 0.500 [0.410, 0.590], a 0.300 [...]``: a probability and its interval each."""
     return ", ".join(
-        f"{s} {j.p_best[s]:.3f}"
-        + (
-            f" [{j.p_best_interval[s][0]:.3f}, {j.p_best_interval[s][1]:.3f}]"
-            if s in j.p_best_interval
-            else ""
-        )
+        f"{s} {values[s]:.3f}"
+        + (f" [{intervals[s][0]:.3f}, {intervals[s][1]:.3f}]" if s in intervals else "")
         for s in by_rank
     )
 
@@ -430,20 +438,21 @@ def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
     orders = "; ".join(f"{o} ({p:.3f})" for o, p in j.top_orders)
     name = METHOD_NAMES.get(j.method, j.method)
     interval = f" [{j.p_best_interval_kind}]" if j.p_best_interval_kind else ""
+    p_best = _p_best_values(j.p_best, j.p_best_interval, by_rank)
     if j.method != "plackett_luce":
         return [
-            f"{metric}, {name}, P(best){interval}: {_p_best_values(j, by_rank)}",
+            f"{metric}, {name}, P(best){interval}: {p_best}",
             f"{metric}, expected rank [95% interval]: {ranks}",
             f"{metric}, most probable orders: {orders}",
             f"{metric}, most probable orders, neighbours within {rope_text(j.rope)} tied: "
             + "; ".join(f"{o} ({p:.3f})" for o, p in j.rope_orders),
         ]
     tied = settings.get("tied_datasets", {}).get(metric)
+    wins = _p_best_values(j.p_wins_next, j.p_wins_next_interval, by_rank)
     return [
-        f"{metric}, {name}: P(best) = E[w], the probability of ranking first on a new data "
-        f"set{interval}: {_p_best_values(j, by_rank)}",
-        f"{metric}: P(largest weight): "
-        + ", ".join(f"{s} {j.rank_probabilities[s][0]:.3f}" for s in by_rank),
+        f"{metric}, {name}, P(best) = P(w_k is the largest weight){interval}: {p_best}",
+        f"{metric}, P(wins next data set) = E[w_k], the probability of ranking first on a "
+        f"new data set [{j.p_wins_next_interval_kind}]: {wins}",
         f"{metric}, expected rank [95% interval] of the weights' order: {ranks}",
         f"{metric}, most probable orders of the weights: {orders}",
         f"{metric}: {tied if tied is not None else 'any'} data sets with tied scores, "

@@ -245,7 +245,8 @@ _CAPTIONS = {
     "save_ranking_plot": "Hasse diagram of the partial order (left) and the pairwise "
     "probabilities (right), one row per metric; below each, for ranks from one model of all "
     "the systems (Plackett–Luce, joint), the probability of each rank position (each "
-    "system's 95% rank interval outlined) and P(best) with the 95% interval the plot names; "
+    "system's 95% rank interval outlined) and P(best) with the 95% interval the plot names "
+    "(for Plackett–Luce also P(wins next data set) = E[w], diamonds); "
     "then, for a ranking over several data "
     "sets, the critical-difference diagram of the mean ranks (Demšar 2006): bars join systems "
     "whose mean ranks differ by less than Nemenyi's critical difference at α 0.05.",
