@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from isbetter import InputError, RenamedArgumentWarning
-from isbetter.f1.baselines import Baselines, dcf_proportion_test
+from isbetter import InputError, InputTypeError, RenamedArgumentWarning
+from isbetter.f1.baselines import Baselines
 from isbetter.f1.compare import F1_MODELS, compare_f1
-from isbetter.f1.measures import accuracy, dcf, f1, get_measure
+from isbetter.f1.measures import accuracy, dcf, f1, fbeta, get_measure
 from isbetter.f1.paired import F1Model, F1Prior, sample_delta, sample_rates
 from isbetter.f1.predictions import JointCounts, predictions_from_arrays
 from isbetter.results import ComparisonResult, F1Result, TestResult
@@ -119,6 +119,28 @@ def test_measures_on_rates_and_dcf_orientation(rng):
     assert m(*ca) < m(*cb)
     assert d.mean() > 0
     assert d.mean() == pytest.approx(m(*cb) - m(*ca), abs=5 * d.std())
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: fbeta(-1.0), InputError, "`beta` must be a finite non-negative number, got -1.0"),
+        (lambda: fbeta(float("inf")), InputError, "`beta` must be a finite non-negative number"),
+        (lambda: fbeta("2"), InputTypeError, "`beta` must be a non-negative number, got str '2'"),
+        (lambda: dcf(cost_fn=-1), InputError, "`cost_fn` must be a finite non-negative number"),
+        (lambda: dcf(cost_fp=float("nan")), InputError, "`cost_fp` must be a finite non-negative"),
+        (lambda: dcf(cost_fp=None), InputTypeError, "`cost_fp` must be a non-negative number"),
+        (
+            lambda: dcf(p_positive=1.5),
+            InputError,
+            r"`p_positive` must be a probability in \[0, 1\]",
+        ),
+        (lambda: dcf(p_positive="0.1"), InputTypeError, "`p_positive` must be a probability"),
+    ],
+)
+def test_bad_fbeta_and_dcf_arguments_are_named(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
 
 
 def test_user_function_equals_builtin(rng):
@@ -468,13 +490,29 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
     assert res.probabilities(rope=rope + 0.01).p_rope >= res.p_rope
 
 
+def keller_dcf_p_value(df, cost_fn=1.0, cost_fp=1.0, p_positive=0.5, positive=1):
+    """Keller et al.'s paired proportion test of DCF(B) - DCF(A) (2004, eq. 9), from the
+    documents: only those where A and B disagree (a miss of one, not the other, among
+    the positives; a false alarm among the negatives) enter the variance."""
+    pos = df.gold.to_numpy() == positive
+    miss_a, miss_b = (df.a.to_numpy() != positive) & pos, (df.b.to_numpy() != positive) & pos
+    alarm_a, alarm_b = (df.a.to_numpy() == positive) & ~pos, (df.b.to_numpy() == positive) & ~pos
+    n_p, n_n = pos.sum(), (~pos).sum()
+    wp, wn = cost_fn * p_positive, cost_fp * (1 - p_positive)
+    d = wp * (miss_b.sum() - miss_a.sum()) / n_p + wn * (alarm_b.sum() - alarm_a.sum()) / n_n
+    var = wp**2 * (miss_a != miss_b).sum() / n_p**2 + wn**2 * (alarm_a != alarm_b).sum() / n_n**2
+    return 2 * stats.norm.sf(abs(d) / np.sqrt(var))
+
+
 def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
     res = compare_f1(
         df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
     )
     row = res.row()
-    assert 0 <= row["dcf_ptest_p_value"] <= 1
+    expected = keller_dcf_p_value(df, cost_fp=3.0)
+    assert 1e-6 < expected < 0.5  # neither end, where every p-value looks alike
+    assert row["dcf_ptest_p_value"] == pytest.approx(expected, rel=1e-9)
     assert res.metric == "dcf(1,3,0.5)" and not res.higher_is_better
     # A is the more accurate system: lower cost, so delta = DCF(B) - DCF(A) > 0
     assert row["score_a"] < row["score_b"] and row["mean"] > 0
@@ -489,15 +527,17 @@ def test_dcf_measure_object_gets_the_proportion_test_too(rng):
         df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
     )
     test = by_object.comparison().summary().test("dcf_ptest")
-    assert test is not None and 0 <= test.p_value <= 1
+    assert test is not None
+    assert test.p_value == pytest.approx(keller_dcf_p_value(df, cost_fp=3.0), rel=1e-9)
     assert test.p_value == by_name.row()["dcf_ptest_p_value"]
     assert test.estimate == pytest.approx(by_object.row()["observed"])
     pd.testing.assert_frame_equal(by_name.table, by_object.table)
     # the costs of the object are used, not compare_f1's old cost arguments
     with pytest.warns(RenamedArgumentWarning):
         other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500)
-    expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
-    assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
+    expected = keller_dcf_p_value(df, cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
+    assert expected != pytest.approx(keller_dcf_p_value(df, cost_fp=3.0), rel=0.01)
+    assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected, rel=1e-9)
     # not for other measures
     assert (
         "dcf_ptest_p_value"
