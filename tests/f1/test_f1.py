@@ -118,7 +118,15 @@ def test_measures_on_rates_and_dcf_orientation(rng):
     (ca, cb) = c.cells()
     assert m(*ca) < m(*cb)
     assert d.mean() > 0
-    assert d.mean() == pytest.approx(m(*cb) - m(*ca), abs=5 * d.std())
+    # DCF is linear in the rates within each class, so its posterior mean is exact: with
+    # theta+ ~ Dir(pos + 1), theta- ~ Dir(neg + 1) (cells (A, B) = ++, +-, -+, --), the miss
+    # rate of A is theta+_-+ + theta+_--, of B theta+_+- + theta+_--, the false alarm rate
+    # of A theta-_++ + theta-_+-, of B theta-_++ + theta-_-+; so DCF(B) - DCF(A) is
+    # 0.1 (theta+_+- - theta+_-+) + 9 (theta-_-+ - theta-_+-). Exact sampler: independent
+    # draws, Monte Carlo standard error sd / sqrt(20 000).
+    ep, en = (c.pos + 1) / (c.pos.sum() + 4), (c.neg + 1) / (c.neg.sum() + 4)
+    exact = 1 * 0.1 * (ep[1] - ep[2]) + 10 * 0.9 * (en[2] - en[1])
+    assert d.mean() == pytest.approx(exact, abs=4 * d.std() / np.sqrt(20_000))
 
 
 @pytest.mark.parametrize(
@@ -338,7 +346,13 @@ def test_unpaired_model_is_wider(rng):
     paired = compare_f1(df, rng=1, draws=10_000, baselines=False).row()
     unpaired = compare_f1(df, rng=1, draws=10_000, model="unpaired", baselines=False).row()
     assert unpaired["sd"] > paired["sd"]
-    assert unpaired["mean"] == pytest.approx(paired["mean"], abs=4 * unpaired["sd"])
+    # each posterior mean against an independent computation of the same posterior (numpy's
+    # Dirichlet and beta draws, the models of Zhang et al. 2016 written out here), within 4
+    # Monte Carlo standard errors of the two (both samplers exact: independent draws)
+    counts = binary_counts(df)
+    for model, row in (("paired", paired), ("unpaired", unpaired)):
+        mean, sd = reference_f1_delta(counts, model, 200_000, np.random.default_rng(9))
+        assert row["mean"] == pytest.approx(mean, abs=4 * sd * np.sqrt(1 / 10_000 + 1 / 200_000))
 
 
 def test_unpaired_macro_micro_rows_are_wider(rng):
@@ -409,6 +423,13 @@ def test_gamma_sampler_is_exact(shape):
 
 
 # ------------------------------------------------------------------- multi-class averages
+def _macro_f1(confusion):
+    """Mean over classes of F1 = 2 tp / (2 tp + fp + fn); confusion (draws, gold, predicted)."""
+    tp = np.diagonal(confusion, axis1=1, axis2=2)
+    fp, fn = confusion.sum(axis=1) - tp, confusion.sum(axis=2) - tp
+    return (2 * tp / (2 * tp + fp + fn)).mean(axis=1)
+
+
 def test_macro_micro_rows(rng):
     df = make_predictions(rng, n=6000, n_classes=4, acc_a=0.85, acc_b=0.8)
     res = compare_f1(df, rng=4, draws=8000, baselines=Baselines(resamples=2000))
@@ -423,7 +444,22 @@ def test_macro_micro_rows(rng):
         boot = bootstrap_interval(res, key)
         assert t.loc[key, "interval_low"] == pytest.approx(boot.low, abs=0.005)
         assert t.loc[key, "interval_high"] == pytest.approx(boot.high, abs=0.005)
-        assert t.loc[key, "mean"] == pytest.approx(t.loc[key, "observed"], abs=4 * t.loc[key, "sd"])
+    # posterior means: micro (the accuracy difference) is linear in the cells, so with the
+    # default Dir(1/m^2) on each of the m^3 = 64 cells its mean is exactly the observed
+    # difference times N / (N + m) (the prior's cells add as much to A's accuracy as to
+    # B's); macro against plain Dirichlet draws of all 64 cells. Within 4 Monte Carlo
+    # standard errors (exact samplers: independent draws).
+    mean, sd = t.loc["micro", "mean"], t.loc["micro", "sd"]
+    exact = t.loc["micro", "observed"] * 6000 / (6000 + 4)
+    assert mean == pytest.approx(exact, abs=4 * sd / np.sqrt(8000))
+    cells = np.zeros((4, 4, 4))
+    np.add.at(cells, (df.gold, df.a, df.b), 1)
+    phi = np.random.default_rng(3).dirichlet(cells.ravel() + 1 / 16, 40_000).reshape(-1, 4, 4, 4)
+    macro = _macro_f1(phi.sum(axis=3)) - _macro_f1(phi.sum(axis=2))
+    ref, ref_sd = float(np.mean(macro)), float(np.std(macro))
+    assert t.loc["macro", "mean"] == pytest.approx(
+        ref, abs=4 * np.sqrt(t.loc["macro", "sd"] ** 2 / 8000 + ref_sd**2 / 40_000)
+    )
     # micro delta of F1 = delta of accuracy; its sign test is the s-test on correctness
     assert t.loc["micro", "sign_p_value"] < 1e-6
     assert res.comparisons["macro"].method == "f1_paired_macro"
@@ -488,6 +524,48 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
         DrawsPosterior(d1), system_a="a", system_b="b", rope=rope, method="f1", settings={}
     )
     assert res.probabilities(rope=rope + 0.01).p_rope >= res.p_rope
+
+
+def binary_counts(df, positive=1):
+    """Joint outcomes (A, B) = ++, +-, -+, -- of the positive and of the negative documents."""
+    a, b, pos = (df.a == positive).to_numpy(), (df.b == positive).to_numpy(), df.gold == positive
+    cells = [a & b, a & ~b, ~a & b, ~a & ~b]
+    return JointCounts(
+        np.array([(c & pos).sum() for c in cells]), np.array([(c & ~pos).sum() for c in cells])
+    )
+
+
+def reference_f1_delta(counts, model, draws, g):
+    """Posterior mean and sd of F1(A) - F1(B) under the default uniform priors, by plain draws.
+
+    Paired: mu ~ Beta(1 + n+, 1 + n-), theta+- ~ Dir(counts + 1), A's rate of positive
+    predictions on positives theta+_++ + theta+_+-, B's theta+_++ + theta+_-+ (negatives
+    alike). Unpaired: each system its own mu and Beta(1 + k, 1 + n - k) rates.
+    """
+    pos, neg = np.asarray(counts.pos, float), np.asarray(counts.neg, float)
+    n_pos, n_neg = pos.sum(), neg.sum()
+
+    def f1_of(mu, r_pos, r_neg):
+        tp, fp, fn = mu * r_pos, (1 - mu) * r_neg, mu * (1 - r_pos)
+        return 2 * tp / (2 * tp + fp + fn)
+
+    if model == "paired":
+        mu = g.beta(1 + n_pos, 1 + n_neg, draws)
+        tp_, tn_ = g.dirichlet(pos + 1, draws), g.dirichlet(neg + 1, draws)
+        f_a = f1_of(mu, tp_[:, 0] + tp_[:, 1], tn_[:, 0] + tn_[:, 1])
+        f_b = f1_of(mu, tp_[:, 0] + tp_[:, 2], tn_[:, 0] + tn_[:, 2])
+    else:
+        k_a, k_b = (pos[0] + pos[1], neg[0] + neg[1]), (pos[0] + pos[2], neg[0] + neg[2])
+        f_a, f_b = (
+            f1_of(
+                g.beta(1 + n_pos, 1 + n_neg, draws),
+                g.beta(1 + kp, 1 + n_pos - kp, draws),
+                g.beta(1 + kn, 1 + n_neg - kn, draws),
+            )
+            for kp, kn in (k_a, k_b)
+        )
+    d = f_a - f_b
+    return float(d.mean()), float(d.std())
 
 
 def keller_dcf_p_value(df, cost_fn=1.0, cost_fp=1.0, p_positive=0.5, positive=1):
