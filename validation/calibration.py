@@ -77,6 +77,30 @@ def uniformity(rank_values: np.ndarray, n_ranks: int, bins: int) -> tuple[np.nda
     return counts, float(stats.chisquare(counts).pvalue)
 
 
+def smooth_uniformity(values: np.ndarray, n_ranks: int | None = None) -> float:
+    """P-value of Neyman's smooth test of uniformity of order 2 (location and spread).
+
+    The first two orthonormal polynomials of the uniform distribution score a shift
+    of the ranks (component 1: the truth mostly above or below the draws, a biased
+    posterior) and a ∪ or ∩ histogram (component 2: a posterior too narrow or too
+    wide); their sum of squares is chi-squared with 2 degrees of freedom for uniform
+    values. More powerful against these departures than the binned chi-squared test
+    (:func:`uniformity`), which spreads its degrees of freedom over every shape.
+    With `n_ranks` the values are ranks ``0 .. n_ranks - 1`` and the polynomials are
+    orthonormal on those points (exact for discrete ranks); without, values in (0, 1).
+    """
+    v = np.asarray(values, dtype=float)
+    if n_ranks is None:
+        phi = np.column_stack([np.sqrt(3) * (2 * v - 1), np.sqrt(5) * (6 * v * v - 6 * v + 1)])
+    else:
+        x = (np.arange(n_ranks) + 0.5) / n_ranks
+        q, _ = np.linalg.qr(np.column_stack([np.ones(n_ranks), x, x * x]))
+        basis = q[:, 1:] * np.sqrt(n_ranks)  # orthonormal under the uniform weights 1/n
+        phi = basis[v.astype(int)]
+    components = phi.sum(axis=0) / np.sqrt(v.size)
+    return float(stats.chi2.sf(float(components @ components), 2))
+
+
 def hdi_covers(draws: np.ndarray, truth: np.ndarray | float, prob: float = 0.95) -> np.ndarray:
     """Whether each posterior's highest-density interval (isbetter's ``hdi``) holds the truth."""
     from isbetter.inference.summaries import hdi
@@ -242,10 +266,29 @@ def hierarchical_model(n_datasets: int, parameterization: str = "auto") -> Any:
     return _MODELS[key]
 
 
-def hierarchical_replication(
-    s: HierarchicalSetting, seed: np.random.SeedSequence, n_ranks: int
+def kept_draws(
+    posterior: dict[str, np.ndarray], true: dict[str, float], n_ranks: int
 ) -> dict[str, Any]:
-    """Simulate one study from the prior, fit it, return ranks, HDI coverage and diagnostics."""
+    """Return what ``validation/teeth.py`` plants miscalibrations into.
+
+    Per quantity: the ``n_ranks - 1`` thinned draws, the mean and sd of all draws,
+    and the truth.
+    """
+    return {
+        "draws": {k: thin(np.asarray(v, dtype=float), n_ranks - 1) for k, v in posterior.items()},
+        "mean": {k: float(np.mean(v)) for k, v in posterior.items()},
+        "sd": {k: float(np.std(v)) for k, v in posterior.items()},
+        "truth": {k: float(true[k]) for k in posterior},
+    }
+
+
+def hierarchical_replication(
+    s: HierarchicalSetting, seed: np.random.SeedSequence, n_ranks: int, keep: bool = False
+) -> dict[str, Any]:
+    """Simulate one study from the prior, fit it, return ranks, HDI coverage and diagnostics.
+
+    With `keep`, also the thinned draws and truths (:func:`kept_draws`).
+    """
     from isbetter import ConvergenceWarning, from_arrays
 
     study = seed.spawn_key[-1] if seed.spawn_key else None  # its index in the run
@@ -284,7 +327,8 @@ def hierarchical_replication(
     true = {"delta0": truth["delta0"], "std0": truth["std0"], "nu": truth["nu"]}
     true["delta_1"] = truth["delta"][0]
     diag = res.diagnostics
-    return {
+    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
+    return kept | {
         "study": study,
         "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
         "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},

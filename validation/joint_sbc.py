@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: import `validation` as a packa
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
     sys.path.insert(0, str(_here.parent))
 
-from validation.calibration import hdi_covers, ranks, uniformity
+from validation.calibration import hdi_covers, kept_draws, ranks, uniformity
 from validation.report import check_out_dir, markdown_table, plot_rank_histograms, write_json
 from validation.runner import replicate
 
@@ -152,8 +152,13 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
     )
 
 
-def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> dict[str, Any]:
-    """Simulate one study from the prior, fit it, return ranks, coverage and diagnostics."""
+def replication(
+    s: JointSetting, seed: np.random.SeedSequence, n_ranks: int, keep: bool = False
+) -> dict[str, Any]:
+    """Simulate one study from the prior, fit it, return ranks, coverage and diagnostics.
+
+    With `keep`, also the thinned draws and truths (``calibration.kept_draws``).
+    """
     from isbetter import ConvergenceWarning
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.spec import contrast_basis
@@ -201,7 +206,8 @@ def replication(s: JointSetting, seed: np.random.SeedSequence, n_ranks: int) -> 
         "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0],
     }
     diag = fit.diagnostics
-    return {
+    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
+    return kept | {
         "study": study,
         "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
         "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},

@@ -168,8 +168,17 @@ def test_sign_test_at_rope_zero_has_no_rope_mass(rng):
     masses = res.posterior.region_masses(0.0)
     assert np.all(masses[:, 1] == 0) and np.allclose(masses.sum(axis=1), 1)
     # with a ROPE the pseudo-observation is back in it
-    assert res.probabilities(rope=0.001).p_rope >= 0
     assert np.all(res.posterior.region_masses(0.001)[:, 1] > 0)
+    # and the argmax probabilities at a ROPE of 0.01 (no refit) are those of an independent
+    # Dirichlet: the regions' weights are Dir(n(z > r), n(|z| <= r) + 1, n(z < -r)); within
+    # 4 combined binomial standard errors of the two Monte Carlo estimates
+    counts = [int((z > 0.01).sum()), int((np.abs(z) <= 0.01).sum()) + 1, int((z < -0.01).sum())]
+    w = np.random.default_rng(7).dirichlet(counts, size=200_000)
+    ref = np.bincount(w.argmax(axis=1), minlength=3) / 200_000
+    assert 0.05 < ref[1] < 0.95, (counts, ref)  # a P(rope) that a wrong mass would move
+    se = np.sqrt(ref * (1 - ref) * (1 / 20_000 + 1 / 200_000))
+    got = np.array(res.probabilities(rope=0.01).as_tuple())
+    np.testing.assert_array_less(np.abs(got - ref), 4 * se + 1e-9)
     # the two sides alone: n(z > 0) + 0 prior vs n(z < 0), a Beta posterior
     n_pos, n_neg = int((z > 0).sum()), int((z < 0).sum())
     expected = float(np.mean(masses[:, 0] > 0.5))

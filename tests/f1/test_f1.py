@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from isbetter import InputError, RenamedArgumentWarning
-from isbetter.f1.baselines import Baselines, dcf_proportion_test
+from isbetter import InputError, InputTypeError, RenamedArgumentWarning
+from isbetter.f1.baselines import Baselines
 from isbetter.f1.compare import F1_MODELS, compare_f1
-from isbetter.f1.measures import accuracy, dcf, f1, get_measure
+from isbetter.f1.measures import accuracy, dcf, f1, fbeta, get_measure
 from isbetter.f1.paired import F1Model, F1Prior, sample_delta, sample_rates
 from isbetter.f1.predictions import JointCounts, predictions_from_arrays
 from isbetter.results import ComparisonResult, F1Result, TestResult
@@ -118,7 +118,37 @@ def test_measures_on_rates_and_dcf_orientation(rng):
     (ca, cb) = c.cells()
     assert m(*ca) < m(*cb)
     assert d.mean() > 0
-    assert d.mean() == pytest.approx(m(*cb) - m(*ca), abs=5 * d.std())
+    # DCF is linear in the rates within each class, so its posterior mean is exact: with
+    # theta+ ~ Dir(pos + 1), theta- ~ Dir(neg + 1) (cells (A, B) = ++, +-, -+, --), the miss
+    # rate of A is theta+_-+ + theta+_--, of B theta+_+- + theta+_--, the false alarm rate
+    # of A theta-_++ + theta-_+-, of B theta-_++ + theta-_-+; so DCF(B) - DCF(A) is
+    # 0.1 (theta+_+- - theta+_-+) + 9 (theta-_-+ - theta-_+-). Exact sampler: independent
+    # draws, Monte Carlo standard error sd / sqrt(20 000).
+    ep, en = (c.pos + 1) / (c.pos.sum() + 4), (c.neg + 1) / (c.neg.sum() + 4)
+    exact = 1 * 0.1 * (ep[1] - ep[2]) + 10 * 0.9 * (en[2] - en[1])
+    assert d.mean() == pytest.approx(exact, abs=4 * d.std() / np.sqrt(20_000))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: fbeta(-1.0), InputError, "`beta` must be a finite non-negative number, got -1.0"),
+        (lambda: fbeta(float("inf")), InputError, "`beta` must be a finite non-negative number"),
+        (lambda: fbeta("2"), InputTypeError, "`beta` must be a non-negative number, got str '2'"),
+        (lambda: dcf(cost_fn=-1), InputError, "`cost_fn` must be a finite non-negative number"),
+        (lambda: dcf(cost_fp=float("nan")), InputError, "`cost_fp` must be a finite non-negative"),
+        (lambda: dcf(cost_fp=None), InputTypeError, "`cost_fp` must be a non-negative number"),
+        (
+            lambda: dcf(p_positive=1.5),
+            InputError,
+            r"`p_positive` must be a probability in \[0, 1\]",
+        ),
+        (lambda: dcf(p_positive="0.1"), InputTypeError, "`p_positive` must be a probability"),
+    ],
+)
+def test_bad_fbeta_and_dcf_arguments_are_named(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
 
 
 def test_user_function_equals_builtin(rng):
@@ -316,7 +346,13 @@ def test_unpaired_model_is_wider(rng):
     paired = compare_f1(df, rng=1, draws=10_000, baselines=False).row()
     unpaired = compare_f1(df, rng=1, draws=10_000, model="unpaired", baselines=False).row()
     assert unpaired["sd"] > paired["sd"]
-    assert unpaired["mean"] == pytest.approx(paired["mean"], abs=4 * unpaired["sd"])
+    # each posterior mean against an independent computation of the same posterior (numpy's
+    # Dirichlet and beta draws, the models of Zhang et al. 2016 written out here), within 4
+    # Monte Carlo standard errors of the two (both samplers exact: independent draws)
+    counts = binary_counts(df)
+    for model, row in (("paired", paired), ("unpaired", unpaired)):
+        mean, sd = reference_f1_delta(counts, model, 200_000, np.random.default_rng(9))
+        assert row["mean"] == pytest.approx(mean, abs=4 * sd * np.sqrt(1 / 10_000 + 1 / 200_000))
 
 
 def test_unpaired_macro_micro_rows_are_wider(rng):
@@ -387,6 +423,13 @@ def test_gamma_sampler_is_exact(shape):
 
 
 # ------------------------------------------------------------------- multi-class averages
+def _macro_f1(confusion):
+    """Mean over classes of F1 = 2 tp / (2 tp + fp + fn); confusion (draws, gold, predicted)."""
+    tp = np.diagonal(confusion, axis1=1, axis2=2)
+    fp, fn = confusion.sum(axis=1) - tp, confusion.sum(axis=2) - tp
+    return (2 * tp / (2 * tp + fp + fn)).mean(axis=1)
+
+
 def test_macro_micro_rows(rng):
     df = make_predictions(rng, n=6000, n_classes=4, acc_a=0.85, acc_b=0.8)
     res = compare_f1(df, rng=4, draws=8000, baselines=Baselines(resamples=2000))
@@ -401,7 +444,22 @@ def test_macro_micro_rows(rng):
         boot = bootstrap_interval(res, key)
         assert t.loc[key, "interval_low"] == pytest.approx(boot.low, abs=0.005)
         assert t.loc[key, "interval_high"] == pytest.approx(boot.high, abs=0.005)
-        assert t.loc[key, "mean"] == pytest.approx(t.loc[key, "observed"], abs=4 * t.loc[key, "sd"])
+    # posterior means: micro (the accuracy difference) is linear in the cells, so with the
+    # default Dir(1/m^2) on each of the m^3 = 64 cells its mean is exactly the observed
+    # difference times N / (N + m) (the prior's cells add as much to A's accuracy as to
+    # B's); macro against plain Dirichlet draws of all 64 cells. Within 4 Monte Carlo
+    # standard errors (exact samplers: independent draws).
+    mean, sd = t.loc["micro", "mean"], t.loc["micro", "sd"]
+    exact = t.loc["micro", "observed"] * 6000 / (6000 + 4)
+    assert mean == pytest.approx(exact, abs=4 * sd / np.sqrt(8000))
+    cells = np.zeros((4, 4, 4))
+    np.add.at(cells, (df.gold, df.a, df.b), 1)
+    phi = np.random.default_rng(3).dirichlet(cells.ravel() + 1 / 16, 40_000).reshape(-1, 4, 4, 4)
+    macro = _macro_f1(phi.sum(axis=3)) - _macro_f1(phi.sum(axis=2))
+    ref, ref_sd = float(np.mean(macro)), float(np.std(macro))
+    assert t.loc["macro", "mean"] == pytest.approx(
+        ref, abs=4 * np.sqrt(t.loc["macro", "sd"] ** 2 / 8000 + ref_sd**2 / 40_000)
+    )
     # micro delta of F1 = delta of accuracy; its sign test is the s-test on correctness
     assert t.loc["micro", "sign_p_value"] < 1e-6
     assert res.comparisons["macro"].method == "f1_paired_macro"
@@ -468,13 +526,71 @@ def test_property_swap_negates_draws_and_rope_is_monotone(cells, rope):
     assert res.probabilities(rope=rope + 0.01).p_rope >= res.p_rope
 
 
+def binary_counts(df, positive=1):
+    """Joint outcomes (A, B) = ++, +-, -+, -- of the positive and of the negative documents."""
+    a, b, pos = (df.a == positive).to_numpy(), (df.b == positive).to_numpy(), df.gold == positive
+    cells = [a & b, a & ~b, ~a & b, ~a & ~b]
+    return JointCounts(
+        np.array([(c & pos).sum() for c in cells]), np.array([(c & ~pos).sum() for c in cells])
+    )
+
+
+def reference_f1_delta(counts, model, draws, g):
+    """Posterior mean and sd of F1(A) - F1(B) under the default uniform priors, by plain draws.
+
+    Paired: mu ~ Beta(1 + n+, 1 + n-), theta+- ~ Dir(counts + 1), A's rate of positive
+    predictions on positives theta+_++ + theta+_+-, B's theta+_++ + theta+_-+ (negatives
+    alike). Unpaired: each system its own mu and Beta(1 + k, 1 + n - k) rates.
+    """
+    pos, neg = np.asarray(counts.pos, float), np.asarray(counts.neg, float)
+    n_pos, n_neg = pos.sum(), neg.sum()
+
+    def f1_of(mu, r_pos, r_neg):
+        tp, fp, fn = mu * r_pos, (1 - mu) * r_neg, mu * (1 - r_pos)
+        return 2 * tp / (2 * tp + fp + fn)
+
+    if model == "paired":
+        mu = g.beta(1 + n_pos, 1 + n_neg, draws)
+        tp_, tn_ = g.dirichlet(pos + 1, draws), g.dirichlet(neg + 1, draws)
+        f_a = f1_of(mu, tp_[:, 0] + tp_[:, 1], tn_[:, 0] + tn_[:, 1])
+        f_b = f1_of(mu, tp_[:, 0] + tp_[:, 2], tn_[:, 0] + tn_[:, 2])
+    else:
+        k_a, k_b = (pos[0] + pos[1], neg[0] + neg[1]), (pos[0] + pos[2], neg[0] + neg[2])
+        f_a, f_b = (
+            f1_of(
+                g.beta(1 + n_pos, 1 + n_neg, draws),
+                g.beta(1 + kp, 1 + n_pos - kp, draws),
+                g.beta(1 + kn, 1 + n_neg - kn, draws),
+            )
+            for kp, kn in (k_a, k_b)
+        )
+    d = f_a - f_b
+    return float(d.mean()), float(d.std())
+
+
+def keller_dcf_p_value(df, cost_fn=1.0, cost_fp=1.0, p_positive=0.5, positive=1):
+    """Keller et al.'s paired proportion test of DCF(B) - DCF(A) (2004, eq. 9), from the
+    documents: only those where A and B disagree (a miss of one, not the other, among
+    the positives; a false alarm among the negatives) enter the variance."""
+    pos = df.gold.to_numpy() == positive
+    miss_a, miss_b = (df.a.to_numpy() != positive) & pos, (df.b.to_numpy() != positive) & pos
+    alarm_a, alarm_b = (df.a.to_numpy() == positive) & ~pos, (df.b.to_numpy() == positive) & ~pos
+    n_p, n_n = pos.sum(), (~pos).sum()
+    wp, wn = cost_fn * p_positive, cost_fp * (1 - p_positive)
+    d = wp * (miss_b.sum() - miss_a.sum()) / n_p + wn * (alarm_b.sum() - alarm_a.sum()) / n_n
+    var = wp**2 * (miss_a != miss_b).sum() / n_p**2 + wn**2 * (alarm_a != alarm_b).sum() / n_n**2
+    return 2 * stats.norm.sf(abs(d) / np.sqrt(var))
+
+
 def test_dcf_comparison_has_kellers_proportion_test(rng):
     df = make_predictions(rng, n=1500)
     res = compare_f1(
         df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
     )
     row = res.row()
-    assert 0 <= row["dcf_ptest_p_value"] <= 1
+    expected = keller_dcf_p_value(df, cost_fp=3.0)
+    assert 1e-6 < expected < 0.5  # neither end, where every p-value looks alike
+    assert row["dcf_ptest_p_value"] == pytest.approx(expected, rel=1e-9)
     assert res.metric == "dcf(1,3,0.5)" and not res.higher_is_better
     # A is the more accurate system: lower cost, so delta = DCF(B) - DCF(A) > 0
     assert row["score_a"] < row["score_b"] and row["mean"] > 0
@@ -489,15 +605,17 @@ def test_dcf_measure_object_gets_the_proportion_test_too(rng):
         df, metric=dcf(cost_fp=3.0), rng=1, draws=2000, baselines=Baselines(resamples=300)
     )
     test = by_object.comparison().summary().test("dcf_ptest")
-    assert test is not None and 0 <= test.p_value <= 1
+    assert test is not None
+    assert test.p_value == pytest.approx(keller_dcf_p_value(df, cost_fp=3.0), rel=1e-9)
     assert test.p_value == by_name.row()["dcf_ptest_p_value"]
     assert test.estimate == pytest.approx(by_object.row()["observed"])
     pd.testing.assert_frame_equal(by_name.table, by_object.table)
     # the costs of the object are used, not compare_f1's old cost arguments
     with pytest.warns(RenamedArgumentWarning):
         other = compare_f1(df, metric=dcf(1.0, 10.0, 0.2), cost_fp=3.0, rng=1, draws=500)
-    expected = dcf_proportion_test(other.counts["1"], cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
-    assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected)
+    expected = keller_dcf_p_value(df, cost_fn=1.0, cost_fp=10.0, p_positive=0.2)
+    assert expected != pytest.approx(keller_dcf_p_value(df, cost_fp=3.0), rel=0.01)
+    assert other.row()["dcf_ptest_p_value"] == pytest.approx(expected, rel=1e-9)
     # not for other measures
     assert (
         "dcf_ptest_p_value"

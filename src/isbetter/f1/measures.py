@@ -135,8 +135,12 @@ def fbeta(beta: float = 1.0) -> Measure:
     --------
     >>> float(fbeta(1.0)(6, 4, 4, 6))  # F1 of scenario (a), system A, of Zhang et al.
     0.6
-    >>> round(float(fbeta(2.0)(6, 4, 4, 6)), 3)
-    0.6
+
+    With more false negatives than false positives, F2 (recall weighs more) is lower
+    than F1 and F0.5 higher: tp = 6, fp = 2, fn = 4 give 30 / 48, 12 / 18 and 7.5 / 10.5.
+
+    >>> [round(float(fbeta(b)(tp=6, fp=2, fn=4, tn=8)), 4) for b in (2.0, 1.0, 0.5)]
+    [0.625, 0.6667, 0.7143]
     """
     beta = check_nonnegative(beta, "beta")
     name = "f1" if beta == 1.0 else f"f{beta:g}"
