@@ -11,12 +11,12 @@ scored on token, sentence and OOV accuracy with ``isbetter.tagging.score_study``
 
 What it writes under ``--out`` (nothing in the working directory):
 
-* ``corpora/{genre}.conllu`` — the genre files, decompressed (the corpus names);
 * ``splits/`` — ``isbetter.tagging.split``'s folds and its ``manifest.csv``;
 * ``preds/{tagger}/{genre}/{run}/{fold}.conllu`` — each tagger's output: the test file
   with the predicted UPOS, every other column kept (written atomically);
 * ``timings.csv`` — train and tag seconds of every (tagger, genre, run, fold) done;
-* ``scores.csv`` — the per-fold score table (also written to ``--scores`` if given).
+* ``scores.csv`` — the per-fold score table, and ``mcnemar.csv``, the per-fold mid-p
+  McNemar tests of every pair (both also written beside ``--scores`` if given).
 
 Resumable: a prediction file that exists is complete (atomic write) and holds as many
 sentences as the fold's test file, so a rerun with the same arguments trains only what is
@@ -28,9 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import os
-import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -47,28 +44,17 @@ import taggers  # noqa: E402  (the study's own module, beside this script)
 TEMPLATE = "preds/{system}/{corpus}/{run}/{fold}.conllu"
 
 
-def prepare_corpora(corpus_dir: Path, out: Path) -> list[Path]:
-    """Decompress ``en_ewt-{genre}.conllu(.gz)`` into ``out/corpora/{genre}.conllu``."""
+def find_corpora(corpus_dir: Path) -> dict[str, Path]:
+    """Return ``{genre: file}`` of the ``en_ewt-{genre}.conllu(.gz)`` files in `corpus_dir`."""
     found = sorted(corpus_dir.glob("*.conllu.gz")) + sorted(corpus_dir.glob("*.conllu"))
     if not found:
         raise SystemExit(f"run_study: no *.conllu or *.conllu.gz file in {corpus_dir}")
-    target = out / "corpora"
-    target.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for source in found:
-        genre = source.name.removesuffix(".gz").removesuffix(".conllu").removeprefix("en_ewt-")
-        dest = target / f"{genre}.conllu"
-        if not dest.exists():
-            opener = gzip.open if source.suffix == ".gz" else open
-            tmp = dest.with_suffix(".part")
-            with opener(source, "rb") as src, open(tmp, "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            os.replace(tmp, dest)
-        paths.append(dest)
-    return paths
+    return {
+        p.name.removesuffix(".gz").removesuffix(".conllu").removeprefix("en_ewt-"): p for p in found
+    }
 
 
-def make_splits(corpora: list[Path], args: argparse.Namespace) -> pd.DataFrame:
+def make_splits(corpora: dict[str, Path], args: argparse.Namespace) -> pd.DataFrame:
     """Return the manifest of the splits, drawing them unless a matching one exists."""
     from isbetter.tagging import split
 
@@ -77,7 +63,7 @@ def make_splits(corpora: list[Path], args: argparse.Namespace) -> pd.DataFrame:
     if manifest_path.exists():
         manifest = pd.read_csv(manifest_path)
         same = (
-            set(manifest["corpus"]) == {p.stem for p in corpora}
+            set(manifest["corpus"]) == set(corpora)
             and manifest["run"].nunique() == args.runs
             and manifest["fold"].nunique() == args.folds
             and set(manifest["seed"]) == {args.seed}
@@ -116,9 +102,9 @@ def run_taggers(manifest: pd.DataFrame, args: argparse.Namespace) -> None:
                 # one seed per fold: the study's seed and the fold's place, never the clock
                 seed = args.seed * 1_000_003 + int(row.run) * 1_009 + int(row.fold)
                 todo.append((name, row, out, seed))
-    # the slow taggers first, so the workers finish together
-    cost = {"crf": 0, "perceptron": 1, "tnt": 2, "mft": 3}
-    todo.sort(key=lambda t: (cost.get(t[0], 0), t[1].run, t[1].corpus, t[1].fold))
+    # run by run (an interrupted study has whole runs), the slow taggers first in each
+    cost = {"perceptron": 0, "crf": 1, "tnt": 2, "mft": 3}
+    todo.sort(key=lambda t: (t[1].run, cost.get(t[0], 0), t[1].corpus, t[1].fold))
     total = len(manifest) * len(args.taggers)
     print(f"{total - len(todo)} of {total} predictions done; {len(todo)} to make", flush=True)
     if not todo:
@@ -155,16 +141,24 @@ def run_taggers(manifest: pd.DataFrame, args: argparse.Namespace) -> None:
 
 
 def score(args: argparse.Namespace) -> pd.DataFrame:
-    """Score every prediction against its gold test file (``isbetter.tagging.score_study``)."""
-    from isbetter.tagging import score_study
+    """Score every prediction against its gold file (``isbetter.tagging.read_study``).
 
-    table = score_study(args.out / "splits" / "manifest.csv", str(args.out / TEMPLATE))
-    frame = table.to_frame() if hasattr(table, "to_frame") else pd.DataFrame(table)
-    frame = frame[frame["system"].isin(args.taggers)]
-    frame.to_csv(args.out / "scores.csv", index=False)
-    if args.scores is not None:
-        args.scores.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(args.scores, index=False)
+    Writes ``scores.csv`` (one row per corpus, tagger, run and fold: the three metrics
+    and their counts) and ``mcnemar.csv`` (Gorman & Bedrick's mid-p McNemar test of
+    every pair of taggers on every fold's tokens) to ``--out`` and beside ``--scores``.
+    """
+    from isbetter.tagging import read_study
+
+    study = read_study(
+        args.out / "splits" / "manifest.csv", str(args.out / TEMPLATE), systems=args.taggers
+    )
+    frame = study.frame
+    mcnemar = study.baselines.mcnemar
+    targets = [args.out / "scores.csv"] + ([args.scores] if args.scores is not None else [])
+    for target in targets:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(target, index=False)
+        mcnemar.to_csv(target.with_name("mcnemar.csv"), index=False)
     return frame
 
 
@@ -184,12 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scores", type=Path, default=None, help="also write the table here")
     args = parser.parse_args(argv)
     args.taggers = [t for t in args.taggers.split(",") if t]
+    args.out = args.out.resolve()  # the template is read relative to the manifest otherwise
     unknown = set(args.taggers) - set(taggers.TAGGERS)
     if unknown:
         parser.error(f"--taggers: unknown {sorted(unknown)}; choose from {taggers.TAGGERS}")
     start = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
-    corpora = prepare_corpora(args.corpus_dir, args.out)
+    corpora = find_corpora(args.corpus_dir)
     manifest = make_splits(corpora, args)
     run_taggers(manifest, args)
     frame = score(args)
