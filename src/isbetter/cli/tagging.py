@@ -26,6 +26,11 @@ def add(sub: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(
         dest="tagging_command", required=True, metavar="ACTION", parser_class=Parser
     )
+    _add_split(actions)
+    _add_score(actions)
+
+
+def _add_split(actions: argparse._SubParsersAction) -> None:
     s = actions.add_parser(
         "split",
         help="write repeated k-fold train/dev/test splits of CoNLL-U corpora and a manifest",
@@ -62,6 +67,60 @@ def add(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--out", type=Path, required=True, help="a new (or empty) folder")
 
 
+def _add_score(actions: argparse._SubParsersAction) -> None:
+    c = actions.add_parser(
+        "score",
+        help="score every tagger on every fold of a study: the table isbetter rank reads",
+        description=(
+            "Score each system's predicted CoNLL-U file of every (corpus, run, fold) of the "
+            "manifest against the gold test file: token, sentence and OOV accuracy (OOV: a "
+            "test word whose form never occurs in that fold's training file) with their "
+            "counts, one row per (dataset, system, run, fold). Rank them with "
+            "'isbetter rank SCORES.csv --metric token_accuracy ...', or in one step with "
+            "'isbetter rank MANIFEST --predictions TEMPLATE --systems ...'."
+        ),
+        formatter_class=formatter,
+    )
+    c.add_argument("manifest", type=Path, help="the study's manifest.csv (or its folder)")
+    c.add_argument(
+        "--systems", nargs="+", required=True, metavar="SYSTEM", help="the taggers to score"
+    )
+    add_prediction_args(c, required=True)
+    c.add_argument(
+        "--output", type=Path, default=None, help="write the scores here (CSV; default: stdout)"
+    )
+    c.add_argument(
+        "--baselines",
+        type=Path,
+        default=None,
+        metavar="FILE.csv",
+        help="also write Gorman & Bedrick's per-fold baselines here: each pair's mid-p McNemar "
+        "test on tokens and both taggers' Wilson intervals",
+    )
+    c.add_argument(
+        "--alpha", type=float, default=0.05, help="level of the McNemar tests and intervals"
+    )
+
+
+def add_prediction_args(p: argparse._ActionsContainer, *, required: bool) -> None:
+    """Add where a study's predictions are, which systems and which tag column (also rank's)."""
+    p.add_argument(
+        "--predictions",
+        required=required,
+        default=None,
+        metavar="TEMPLATE",
+        help="each system's predicted file of each fold: a path template with {system}, "
+        "{corpus}, {run} and {fold}, relative to the manifest's folder or absolute, e.g. "
+        "'preds/{system}/{corpus}/{run}/{fold}.conllu'",
+    )
+    p.add_argument(
+        "--tag-column",
+        default="upos",
+        metavar="COL",
+        help="the tag column scored: upos, xpos or a CoNLL-U column number (4 = UPOS)",
+    )
+
+
 def _split(args: argparse.Namespace) -> int:
     from isbetter.core.errors import InputError
     from isbetter.core.validate import counted
@@ -89,6 +148,41 @@ def _split(args: argparse.Namespace) -> int:
     return 0
 
 
+def _score(args: argparse.Namespace) -> int:
+    from isbetter.cli.common import check_destinations
+    from isbetter.core.validate import counted
+    from isbetter.tagging import read_study
+
+    check_destinations(args)
+    if args.baselines is not None:
+        from isbetter.core.writable import check_writable_file
+
+        check_writable_file(args.baselines, "--baselines")
+    study = read_study(
+        args.manifest,
+        args.predictions,
+        systems=args.systems,
+        column=args.tag_column,
+        alpha=args.alpha,
+    )
+    text = study.frame.to_csv(index=False)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        args.output.write_text(text, encoding="utf-8")
+    if args.baselines is not None:
+        study.baselines.table().to_csv(args.baselines, index=False)
+    table = study.table
+    print(
+        f"scored {counted(len(table.systems), 'system')} on "
+        f"{counted(len(study.manifest), 'fold')} of "
+        f"{counted(len(table.datasets), 'corpus', 'corpora')}: {counted(len(study.frame), 'row')}"
+        + (f" in {args.output}" if args.output is not None else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the action; return the exit code."""
-    return _split(args)
+    return _split(args) if args.tagging_command == "split" else _score(args)

@@ -152,6 +152,56 @@ def _not_conllu(where: str, found: int) -> InputError:
     )
 
 
+#: a sentence without a ``# newdoc`` comment stays in the document before it
+_SAME_DOCUMENT = object()
+
+
+def _sentence(
+    path: Path, number: int, first: int, lines: list[str], tag: int | None, out: tuple
+) -> tuple[str | None, Any, int]:
+    """Read one sentence's lines: append its words' forms (and tags) to `out`.
+
+    Return its ``sent_id`` (None without one), its ``newdoc id`` (``_SAME_DOCUMENT``
+    without one) and its number of words.
+    """
+    forms, tags = out
+    sent_id: str | None = None
+    newdoc: Any = _SAME_DOCUMENT
+    n = 0
+    for offset, line in enumerate(lines):
+        if line.startswith("#"):
+            key, eq, value = line[1:].partition("=")
+            key = key.strip()
+            if eq and key == "sent_id":
+                sent_id = value.strip()
+            elif key in ("newdoc", "newdoc id"):
+                newdoc = value.strip() if eq else None
+            continue
+        parts = line.split("\t")
+        wid = parts[0]
+        if len(parts) == 10 and wid.isdigit():
+            n += 1
+            if int(wid) == n:
+                forms.append(parts[1])
+                if tag is not None:
+                    tags.append(parts[tag])
+                continue
+        elif len(parts) == 10 and _is_range_or_node(wid):
+            continue
+        where = f"{path}, sentence {sent_id or f'#{number}'}, line {first + offset}"
+        if len(parts) != 10:
+            raise _not_conllu(where, len(parts))
+        if wid.isdigit():
+            raise InputError(
+                f"{where}: word id {wid}, expected {n} (word ids count 1, 2, ... in each sentence)."
+            )
+        raise InputError(
+            f"{where}: {wid!r} is not a CoNLL-U id (a word 1, a multiword token 1-2 or an "
+            "empty node 1.1)."
+        )
+    return sent_id, newdoc, n
+
+
 def read_conllu(
     path: str | os.PathLike[str],
     *,
@@ -187,53 +237,19 @@ def read_conllu(
         raise InputTypeError(f"`{argument}`: expected a path, got {type(path).__name__}.")
     path = Path(path)
     tag = None if column is None else column_index(column)
-    text = _text(path, argument)
+    out: tuple[list[str], list[str]] = ([], [])
     ids: list[str] = []
     documents: list[str] = []
     starts = [0]
-    forms: list[str] = []
-    tags: list[str] = []
     firsts: list[int] = []
     kept: list[str] = []
     seen: dict[str, int] = {}
     newdoc = None
-    for first, lines in _blocks(text):
-        sent_id = None
-        n = 0
-        for offset, line in enumerate(lines):
-            if line.startswith("#"):
-                key, eq, value = line[1:].partition("=")
-                key = key.strip()
-                if eq and key == "sent_id":
-                    sent_id = value.strip()
-                elif key in ("newdoc", "newdoc id"):
-                    newdoc = value.strip() if eq else None
-                continue
-            parts = line.split("\t")
-            if len(parts) != 10:
-                label = sent_id or f"#{len(ids) + 1}"
-                raise _not_conllu(f"{path}, sentence {label}, line {first + offset}", len(parts))
-            wid = parts[0]
-            if wid.isdigit():
-                n += 1
-                if int(wid) != n:
-                    label = sent_id or f"#{len(ids) + 1}"
-                    raise InputError(
-                        f"{path}, sentence {label}, line {first + offset}: word id {wid}, "
-                        f"expected {n} (word ids count 1, 2, ... in each sentence)."
-                    )
-                forms.append(parts[1])
-                if tag is not None:
-                    tags.append(parts[tag])
-            elif not _is_range_or_node(wid):
-                label = sent_id or f"#{len(ids) + 1}"
-                raise InputError(
-                    f"{path}, sentence {label}, line {first + offset}: {wid!r} is not a CoNLL-U "
-                    "id (a word 1, a multiword token 1-2 or an empty node 1.1)."
-                )
-        if n == 0:
-            if all(line.startswith("#") for line in lines):
-                continue  # comments only (e.g. a file's header): no sentence
+    for first, lines in _blocks(_text(path, argument)):
+        sent_id, doc, n = _sentence(path, len(ids) + 1, first, lines, tag, out)
+        newdoc = newdoc if doc is _SAME_DOCUMENT else doc
+        if n == 0 and all(line.startswith("#") for line in lines):
+            continue  # comments only (e.g. a file's header): no sentence
         sent_id = sent_id if sent_id is not None else f"#{len(ids) + 1}"
         if sent_id in seen:
             raise InputError(
@@ -243,7 +259,7 @@ def read_conllu(
         seen[sent_id] = first
         ids.append(sent_id)
         documents.append(newdoc if newdoc is not None else sent_id.rpartition("-")[0] or sent_id)
-        starts.append(len(forms))
+        starts.append(len(out[0]))
         firsts.append(first)
         if blocks:
             kept.append("\n".join(lines) + "\n\n")
@@ -254,8 +270,8 @@ def read_conllu(
         ids=tuple(ids),
         documents=tuple(documents),
         starts=np.asarray(starts, dtype=np.int64),
-        forms=forms,
-        tags=tags,
+        forms=out[0],
+        tags=out[1],
         lines=np.asarray(firsts, dtype=np.int64),
         blocks=kept,
     )

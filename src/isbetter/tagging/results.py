@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -125,6 +126,31 @@ class FoldBaselines:
     mcnemar: pd.DataFrame = field(repr=False)
     alpha: float = 0.05
 
+    def table(self) -> pd.DataFrame:
+        """Return one row per fold and pair: both accuracies with their intervals, the test.
+
+        Columns ``dataset, run, fold, system_a, system_b``, ``accuracy_a, low_a,
+        high_a, accuracy_b, low_b, high_b`` (token accuracy, Wilson interval), ``only_a,
+        only_b, p_value, significant, better`` (mid-p McNemar).
+        """
+        key = ["dataset", "run", "fold"]
+        acc = self.accuracy[[*key, "system", "token_accuracy", "low", "high"]]
+        out = self.mcnemar
+        for side in ("a", "b"):
+            named = acc.rename(
+                columns={
+                    "system": f"system_{side}",
+                    "token_accuracy": f"accuracy_{side}",
+                    "low": f"low_{side}",
+                    "high": f"high_{side}",
+                }
+            )
+            out = out.merge(named, on=[*key, f"system_{side}"], how="left")
+        first = [*key, "system_a", "system_b"]
+        wilson = [f"{c}_{s}" for s in ("a", "b") for c in ("accuracy", "low", "high")]
+        test = ["only_a", "only_b", "p_value", "significant", "better"]
+        return out[first + wilson + test]
+
     def summary(self) -> pd.DataFrame:
         """Per pair: on how many folds McNemar found A better, B better, no difference.
 
@@ -144,9 +170,37 @@ class FoldBaselines:
         )
         return out.reset_index()
 
-    def records(self) -> list[dict[str, object]]:
-        """Return the summary as JSON-safe records (for a ranking's settings and report)."""
-        return [
-            {k: (v if isinstance(v, str) else int(v)) for k, v in r.items()} | {"alpha": self.alpha}
-            for r in self.summary().to_dict(orient="records")
-        ]
+    def record(self) -> dict[str, Any]:
+        """Return what a report shows beside the Bayesian answer (JSON-safe).
+
+        ``alpha``; ``split``: the first fold of the first corpus as one standard split
+        would be reported (its name, each system's token accuracy with its Wilson
+        interval, each pair's mid-p); ``pairs``: the counts of :meth:`summary`.
+        """
+        first = self.accuracy.iloc[0]
+        key = {k: first[k] for k in ("dataset", "run", "fold")}
+
+        def on_first(frame: pd.DataFrame) -> pd.DataFrame:
+            mask = np.logical_and.reduce([frame[k].to_numpy() == v for k, v in key.items()])
+            return frame[mask]
+
+        return {
+            "alpha": self.alpha,
+            "split": {
+                "dataset": str(key["dataset"]),
+                "run": int(key["run"]),
+                "fold": int(key["fold"]),
+                "intervals": {
+                    str(r.system): [float(r.token_accuracy), float(r.low), float(r.high)]
+                    for r in on_first(self.accuracy).itertuples()
+                },
+                "p_values": [
+                    [str(r.system_a), str(r.system_b), float(r.p_value)]
+                    for r in on_first(self.mcnemar).itertuples()
+                ],
+            },
+            "pairs": [
+                {k: (v if isinstance(v, str) else int(v)) for k, v in r.items()}
+                for r in self.summary().to_dict(orient="records")
+            ],
+        }

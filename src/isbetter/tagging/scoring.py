@@ -260,6 +260,11 @@ def _paths(
     for system, template in templates.items():
         argument = "`predictions`" if isinstance(predictions, Mapping) else "--predictions"
         fields = _template_fields(template, argument)
+        if "system" not in fields and not isinstance(predictions, Mapping) and len(names) > 1:
+            raise InputError(
+                f"--predictions {template!r} has no {{system}}: it gives every system the same "
+                "files; put {system} into the template."
+            )
         lacking = sorted(needed - fields)
         if lacking:
             raise InputError(
@@ -274,10 +279,6 @@ def _paths(
             paths[system, fold.corpus, fold.run, fold.fold] = (
                 path if path.is_absolute() else manifest.root / path
             )
-    if len(set(paths.values())) < len(paths):
-        raise InputError(
-            "--predictions gives two systems the same file; put {system} into the template."
-        )
     return names, paths
 
 

@@ -141,6 +141,26 @@ def _check_out(out: Any) -> Path:
     return path
 
 
+def _write(plans: list[tuple], root: Path, *, with_dev: bool) -> pd.DataFrame:
+    """Write every planned (corpus, run, fold)'s files; return the manifest's rows."""
+    rows = []
+    for name, sentences, units, run, fold, *parts in plans:
+        (root / name / str(run) / str(fold)).mkdir(parents=True, exist_ok=True)
+        row: dict[str, Any] = {"corpus": name, "run": run, "fold": fold}
+        for part, chosen in zip(("train", "dev", "test"), parts, strict=True):
+            index = np.sort(np.concatenate([units.members[u] for u in chosen] or [[]]))
+            row[f"{part}_sentences"] = len(index)
+            row[part] = ""
+            if part == "dev" and not with_dev:
+                continue
+            rel = Path(name) / str(run) / str(fold) / f"{part}.conllu"
+            with open(root / rel, "w", encoding="utf-8", newline="\n") as f:
+                f.writelines(sentences.blocks[i] for i in index.astype(np.int64))
+            row[part] = rel.as_posix()
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(MANIFEST_COLUMNS[:-2]))
+
+
 def split(
     corpora: Any,
     runs: int,
@@ -239,27 +259,9 @@ def split(
                     )
                 plans.append((name, sentences, units, run, fold, train, dev_part, test))
 
-    rows = []
-    for name, sentences, units, run, fold, *parts in plans:
-        folder = root / name / str(run) / str(fold)
-        folder.mkdir(parents=True, exist_ok=True)
-        row: dict[str, Any] = {"corpus": name, "run": run, "fold": fold}
-        for part, chosen in zip(("train", "dev", "test"), parts, strict=True):
-            index = np.sort(np.concatenate([units.members[u] for u in chosen] or [[]]))
-            index = index.astype(np.int64)
-            row[f"{part}_sentences"] = len(index)
-            if part == "dev" and dev == 0:
-                row[part] = ""
-                continue
-            rel = Path(name) / str(run) / str(fold) / f"{part}.conllu"
-            with open(root / rel, "w", encoding="utf-8", newline="\n") as f:
-                f.writelines(sentences.blocks[i] for i in index)
-            row[part] = rel.as_posix()
-        rows.append(row)
-    table = pd.DataFrame(
-        [{**r, "seed": int(seed), "isbetter_version": versions()["isbetter"]} for r in rows],
-        columns=list(MANIFEST_COLUMNS),
-    )
+    table = _write(plans, root, with_dev=dev > 0)
+    table["seed"] = int(seed)
+    table["isbetter_version"] = versions()["isbetter"]
     manifest = Manifest(table=table, root=root.resolve(), path=root / MANIFEST_NAME)
     manifest.write()
     return manifest
