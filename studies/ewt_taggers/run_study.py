@@ -7,7 +7,7 @@ scored on token, sentence and OOV accuracy with ``isbetter.tagging.score_study``
 
     nice -n 10 python studies/ewt_taggers/run_study.py \
         --corpus-dir /path/to/ud_english_ewt --out /tmp/ewt_study \
-        --runs 3 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
+        --runs 2 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
 
 What it writes under ``--out`` (nothing in the working directory):
 

@@ -45,7 +45,7 @@ TAGGERS = ("mft", "tnt", "perceptron", "crf")
 # settings chosen from the timings (studies/ewt_taggers/README.md); one place
 TNT_BEAM = 1000  # NLTK's default; with 17 UPOS tags N = 10, 50, 1000 cost the same
 PERCEPTRON_ITERATIONS = 1  # NLTK's default is 5: the study's budget (data/ud_ewt_taggers)
-CRF_ITERATIONS = 25
+CRF_ITERATIONS = 20
 CRF_C1, CRF_C2 = 0.05, 0.01
 
 
@@ -234,7 +234,9 @@ def train_crf(train: list[list[tuple[str, str]]], seed: int) -> Tagger:
     tagger = pycrfsuite.Tagger()
     tagger.open_inmemory(model)
 
-    def tag(sentences: list[list[str]]) -> list[list[str]]:
+    def tag(sentences: list[list[str]], _model: bytes = model) -> list[list[str]]:
+        # crfsuite reads the model in place: its bytes must live as long as the tagger (the
+        # default argument keeps them; without it a freed buffer crashed a worker)
         return [list(tagger.tag(_sentence_features(words))) if words else [] for words in sentences]
 
     return tag
