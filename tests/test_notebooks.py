@@ -85,6 +85,7 @@ def test_notebooks_are_built_from_their_sources():
         "03_paired_f1",
         "04_multiclass_f1",
         "05_keller_measures",
+        "06_tagger_study",
     ]
     for path in NOTEBOOKS.glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
@@ -225,3 +226,50 @@ def test_05_keller_measures(tmp_path, monkeypatch):
     # Section 5: bootstrap and Bayesian confidence agree within Monte Carlo noise
     for _, _, _, boot, bayes, _ in res["section5"]:
         assert abs(boot - bayes) < 0.05
+
+
+@pytest.mark.slow
+def test_06_tagger_study(tmp_path, monkeypatch):
+    res = execute("06_tagger_study", tmp_path, monkeypatch)
+    scores = pd.read_csv(DATA / "ud_ewt_taggers" / "scores.csv")
+    taggers = {"mft", "tnt", "perceptron", "crf"}
+    means = scores.groupby("system")["token_accuracy"].mean()
+    for system, mean in res["mean_token_accuracy"].items():
+        assert mean == pytest.approx(means[system], abs=1e-12)
+    # every chain and order holds the four taggers once; the baseline is the worst on tokens
+    for lines in (res["chains"], res["orders"], res["joint_chains"]):
+        for line in lines.values():
+            assert sorted(w for w in line.split() if w.isalpha()) == sorted(taggers), line
+    assert res["chains"]["token_accuracy"].startswith("mft <")
+    # the likelihood table: three probabilities per pair and metric
+    assert len(res["table2"]) == 6
+    for row in res["table2"].values():
+        for probabilities in row.values():
+            assert sum(probabilities) == pytest.approx(1.0, abs=1e-3)
+    for p_best in res["joint_p_best"].values():
+        assert sum(p_best.values()) == pytest.approx(1.0) and set(p_best) == taggers
+    # Friedman's test on the genres' mean scores, recomputed (no ties among the means)
+    per_genre = scores.groupby(["dataset", "system"])[
+        ["token_accuracy", "sentence_accuracy", "oov_accuracy"]
+    ].mean()
+    for metric, p in res["friedman_p"].items():
+        wide = per_genre[metric].unstack("system")
+        expected = stats.friedmanchisquare(*(wide[c] for c in wide.columns)).pvalue
+        assert p == pytest.approx(expected, rel=1e-9), metric
+    # McNemar's claims over all folds, recounted from the shipped per-fold tests; each
+    # p-value is the mid-p of its discordant counts
+    mcnemar = pd.read_csv(DATA / "ud_ewt_taggers" / "mcnemar.csv")
+    k = np.minimum(mcnemar["only_a"], mcnemar["only_b"])
+    n = mcnemar["only_a"] + mcnemar["only_b"]
+    midp = np.minimum(2 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5), 1.0)
+    np.testing.assert_allclose(mcnemar["p_value"], midp, rtol=1e-9)
+    for pair, (a_better, b_better, none) in res["mcnemar_claims"].items():
+        a, b = pair.split(" vs ")
+        rows = mcnemar[(mcnemar["system_a"] == a) & (mcnemar["system_b"] == b)]
+        significant = rows["p_value"] < 0.05
+        more_a = rows["only_a"] > rows["only_b"]
+        assert (a_better, b_better) == (
+            int((significant & more_a).sum()),
+            int((significant & ~more_a).sum()),
+        )
+        assert a_better + b_better + none == len(rows) == len(scores) // len(taggers)

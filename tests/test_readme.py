@@ -52,12 +52,14 @@ def _commands() -> list[str]:
     """Every ``isbetter`` command of the bash blocks that are meant to run as written.
 
     Not run: the synopsis (placeholders such as FILE and [--flag]; checked against the
-    parser below) and the test command (it runs this suite). Of the main command, the
-    part after the install runs here; test_demo.py installs a wheel as it does.
+    parser below), the test command (it runs this suite) and the tagger study's chain
+    (it needs the treebank and the taggers; tests/studies runs its script on a sample).
+    Of the main command, the part after the install runs here; test_demo.py installs a
+    wheel as it does.
     """
     commands = []
     for marker, body in _bash_blocks():
-        if marker in ("synopsis", "test-command"):
+        if marker in ("synopsis", "test-command", "tagger-study"):
             continue
         for line in body.replace("\\\n", " ").splitlines():
             command = line.split("&&")[-1].strip()
@@ -68,8 +70,9 @@ def _commands() -> list[str]:
 
 
 def _slow(command: str) -> list:
-    # the commands on the UCI scores fit the hierarchical model (several seconds to a minute)
-    return [pytest.mark.slow] if "uci_cv_accuracy_long" in command else []
+    # the commands on the UCI and tagger scores fit the hierarchical model (seconds to minutes)
+    slow = ("uci_cv_accuracy_long", "ud_ewt_taggers")
+    return [pytest.mark.slow] if any(name in command for name in slow) else []
 
 
 # ----------------------------------------------------------------------------- what it states
@@ -101,6 +104,15 @@ def _rope_table() -> dict[str, tuple[str, ...]]:
     rows = re.findall(r"^\| (0\.\d+) +\| (\d\.\d+) \| (\d\.\d+) \| (\d\.\d+) \|$", README, re.M)
     assert len(rows) == 3, rows
     return {rope: tuple(ps) for rope, *ps in rows}
+
+
+def _tagger_chains() -> dict[str, str]:
+    """Metric -> the chain the README states for the tagger study."""
+    found = {
+        metric: _stated(rf"\* {label} accuracy: `([^`]+)`")[0]
+        for metric, label in (("token", "token"), ("sentence", "sentence"), ("oov", "OOV"))
+    }
+    return {f"{metric}_accuracy": chain for metric, chain in found.items()}
 
 
 def _uci_order() -> str:
@@ -225,6 +237,9 @@ def test_command_runs_from_the_checkout(command, tmp_path):
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
         assert f"accuracy (ROPE ±0.01): {_uci_order()}" in run.stdout
+    if argv[1] == "rank" and "ud_ewt_taggers" in command:  # the tagger study's three chains
+        for metric, chain in _tagger_chains().items():
+            assert f"{metric} chain: {chain}" in run.stdout, (metric, chain, run.stdout)
     if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
         assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
     for flag in ("--plot", "--report"):
@@ -234,7 +249,35 @@ def test_command_runs_from_the_checkout(command, tmp_path):
 
 def test_every_runnable_command_is_tested():
     """The README's runnable commands: the main one, the rankings and the two reports."""
-    assert [c.split()[1] for c in _commands()] == ["cv", "rank", "rank", "f1", "rank"]
+    assert [c.split()[1] for c in _commands()] == ["cv", "rank", "rank", "f1", "rank", "rank"]
+
+
+def test_tagger_study_numbers_are_the_shipped_tables():
+    """The mean token accuracies the README states are those of data/ud_ewt_taggers."""
+    import pandas as pd
+
+    scores = pd.read_csv(ROOT / "data" / "ud_ewt_taggers" / "scores.csv")
+    means = scores.groupby("system")["token_accuracy"].mean()
+    (stated,) = _stated(r"mean token accuracy over the (?:\d+) folds: ([^)]+)\)")
+    pairs = dict(item.rsplit(" ", 1) for item in stated.split(", "))
+    assert sorted(pairs) == sorted(means.index), (pairs, means)
+    for system, value in pairs.items():
+        assert _agree(means[system], value), (system, value, means[system])
+    (folds,) = _stated(r"mean token accuracy over the (\d+) folds")
+    assert int(folds) == len(scores) // scores["system"].nunique()
+    # one split's McNemar claims on tnt vs perceptron, counted over the shipped folds
+    mcnemar = pd.read_csv(ROOT / "data" / "ud_ewt_taggers" / "mcnemar.csv")
+    pair = mcnemar[(mcnemar["system_a"] == "tnt") & (mcnemar["system_b"] == "perceptron")]
+    none, total, tnt, perceptron = _stated(
+        r"no difference on (\d+) of the (\d+) folds, tnt better on (\d+) and the "
+        r"perceptron better on (\d+)"
+    )
+    counts = (
+        int((~pair["significant"]).sum()),
+        int((pair["significant"] & pair["better"].eq("tnt")).sum()),
+        int((pair["significant"] & pair["better"].eq("perceptron")).sum()),
+    )
+    assert (int(none), int(tnt), int(perceptron)) == counts and int(total) == len(pair)
 
 
 def test_synopsis_names_real_subcommands_and_flags():

@@ -16,6 +16,7 @@ from isbetter.cli.common import (
     lazy_plot,
     score_columns,
 )
+from isbetter.cli.tagging import add_prediction_args
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
@@ -25,7 +26,7 @@ def _add_ranked_args(p: argparse.ArgumentParser) -> None:
         "file",
         type=Path,
         help="scores (long or --wide), or predictions with --gold (CSV, TSV, Parquet or JSON "
-        "lines)",
+        "lines), or a tagger study's manifest.csv with --predictions",
     )
     p.add_argument(
         "--systems",
@@ -92,6 +93,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         "write the Hasse diagram and the pairwise heatmap here, with the critical-difference "
         "diagram of the mean ranks for scores on several data sets and, for plackett-luce, "
         "the probability of each rank and P(best) with its interval",
+    )
+    add_prediction_args(
+        p.add_argument_group("tagger studies (isbetter tagging split)"), required=False
     )
     cols = add_column_args(p)
     cols.add_argument(
@@ -249,6 +253,23 @@ def _read(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return data, metrics
 
 
+def _read_study(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any]]:
+    """Score a tagger study (manifest and --predictions): the table, metrics, its baselines."""
+    from isbetter.core.errors import InputError
+    from isbetter.tagging import METRICS, read_study
+
+    if args.gold is not None or args.wide:
+        flag = "--gold" if args.gold is not None else "--wide"
+        raise InputError(f"--predictions scores a tagger study; {flag} reads another table.")
+    unknown = [m for m in args.metric or [] if m not in METRICS]
+    if unknown:
+        raise InputError(
+            f"--metric {unknown[0]!r}: a tagger study has the metrics {', '.join(METRICS)}."
+        )
+    study = read_study(args.file, args.predictions, systems=args.systems, column=args.tag_column)
+    return study.table, args.metric or list(METRICS), {"mcnemar": study.baselines.record()}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
@@ -265,7 +286,11 @@ def run(args: argparse.Namespace) -> int:
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
-    data, metrics = _read(args)
+    study: dict[str, Any] = {}  # a tagger study's per-fold McNemar tests, for the report
+    if args.predictions is not None:
+        data, metrics, study = _read_study(args)
+    else:
+        data, metrics = _read(args)
     rope = _rope_option(args.rope, metrics)
     client = None
     if args.scheduler is not None:
@@ -293,4 +318,6 @@ def run(args: argparse.Namespace) -> int:
     dropped = describe_dropped(data.dropped) if args.gold is None else ""
     if dropped:  # say what --drop-incomplete removed, as cv does
         result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
+    if study:
+        result = dataclasses.replace(result, settings={**result.settings, **study})
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))

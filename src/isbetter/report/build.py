@@ -320,6 +320,8 @@ def _ranking_table(r: Any) -> ReportTable:
     notes += _ranking_key_notes(r)
     if r.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {r.settings['dropped']}")
+    if r.settings.get("mcnemar"):
+        notes += _mcnemar_notes(r.settings["mcnemar"])
     return ReportTable(
         title=title,
         columns=_ranking_columns(r),
@@ -329,6 +331,28 @@ def _ranking_table(r: Any) -> ReportTable:
         records=tuple(r.to_frame().to_dict(orient="records")),
         data=r.to_dict(),
     )
+
+
+def _mcnemar_notes(m: dict[str, Any]) -> list[str]:
+    """Return a tagger study's frequentist answer on single splits (Gorman & Bedrick 2019)."""
+    s = m["split"]
+    where = f"{s['dataset']}, run {s['run']}, fold {s['fold']}"
+    level = f"{1 - m['alpha']:.0%}"
+    notes = [
+        f"one split ({where}): token accuracy [Wilson {level}]: "
+        + ", ".join(
+            f"{k} {a:.4f} [{lo:.4f}, {hi:.4f}]" for k, (a, lo, hi) in s["intervals"].items()
+        ),
+        f"one split ({where}): mid-p McNemar on tokens: "
+        + ", ".join(f"{a} vs {b} p = {p:.3g}" for a, b, p in s["p_values"]),
+    ]
+    notes += [
+        f"mid-p McNemar on each fold (α {m['alpha']:g}), {c['system_a']} vs {c['system_b']}: "
+        f"{c['system_a']} better on {c['a_better']} of {c['folds']} folds, {c['system_b']} "
+        f"better on {c['b_better']}, no difference on {c['no_difference']}"
+        for c in m["pairs"]
+    ]
+    return notes
 
 
 def _ranking_columns(r: Any) -> tuple[Column, ...]:
