@@ -224,7 +224,7 @@ def test_command_runs_from_the_checkout(command, tmp_path):
         row = re.findall(r"^\S.*?\s(\d\.\d{4})\s+\d\.\d{4}$", run.stdout, re.M)
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
-        assert f"accuracy (ROPE ±0.01): {_uci_order()}" in run.stdout
+        assert f"accuracy, next data set (ROPE ±0.01): {_uci_order()}" in run.stdout
     if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
         assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
     for flag in ("--plot", "--report"):
