@@ -167,6 +167,6 @@ def test_uci_report_beside_the_hierarchical_order(uci_long_path, capsys):
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert main(["rank", str(uci_long_path), *UCI_RANK_ARGS, "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb" in out
+    assert "accuracy, next data set (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb" in out
     assert "aode 2.444, hnb 2.704, j48gr 2.917, j48 3.250, nbc 3.685" in out
     assert "{aode, hnb, j48gr, j48}, {j48gr, j48, nbc}" in out
