@@ -14,7 +14,7 @@ Four pictures, each made with the public API exactly as the README's tour calls 
   ``isbetter.plots.plot_f1_posterior``): the class whose 95% HDI straddles the
   ROPE's edge, so the picture shows what the ROPE decides.
 
-Every figure has a fixed size in inches and is saved at :data:`DPI` without
+Every figure has a fixed size in inches and is saved at :data:`DPI` (:data:`DPIS`) without
 ``bbox_inches="tight"``, so its size in pixels is fixed too (``SIZES``;
 ``tests/plots/test_docs_figures.py`` checks it). The PNGs carry no software-version
 metadata, so regenerating them with the same libraries rewrites the same bytes.
@@ -44,6 +44,8 @@ OUT = ROOT / "docs" / "img"
 SEED = 1
 ROPE = 0.01
 DPI = 100
+#: figures saved sharper than DPI: the triangle, readable at print size (1000 px across)
+DPIS = {"triangle.png": 200}
 F1_CLASS = "sport"  # the row of the F1 comparison that f1_posterior.png shows
 # figure sizes in inches; at DPI they give the pixel sizes the test checks
 SIZES: dict[str, tuple[float, float]] = {
@@ -57,7 +59,7 @@ _METADATA: dict[str, Any] = {"Software": None}
 
 
 def _save(fig: Any, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI, metadata=_METADATA)
+    fig.savefig(path, dpi=DPIS.get(path.name, DPI), metadata=_METADATA)
     print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
     return path
 

@@ -236,10 +236,11 @@ def test_command_runs_from_the_checkout(command, tmp_path):
         row = re.findall(r"^\S.*?\s(\d\.\d{4})\s+\d\.\d{4}$", run.stdout, re.M)
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
-        assert f"accuracy (ROPE ±0.01): {_uci_order()}" in run.stdout
+        assert f"accuracy, next data set (ROPE ±0.01): {_uci_order()}" in run.stdout
     if argv[1] == "rank" and "ud_ewt_taggers" in command:  # the tagger study's three chains
         for metric, chain in _tagger_chains().items():
-            assert f"{metric} chain: {chain}" in run.stdout, (metric, chain, run.stdout)
+            line = f"{metric} chain, next data set: {chain}"
+            assert line in run.stdout, (metric, chain, run.stdout)
     if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
         assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
     for flag in ("--plot", "--report"):

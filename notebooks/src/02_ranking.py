@@ -231,7 +231,11 @@ RESULTS["chain_likelihood"] = ranking.chain()
 # pairwise ones: every pair's probabilities, the orders, P(each system is best), the
 # expected ranks with 95% intervals and the most probable orders come from one posterior,
 # so they cannot contradict each other. The noise of a data set's systems has a full
-# covariance: the near-identical pairs aode/hnb and j48/j48gr need it.
+# covariance: the near-identical pairs aode/hnb and j48/j48gr need it. Two quantities,
+# named in every report: the pairs, the order and the chain are about the difference on
+# the *next data set*; P(best), the ranks and the most probable orders about the systems'
+# *mean effects* b_k. A pair can be practically equivalent in its mean effects and yet
+# differ on the next data set.
 
 # %%
 joint = isbetter.rank(
@@ -252,10 +256,10 @@ RESULTS["joint_p_best"] = ranks.p_best
 ranks_table.round(3)
 
 # %%
-print("most probable orders:")
+print("most probable orders of the mean effects:")
 for line, p in ranks.top_orders:
     print(f"  {p:.3f}  {line}")
-print(f"most probable orders, systems within ROPE ±{ROPE:g} of each other tied:")
+print(f"most probable orders of the mean effects, groups within ROPE ±{ROPE:g} tied:")
 for line, p in ranks.rope_orders:
     print(f"  {p:.3f}  {line}")
 

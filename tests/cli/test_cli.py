@@ -56,7 +56,7 @@ def test_cv_one_dataset_json_is_the_correlated_t_test(anneal_csv, capsys):
     assert got == pytest.approx(expected, abs=1e-9)
     assert "seed" in out
     # exact, but the seed is recorded as for every method (drawn when none is given)
-    assert re.match(r"method:correlated_t\|rope:0.01\|seed:\d+\|isbetter:", out["signature"])
+    assert re.match(r"method:correlated-t\|rope:0.01\|seed:\d+\|isbetter:", out["signature"])
 
 
 def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
@@ -81,7 +81,7 @@ def test_cv_sign_methods_text_and_markdown(uci_long_path, capsys, tmp_path):
     assert main([*common, "--method", "signed-rank", "--prior", "0.6"]) == 0
     text = capsys.readouterr().out
     assert "aode better (d < -0.01)" in text
-    assert "method:signed_rank|rope:0.01|draws:50000|seed:3" in text
+    assert "method:signed-rank|rope:0.01|draws:50000|seed:3" in text
     out = tmp_path / "r.md"
     assert main([*common, "--method", "sign", "--format", "markdown", "--output", str(out)]) == 0
     assert capsys.readouterr().out == ""

@@ -55,7 +55,7 @@ def test_tour_runs_with_four_steps_and_plots(tour):
     assert "Bayesian correlated t-test: nbc vs aode on data set anneal (1)" in steps[0][0]
     assert "Bayesian signed-rank test: nbc vs aode" in steps[1][0]
     assert "paired Bayesian comparison of f1" in steps[2][0]
-    assert "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr" in steps[3][0]
+    assert "accuracy, next data set (ROPE ±0.01): nbc < j48 ≈ j48gr" in steps[3][0]
     names = sorted(p.name for p in plots.iterdir())
     assert names == ["1_correlated_t.png", "2_signed_rank.png", "3_f1.png", "4_ranking.png"]
     assert all((plots / n).stat().st_size > 1000 for n in names)

@@ -42,7 +42,7 @@ def test_f1_json_rows(capsys):
         assert {"low", "high", "prob", "kind"} <= set(est["interval"])
         assert {"sign", "mcnemar", "bootstrap"} <= {t["name"] for t in row["tests"]}
         assert row["seed"] == 3
-    assert out["signature"].startswith("method:f1_paired|rope:0.05")
+    assert out["signature"].startswith("method:paired-f1|rope:0.05")
     assert rows[0]["estimate"]["decision"] in {
         "a_better",
         "a_leaning",
@@ -115,7 +115,7 @@ def test_f1_binary_text_and_markdown(tmp_path, capsys):
     text = out.read_text()
     assert text.count("\n| 1 |") == 1  # one row: the positive class
     assert "≪" in text  # nb is far worse on science
-    assert "`method:f1_paired|rope:0.05|draws:4000|seed:1" in text
+    assert "`method:paired-f1|rope:0.05|draws:4000|seed:1" in text
     assert (
         main(
             [
@@ -319,7 +319,7 @@ def test_f1_hierarchical_model_on_20_classes(capsys):
     for row in out["rows"][-2:]:
         assert row["diagnostics"]["divergences"] == 0
         assert row["estimate"]["mean"] > 0  # svm is the better classifier
-    assert out["signature"].startswith("method:f1_hierarchical")
+    assert out["signature"].startswith("method:hierarchical-f1")
 
 
 def _f1_args(*extra):

@@ -235,7 +235,7 @@ def test_compare_f1_binary_row_and_result_api(rng):
     assert res.settings["seed"] == 5 and "versions" in res.settings
     assert cr.settings["label"] == "1" and cr.settings["seed"] == 5
     # the signature and a JSON round trip of the light summary
-    assert "method:f1_paired|rope:0.05|draws:20000|seed:5" in res.summary().signature
+    assert "method:paired-f1|rope:0.05|draws:20000|seed:5" in res.summary().signature
     data = json.loads(json.dumps(res.to_dict()))
     assert data["rows"][0]["label"] == "1"
     assert data["rows"][0]["estimate"]["decision"] == row["decision"]

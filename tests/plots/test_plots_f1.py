@@ -151,3 +151,30 @@ def test_f1_and_power_legends_sit_beside_the_data(result):
     for ax in (plot_f1_posterior(result), plot_savage_dickey(result), plot_power(res)):
         assert legend_hides_nothing(ax), ax.get_title()
         plt.close(ax.figure)
+
+
+def _overlaps(ax):
+    """Return the pairs of neighbouring x tick labels that run into each other, as drawn."""
+    ax.figure.canvas.draw()
+    low, high = sorted(ax.get_xlim())
+    shown = [
+        t for t, x in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)
+        if t.get_text() and low <= x <= high
+    ]  # fmt: skip
+    boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
+    return [(a, b) for a, b in zip(boxes, boxes[1:], strict=False) if a.x1 > b.x0 - 2]
+
+
+def test_f1_plots_x_tick_labels_do_not_overlap():
+    """Issue 29: on class "sport" of the shipped example, the Savage–Dickey panel of the
+    CLI's figure labelled its x axis −0.075−0.050−0.025 0.000 ..., run together."""
+    from matplotlib.figure import Figure
+
+    data = Path(__file__).resolve().parents[2] / "data" / "f1_example" / "predictions.csv"
+    res = compare_f1(data, system_a="svm", system_b="nb", rng=1, baselines=False)
+    for label in res.classes:
+        fig = Figure(figsize=(12, 4.2), layout="constrained")  # one row of save_f1_plot
+        left, right = fig.subplots(1, 2)
+        plot_f1_posterior(res, label, ax=left)
+        plot_savage_dickey(res, label, ax=right)
+        assert not _overlaps(left) and not _overlaps(right), label

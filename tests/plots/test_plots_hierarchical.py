@@ -191,3 +191,21 @@ def test_legends_sit_beside_the_data(result):
     for ax in (plot_next_posterior(result), plot_shrinkage(result), plot_difference_posterior(t)):
         assert legend_hides_nothing(ax), ax.get_title()
         plt.close(ax.figure)
+
+
+def test_triangle_is_readable_at_print_size(result, tmp_path):
+    """Issue 29: the triangle was saved 480-500 pixels wide, blurred at print size; the
+    figures the plots make and save are 200 dpi: at least 1000 pixels across."""
+    import struct
+
+    def width_height(path):
+        head = path.read_bytes()[:24]
+        return struct.unpack(">II", head[16:24])
+
+    ax = plot_simplex(result)  # as the README saves it: ax.figure.savefig("triangle.png")
+    ax.figure.savefig(tmp_path / "readme.png")
+    plt.close(ax.figure)
+    save_comparison_plot(result, tmp_path / "cli.png")  # isbetter cv --plot
+    for name in ("readme.png", "cli.png"):
+        width, height = width_height(tmp_path / name)
+        assert width >= 1000 and height >= 900, (name, width, height)

@@ -284,3 +284,19 @@ def test_save_ranking_plot(result, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
     one = save_ranking_plot(result, str(tmp_path / "one.pdf"), metric="cycle")
     assert one.stat().st_size > 1000
+
+
+def test_ranking_plots_name_what_their_relations_are_about(tmp_path):
+    """Issue 29: every plot of a ranking says which quantity its relations are about."""
+    from _joint_data import SMALL, score_table, study_scores
+    from isbetter import rank
+    from isbetter.plots import plot_hasse, plot_pairwise_heatmap, plot_triangle_grid
+    from isbetter.plots.ranks import plot_p_best
+
+    table = score_table(study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6))
+    joint = rank(table, rope=0.01, method="joint", rng=2, **SMALL)
+    assert "acc, next data set: partial order" in plot_hasse(joint).get_title()
+    assert "acc, next data set: P(row better" in plot_pairwise_heatmap(joint).get_title()
+    assert "pairwise posteriors, next data set" in plot_triangle_grid(joint)._suptitle.get_text()
+    assert plot_p_best(joint).get_title().endswith("Joint correlated model, mean effects")
+    plt.close("all")

@@ -15,7 +15,8 @@ from matplotlib.patches import Rectangle
 
 from isbetter.core.errors import InputError
 from isbetter.inference.ranks import MONTE_CARLO_INTERVAL, rank_summary
-from isbetter.plots.ranking import contrast, plot_pairwise_heatmap, save_ranking_plot
+from isbetter.plots._ranking_common import contrast
+from isbetter.plots.ranking import plot_pairwise_heatmap, save_ranking_plot
 from isbetter.plots.ranks import SHOWN, plot_p_best, plot_rank_probabilities
 from isbetter.ranking.result import RankingResult, orders_of, relations_of
 from isbetter.results.comparison import ComparisonResult
@@ -91,7 +92,9 @@ def test_rank_probabilities_rows_in_expected_rank_order(result):
     for (i, r), t in written.items():
         assert t.get_text() == f"{image[i, r]:.2f}"
     assert len(written) == int((image >= SHOWN).sum())  # blank below 0.005
-    assert ax.get_title() == "score: P(rank), Joint correlated model"
+    assert ax.get_title().replace("\n", " ") == (
+        "score: P(rank), Joint correlated model, mean effects"
+    )
     assert "95% rank interval" in ax.get_xlabel() and "effects" in ax.get_xlabel()
 
 

@@ -436,7 +436,7 @@ def test_joint_block_in_every_format(ranking):
     wins = f"b {j.p_wins_next['b']:.3f} [{lo:.3f}, {hi:.3f}]"
     rank_c = f"c {j.expected_rank['c']:.2f} [{j.rank_interval['c'][0]}, {j.rank_interval['c'][1]}]"
     top = f"{j.top_orders[0][0]} ({j.top_orders[0][1]:.3f})"
-    chain = f"score chain: {ranking.chain()}"
+    chain = f"score chain, weights: {ranking.chain()}"
     for fmt in ("text", "markdown"):
         out = render(ranking, fmt)
         assert all(x in out for x in (best, wins, rank_c, top, chain)), fmt

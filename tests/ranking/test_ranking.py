@@ -219,7 +219,7 @@ def test_cli_rank_json(uci_long_path, capsys):
     assert len(block["pairs"]) == 10
     assert {"a", "b", "p_a_better", "p_rope", "p_b_better", "relation"} <= set(block["pairs"][0])
     assert {"order", "hasse_edges", "groups", "inconsistencies"} <= set(block)
-    assert out["signature"].startswith("method:ranking|rope:0.01|seed:1")
+    assert out["signature"].startswith("method:pairwise-signed-rank|rope:0.01|draws:50000|seed:1")
 
 
 def test_cli_rank_bad_input_is_one_line(uci_long_path, capsys):

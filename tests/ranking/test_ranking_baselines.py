@@ -84,7 +84,10 @@ def test_every_format_carries_the_baselines(ranking):
         out = render(ranking, fmt)
         assert ranks in out, fmt
         assert f"Friedman χ²(3) = {base.friedman.statistic:.3f}" in out, fmt
-        assert f"Iman–Davenport F(3, 27) = {base.iman_davenport.statistic:.3f}" in out, fmt
+        # the four systems rank alike on every data set: said in words (issue 29), not "= inf"
+        assert base.iman_davenport.statistic == float("inf")
+        assert "F(3, 27): every data set ranks the systems in the same order" in out, fmt
+        assert "= inf" not in out, fmt
         assert f"Nemenyi CD = {base.nemenyi[0].cd:.3f} at α 0.05" in out, fmt
         assert f"CD = {base.nemenyi[1].cd:.3f} at α 0.1" in out, fmt
         assert groups.replace("{", "").replace("}", "") in out.replace("{", "").replace("}", "")
@@ -140,9 +143,9 @@ def test_cli_text_and_html_report_carry_the_baselines(tmp_path, uci_long_path, c
     assert main([*args, "--report", str(report), "--quiet"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    i = next(n for n, x in enumerate(lines) if x.startswith("accuracy (ROPE ±0.01): "))
-    assert lines[i] == "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb"
-    assert lines[i + 1].startswith("accuracy chain: nbc < j48")  # then the baselines
+    i = next(n for n, x in enumerate(lines) if x.startswith("accuracy, next data set (ROPE "))
+    assert lines[i] == "accuracy, next data set (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb"
+    assert lines[i + 1].startswith("accuracy chain, next data set: nbc < j48")  # then baselines
     i += 1
     assert lines[i + 1].endswith("aode 2.444, hnb 2.704, j48gr 2.917, j48 3.250, nbc 3.685")
     assert lines[i + 2].startswith("accuracy: Friedman χ²(4) = 20.204, p = 0.0004552")
@@ -164,6 +167,6 @@ def test_uci_report_beside_the_hierarchical_order(uci_long_path, capsys):
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert main(["rank", str(uci_long_path), *UCI_RANK_ARGS, "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "accuracy (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb" in out
+    assert "accuracy, next data set (ROPE ±0.01): nbc < j48 ≈ j48gr < aode ≈ hnb" in out
     assert "aode 2.444, hnb 2.704, j48gr 2.917, j48 3.250, nbc 3.685" in out
     assert "{aode, hnb, j48gr, j48}, {j48gr, j48, nbc}" in out

@@ -137,3 +137,30 @@ def test_joint_agrees_with_the_decisive_pairwise_relations(uci_long_path):
             continue
         assert joint.relations["accuracy"][(a, b)] == pairwise.relations["accuracy"][(a, b)], (a, b)
     assert decisive >= 5
+
+
+def test_every_output_names_what_each_relation_is_about(small_ranking):
+    """Issue 29: the joint model printed its ROPE order of the mean effects next to its
+    table of the next data set's differences, neither saying which; and ordered its chain
+    by the mean effects' ranks while its relations came from the table."""
+    from isbetter.ranking.order import CHAIN_BY_PROBABILITIES, expected_ranks
+
+    r = small_ranking
+    assert r.about("acc") == {
+        "pairs": "the difference on the next data set",
+        "joint": "the systems' mean effects b_k (over data sets), not one data set",
+    }
+    # the chain is read off the table's quantity: its order too
+    order = r.orders["acc"]
+    probs = {(p.system_a, p.system_b): p.probabilities().as_tuple() for p in r.pairs}
+    assert order.chain_by == CHAIN_BY_PROBABILITIES
+    assert order.chain_ranks == pytest.approx(expected_ranks(r.systems, probs))
+    for fmt in ("text", "markdown", "latex", "html"):
+        out = render(r, fmt)
+        assert "pairs and order: next data set" in out, fmt
+        assert "acc, next data set (ROPE" in out and "acc chain, next data set:" in out, fmt
+        assert "acc, mean effects, most probable orders" in out, fmt
+        assert "about the difference on the next data set" in out, fmt
+    block = json.loads(render(r, "json"))["metrics"]["acc"]
+    assert block["pairs_about"] == "the difference on the next data set"
+    assert block["joint_about"].startswith("the systems' mean effects b_k")

@@ -157,6 +157,9 @@ def test_html_report_path_is_checked(ttest_result, tmp_path, name, message):
         ("f1", "nowhere/out.html", "the folder .* does not exist"),
         ("rank", "out.pdf", "give a file name ending in .html"),
         ("power", "nowhere/out.html", "the folder .* does not exist"),
+        # issue 29: a report format's name points to --format / --output
+        ("rank", "rep.md", "writes a whole HTML page .* --format markdown --output '.*rep.md'"),
+        ("cv", "rep.tex", "--format latex --output '.*rep.tex' \\(or --output '.*rep.tex' alone"),
     ],
 )
 def test_report_flag_is_checked_before_any_work(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from isbetter.core.vocabulary import FORMATS
+from isbetter.core.vocabulary import FORMAT_SUFFIXES, FORMATS
 
 __all__ = [
     "Parser",
@@ -22,6 +22,7 @@ __all__ = [
     "formatter",
     "lazy_plot",
     "mark_default_rope",
+    "report_format",
     "rope_note",
     "score_columns",
 ]
@@ -123,12 +124,19 @@ def add_output_args(p: argparse.ArgumentParser, plot_help: str) -> None:
     p.add_argument("--seed", type=int, default=None, help="random seed (recorded in the output)")
     p.add_argument(
         "--format",
-        default="text",
+        default=None,
         choices=FORMATS,
         help="report format: " + ", ".join(FORMATS) + " (LaTeX: a booktabs table; HTML: a "
-        "table fragment; --report writes a whole page)",
+        "table fragment; --report writes a whole page; default: that of --output's "
+        "extension, else text)",
     )
-    p.add_argument("--output", type=Path, default=None, help="write the report here")
+    p.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="write the report here, in the format of its extension: "
+        + ", ".join(f"{s[0]} {f}" for f, s in FORMAT_SUFFIXES.items()),
+    )
     p.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help=plot_help)
     p.add_argument(
         "--report",
@@ -158,6 +166,41 @@ def _report_path(path: Path, flag: str) -> None:
     check_report_path(path, flag)
 
 
+def report_format(given: str | None, output: Path | None) -> str:
+    """Return the report's format: `given` (--format), else that of --output's extension.
+
+    Raises an :class:`~isbetter.core.errors.InputError` (before any work) when --output
+    names one format and --format another, or when the format cannot be told: no
+    --format and an extension that is not a report format's.
+
+    Examples
+    --------
+    >>> report_format(None, Path("ranking.json")), report_format(None, None)
+    ('json', 'text')
+    >>> report_format("csv", Path("scores.out"))
+    'csv'
+    """
+    from isbetter.core.errors import InputError
+
+    if output is None:
+        return given or "text"
+    suffix = output.suffix.lower()
+    named = next((f for f, ends in FORMAT_SUFFIXES.items() if suffix in ends), None)
+    if named is None and given is None:
+        endings = ", ".join(f"{ends[0]} ({f})" for f, ends in FORMAT_SUFFIXES.items())
+        raise InputError(
+            f"--output {str(output)!r}: cannot tell the report format from "
+            f"{repr(suffix) if suffix else 'a name without an extension'}; end the name in "
+            f"{endings}, or give --format."
+        )
+    if named is not None and given is not None and named != given:
+        raise InputError(
+            f"--output {str(output)!r} names a {named} file, but --format is {given}; give "
+            f"--format {named}, or a name ending in {FORMAT_SUFFIXES[given][0]}."
+        )
+    return given or named or "text"
+
+
 def check_destinations(args: argparse.Namespace) -> None:
     """Check every output path before any work starts: writable (a test write), format.
 
@@ -174,6 +217,8 @@ def check_destinations(args: argparse.Namespace) -> None:
         "plot_dir": check_writable_folder,
         "cache_dir": check_writable_folder,
     }
+    if hasattr(args, "format"):  # the report's format first: it needs no test write
+        report_format(args.format, getattr(args, "output", None))
     for dest, check in checks.items():
         path = getattr(args, dest, None)
         if path is not None:
@@ -198,7 +243,7 @@ def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path],
     from isbetter.report import render
 
     check()  # Ctrl-C during the work, caught by a sampler: write nothing
-    text = render(result, args.format)
+    text = render(result, report_format(args.format, args.output))
     # each file whole or not at all: a failed write (a full disk) keeps the earlier file
     if args.output is None:
         sys.stdout.write(text)

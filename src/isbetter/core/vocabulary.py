@@ -12,12 +12,16 @@ __all__ = [
     "CV_METHODS",
     "F1_MODELS",
     "FORMATS",
+    "FORMAT_SUFFIXES",
     "JOINT_METHODS",
     "METHOD_NAMES",
     "POWER_GOALS",
     "RANKING_METHODS",
     "RANKING_RULES",
+    "RANK_QUANTITIES",
     "dataset_text",
+    "method_family",
+    "pair_quantity",
     "ranking_text",
     "rope_text",
 ]
@@ -32,6 +36,9 @@ METHOD_NAMES: dict[str, str] = {
     "signed_rank": "Bayesian signed-rank test",
     "plackett_luce": "Bayesian Plackett–Luce model",
     "joint": "Joint correlated model",
+    "f1_paired": "paired Bayesian F1 model",
+    "f1_unpaired": "unpaired Bayesian F1 model",
+    "f1_hierarchical": "hierarchical Bayesian F1 model",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
@@ -45,8 +52,62 @@ F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
 POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 #: report formats of :func:`isbetter.report.render`
 FORMATS: tuple[str, ...] = ("text", "markdown", "latex", "html", "json", "csv")
+#: the file-name endings of each report format (the first: the one to suggest)
+FORMAT_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "text": (".txt",),
+    "markdown": (".md", ".markdown"),
+    "latex": (".tex",),
+    "html": (".html", ".htm"),
+    "json": (".json",),
+    "csv": (".csv",),
+}
 #: how :func:`isbetter.rank` reads a pair's relation off its probabilities
 RANKING_RULES: tuple[str, ...] = ("likelihood", "threshold")
+
+
+#: what a pair's three probabilities are about, per method: (short name, in words)
+_PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
+    "hierarchical": ("next data set", "the difference on the next data set"),
+    "joint": ("next data set", "the difference on the next data set"),
+    "sign": ("next data set", "the difference on the next data set"),
+    "signed_rank": ("next data set", "the difference on the next data set"),
+    "correlated_t": ("this data set", "the mean difference on this data set"),
+    "f1": ("this test set", "the difference in the measure on the population of this test set"),
+    "plackett_luce": ("weights", "the Plackett–Luce weights w (no ROPE)"),
+}
+#: what the ranks and orders of a model of all the systems are about: (short name, in words)
+RANK_QUANTITIES: dict[str, tuple[str, str]] = {
+    "joint": ("mean effects", "the systems' mean effects b_k (over data sets), not one data set"),
+    "plackett_luce": ("weights", "the Plackett–Luce weights w"),
+}
+
+
+def method_family(method: str) -> str:
+    """Return the model of a comparison's method: ``"f1_paired_macro"`` -> ``"f1_paired"``.
+
+    An F1 comparison's macro- and micro-averaged rows name their average in the
+    method; everything else is its own family.
+    """
+    if method.startswith("f1_"):
+        return "_".join(method.split("_")[:2])
+    return method
+
+
+def pair_quantity(method: str) -> tuple[str, str]:
+    """Return what a ranking's pairwise probabilities are about: a short name, in words.
+
+    Examples
+    --------
+    >>> pair_quantity("joint")
+    ('next data set', 'the difference on the next data set')
+    >>> pair_quantity("correlated_t")[0]
+    'this data set'
+    """
+    if method in _PAIR_QUANTITIES:
+        return _PAIR_QUANTITIES[method]
+    if method.startswith("f1_"):  # a comparison of per-document predictions
+        return _PAIR_QUANTITIES["f1"]
+    return ("the difference", "the difference of the two systems")
 
 
 def ranking_text(method: str) -> str:
@@ -60,6 +121,8 @@ def ranking_text(method: str) -> str:
     'one Bayesian Plackett–Luce model of all the systems'
     >>> ranking_text("joint")
     'one Joint correlated model of all the systems'
+    >>> ranking_text("f1_paired")
+    'every pair by the paired Bayesian F1 model'
     """
     name = METHOD_NAMES.get(method, method)
     if method in JOINT_METHODS:

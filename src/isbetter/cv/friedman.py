@@ -80,6 +80,27 @@ class RankTest:
     df: tuple[int, ...]
     p_value: float
 
+    def text(self, name: str, symbol: str) -> str:
+        """Return the test as a report writes it, e.g. ``Friedman χ²(4) = 12.345, p = 0.01``.
+
+        An infinite statistic (every data set ranks the systems in the same order,
+        without ties: the ranks leave no residual variance) is said in words.
+
+        Examples
+        --------
+        >>> RankTest(3.5, (2, 10), 0.07).text("Iman–Davenport", "F")
+        'Iman–Davenport F(2, 10) = 3.500, p = 0.07'
+        >>> RankTest(math.inf, (2, 10), 0.0).text("Iman–Davenport", "F")  # doctest: +ELLIPSIS
+        'Iman–Davenport F(2, 10): every data set ranks the systems in the same order, ...'
+        """
+        df = ", ".join(str(d) for d in self.df)
+        if math.isinf(self.statistic):
+            return (
+                f"{name} {symbol}({df}): every data set ranks the systems in the same order, "
+                "without ties, so the statistic is infinite and p = 0 (the ranks agree perfectly)"
+            )
+        return f"{name} {symbol}({df}) = {self.statistic:.3f}, p = {self.p_value:.4g}"
+
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"statistic", "df", "p_value"}``; ``df`` a number or a pair."""
         df: Any = self.df[0] if len(self.df) == 1 else list(self.df)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RankSummary", "monte_carlo_interval", "rank_summary"]
+__all__ = ["RankSummary", "monte_carlo_interval", "rank_summary", "rope_groups"]
 
 #: how many of the most probable orders a summary keeps
 TOP_ORDERS = 5
@@ -264,22 +264,69 @@ def monte_carlo_interval(
     return np.column_stack([low, high])
 
 
+def rope_groups(values: np.ndarray, rope: float) -> list[list[int]]:
+    """Split sorted `values` into groups of neighbours that span at most `rope`.
+
+    The rule, defined on the gaps between neighbours only: a run of values that
+    spans more than the ROPE is cut at its widest gap (several equally wide, within
+    1e-9 of the run's span: the one nearest the middle of the run; two equally near:
+    both), and each part is cut again until every group spans at most the ROPE. The
+    cuts depend on the gaps alone and the tie-break on their distance from the
+    middle, so reversing the values (a metric's direction reversed) reverses the
+    groups: effects (0, 0.6, 1.0) under a ROPE of 0.6 group as {0}, {0.6, 1.0}, and
+    (0, 0.4, 1.0) as {0, 0.4}, {1.0}. A gap wider than the ROPE is always cut.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Ascending values.
+    rope : float
+        The widest span of a group.
+
+    Returns
+    -------
+    list of list of int
+        The groups, as positions in `values`, lowest first.
+
+    Examples
+    --------
+    >>> rope_groups(np.array([0.0, 0.6, 1.0]), 0.6)
+    [[0], [1, 2]]
+    >>> rope_groups(np.array([0.0, 0.4, 1.0]), 0.6)
+    [[0, 1], [2]]
+    >>> rope_groups(np.array([0.0, 0.8, 1.6, 2.4]), 1.0)
+    [[0, 1], [2, 3]]
+    """
+    out: list[list[int]] = []
+    todo = [(0, len(values))]  # half-open runs of positions, lowest first
+    while todo:
+        lo, hi = todo.pop(0)
+        span = values[hi - 1] - values[lo]
+        if span <= rope:
+            out.append(list(range(lo, hi)))
+            continue
+        gaps = np.diff(values[lo:hi])
+        widest = np.flatnonzero(gaps >= gaps.max() - 1e-9 * span)
+        centre = (hi - lo - 2) / 2  # the middle gap's position in the run
+        distance = np.abs(widest - centre)
+        cuts = [lo + 1 + int(i) for i in widest[distance == distance.min()]]
+        bounds = [lo, *cuts, hi]
+        todo = [*zip(bounds[:-1], bounds[1:], strict=True), *todo]
+    return out
+
+
 def _rope_orders(
     e: np.ndarray, ascending: np.ndarray, systems: tuple[str, ...], rope: float
 ) -> list[str]:
-    """Each draw's order in groups spanning at most `rope` (tied systems in the given order)."""
+    """Each draw's order in groups spanning at most `rope` (:func:`rope_groups`).
+
+    Tied systems are written in the given order.
+    """
     sorted_e = np.take_along_axis(e, ascending, axis=1)
     tied = []
     for row, values in zip(ascending, sorted_e, strict=True):
-        groups: list[list[int]] = [[int(row[0])]]
-        floor = values[0]  # the lowest effect of the current group
-        for j, value in zip(row[1:], values[1:], strict=True):
-            if value - floor > rope:
-                groups.append([int(j)])
-                floor = value
-            else:
-                groups[-1].append(int(j))
-        tied.append(" < ".join(" ≈ ".join(systems[j] for j in sorted(g)) for g in groups))
+        groups = [sorted(int(row[i]) for i in g) for g in rope_groups(values, rope)]
+        tied.append(" < ".join(" ≈ ".join(systems[j] for j in g) for g in groups))
     return tied
 
 
@@ -301,11 +348,11 @@ def rank_summary(
     systems : tuple of str
         The K systems, in the columns' order (also the order of tied systems).
     rope : float, default: 0.0
-        The ROPE-aware orders tie systems practically equivalent in a draw: going up
-        the draw's order, a system joins the group of the one below it when its
-        effect is within `rope` (``<=``) of that group's lowest effect, else starts a
-        new group. So every group spans at most the ROPE, and a chain of small gaps
-        (a ≈ b ≈ c with c − a beyond the ROPE) is not one group.
+        The ROPE-aware orders tie systems practically equivalent in a draw: the draw's
+        effects, in order, are split into groups that span at most `rope` (``<=``),
+        cutting at the widest gaps first (:func:`rope_groups`); so a chain of small
+        gaps (a ≈ b ≈ c with c − a beyond the ROPE) is not one group, and reversing
+        the metric's direction reverses the order, groups and all.
     method : str, default: "joint"
         Recorded in the summary.
     top : int, default: 5

@@ -27,7 +27,7 @@ from scipy import stats
 from isbetter.core.vocabulary import rope_text
 from isbetter.inference.decisions import symbol
 from isbetter.inference.summaries import REFERENCE_DRAWS
-from isbetter.plots._layout import legend_outside, new_axes, wrap_to_axes
+from isbetter.plots._layout import legend_outside, new_axes, sparse_x_ticks, wrap_to_axes
 
 __all__ = [
     "f1_plot_labels",
@@ -98,6 +98,7 @@ def plot_f1_posterior(
         else f"δ = {result.metric}({result.system_b}) − {result.metric}({result.system_a})"
     )
     ax.set_ylabel("posterior density")
+    sparse_x_ticks(ax)
     ax.set_title(
         wrap_to_axes(
             ax,
@@ -154,6 +155,7 @@ def plot_savage_dickey(
     )
     ax.set_xlabel("δ")
     ax.set_ylabel("density")
+    sparse_x_ticks(ax)
     legend_outside(ax)
     return ax
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.plots._layout import new_axes, wrap_to_axes
-from isbetter.plots._ranking_common import metric_of, rule_text
+from isbetter.plots._ranking_common import metric_of, pairs_about, rule_text
 from isbetter.ranking.order import group_label
 
 __all__ = ["NODE_EDGE", "hasse_size", "layer_of", "plot_hasse"]
@@ -241,7 +241,7 @@ def _frame(ax: Any, span: float, n_layers: int) -> None:
 
 def _titles(ax: Any, result: Any, metric: str, problems: tuple[str, ...], weak: bool) -> None:
     """Title (metric, rule, number of inconsistencies), arrow key, inconsistencies in red."""
-    title = f"{metric}: partial order, {rule_text(result)}"
+    title = f"{metric}, {pairs_about(result, metric)}: partial order, {rule_text(result)}"
     if problems:
         title += f" — {len(problems)} inconsistenc{'y' if len(problems) == 1 else 'ies'}"
     ax.set_title(title, fontsize="medium", pad=16)

@@ -27,10 +27,17 @@ import numpy as np
 
 from isbetter.core.errors import InputError
 from isbetter.inference.decisions import mirror, symbol
-from isbetter.plots._layout import new_axes
-from isbetter.plots._ranking_common import metric_of, rule_text
+from isbetter.plots._layout import PRINT_DPI, new_axes
+from isbetter.plots._ranking_common import (
+    cell_font,
+    cell_text,
+    metric_of,
+    pairs_about,
+    rule_text,
+)
 from isbetter.plots.cd import cd_size, plot_cd_diagram
 from isbetter.plots.hasse import NODE_EDGE, hasse_size, layer_of, plot_hasse
+from isbetter.plots.ranks import draw_ranks_row, ranks_row_size
 from isbetter.plots.simplex import project_simplex
 from isbetter.ranking.order import group_label
 
@@ -179,7 +186,8 @@ def plot_triangle_grid(
                 )
             if i == j + 1:
                 ax.set_title(col, fontsize="small", fontweight="bold")
-    fig.suptitle(f"{metric}: pairwise posteriors\n{rule_text(result)}", fontsize="medium")
+    about = pairs_about(result, metric)
+    fig.suptitle(f"{metric}: pairwise posteriors, {about}\n{rule_text(result)}", fontsize="medium")
     if k >= 3:  # the empty upper triangle holds the key
         top_right = fig.axes[-1].get_position().x1, fig.axes[0].get_position().y1
         fig.text(
@@ -206,7 +214,7 @@ def _grid_figure(fig: Any, k: int) -> tuple[Any, Any]:
         import matplotlib.pyplot as plt
 
         size = max(1.8 * (k - 1) + 0.6, 3.2)
-        fig = plt.figure(figsize=(size, size + 0.7))
+        fig = plt.figure(figsize=(size, size + 0.7), dpi=PRINT_DPI)
         top = 1 - 1.05 / (size + 0.7)
         margins = {"left": 0.4 / size, "right": 0.99, "bottom": 0.15 / size, "top": top}
     return fig, fig.add_gridspec(k - 1, k - 1, wspace=0.08, hspace=0.18, **margins)
@@ -226,37 +234,6 @@ def _grid_key(n_points: int) -> str:
 
 # ------------------------------------------------------------------ heatmap
 _HEAT_MAP = "Blues"
-_DARK_TEXT = (0.0, 0.0, 0.0)  # black: with white, contrast >= 4.5 on every blue
-
-
-def _luminance(rgb: Any) -> float:
-    """Relative luminance of an sRGB colour (WCAG 2)."""
-    c = np.asarray(rgb[:3], dtype=float)
-    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return float(c @ [0.2126, 0.7152, 0.0722])
-
-
-def contrast(a: Any, b: Any) -> float:
-    """WCAG contrast ratio of two colours (1 to 21; 4.5 is enough for small text)."""
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def text_colour(background: Any) -> Any:
-    """White or near-black, whichever contrasts more with `background`."""
-    white = (1.0, 1.0, 1.0)
-    return white if contrast(white, background) > contrast(_DARK_TEXT, background) else _DARK_TEXT
-
-
-def cell_font(k: int) -> int:
-    """Font size of the values written in the cells of a grid of `k` systems."""
-    return 11 if k <= 6 else 10 if k <= 9 else 9
-
-
-def cell_text(ax: Any, x: float, y: float, text: str, fontsize: float, background: Any) -> None:
-    """Write `text` centred at (x, y), in the colour that contrasts more with `background`."""
-    colour = text_colour(background)
-    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=colour)
 
 
 def _pairwise(result: Any, metric: str, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -385,7 +362,8 @@ def plot_pairwise_heatmap(
         lab.set_horizontalalignment("right")
         lab.set_rotation_mode("anchor")
     ax.tick_params(axis="y", labelrotation=0)
-    title = f"{metric}: {what}" + (" and (≈ P(equivalent))" if with_rope else ", no ROPE")
+    about = pairs_about(result, metric)
+    title = f"{metric}, {about}: {what}" + (" and (≈ P(equivalent))" if with_rope else ", no ROPE")
     ax.set_title(title, fontsize="medium")
     return ax
 
@@ -421,8 +399,6 @@ def save_ranking_plot(
         `path`.
     """
     from matplotlib.figure import Figure
-
-    from isbetter.plots.ranks import draw_ranks_row, ranks_row_size
 
     metrics = result.metrics if metric is None else (metric_of(result, metric),)
     sizes = [hasse_size(result, m) for m in metrics]

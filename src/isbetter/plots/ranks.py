@@ -20,11 +20,10 @@ import matplotlib
 import numpy as np
 
 from isbetter.core.errors import InputError
-from isbetter.core.vocabulary import METHOD_NAMES
+from isbetter.core.vocabulary import METHOD_NAMES, RANK_QUANTITIES
 from isbetter.inference.ranks import RankSummary
 from isbetter.plots._layout import new_axes, wrap_to_axes
-from isbetter.plots._ranking_common import metric_of
-from isbetter.plots.ranking import cell_font, cell_text
+from isbetter.plots._ranking_common import cell_font, cell_text, metric_of
 
 __all__ = [
     "draw_ranks_row",
@@ -65,7 +64,9 @@ def p_best_size(k: int) -> tuple[float, float]:
 
 
 def _model(j: RankSummary) -> str:
-    return METHOD_NAMES.get(j.method, j.method)
+    """Name the model and what its ranks are about: ``Joint correlated model, mean effects``."""
+    about = RANK_QUANTITIES.get(j.method, ("",))[0]
+    return METHOD_NAMES.get(j.method, j.method) + (f", {about}" if about else "")
 
 
 def plot_rank_probabilities(result: Any, metric: str | None = None, *, ax: Any = None) -> Any:

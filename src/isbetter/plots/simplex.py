@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.vocabulary import METHOD_NAMES
+from isbetter.plots._layout import PRINT_DPI
 
 __all__ = ["plot_simplex", "project_simplex"]
 
@@ -84,7 +85,7 @@ def plot_simplex(
     from isbetter.inference.decisions import probabilities_from_masses
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(5, 4.6))
+        _, ax = plt.subplots(figsize=(5, 4.6), dpi=PRINT_DPI)  # saved: 1250 x 1150 px
     rope = result.rope if rope is None else rope
     masses = result.posterior.region_masses(rope)
     probs = probabilities_from_masses(masses, result.counting)

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
-from isbetter.core.provenance import input_settings, make_settings
+from isbetter.core.provenance import input_settings, make_settings, signature_method
 from isbetter.core.validate import check_choice, check_path, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, method_family
 from isbetter.cv.compare import check_options, choose_method
 from isbetter.inference.sampling import Sampling, chain_cores
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
@@ -418,7 +418,8 @@ def _one_model(
     if len(data.datasets) < 2:
         raise InputError(
             f"`method={method!r}` ranks the systems on each of several data sets; these "
-            "scores are on 1 data set."
+            "scores are on 1 data set. To rank them on it, compare every pair on its folds: "
+            "`method='auto'` (the Bayesian correlated t-test of each pair)."
         )
     fits = {m: fit_metric(data, names, m) for m in metrics}
     pairs = [p for fit in fits.values() for p in fit.pairs]
@@ -486,6 +487,23 @@ def _pairs(
     return pairs, simplex
 
 
+def _fit_settings(pairs: list[ComparisonResult], method: str) -> dict[str, Any]:
+    """Return what the signature says of the fits: the route, draws, tuning steps, chains.
+
+    The route is ``pairwise-<method>`` (the pairs' method, ``f1_paired`` rather than
+    the model ``paired``) or the one model; each sampler setting one value when every
+    fit used it, else the sorted values (the hierarchical model's tuning steps depend
+    on each pair's data).
+    """
+    family = method_family(pairs[0].method) if pairs else method
+    out: dict[str, Any] = {"signature_method": signature_method("ranking", family)}
+    for key in ("draws", "tune", "chains"):
+        values = sorted({p.settings[key] for p in pairs if p.settings.get(key) is not None})
+        if values:
+            out[key] = values[0] if len(values) == 1 else values
+    return out
+
+
 def _finish(
     names: tuple[str, ...],
     pairs: list[ComparisonResult],
@@ -530,6 +548,7 @@ def _finish(
             for k, v in options.items()
         },
         execution=stats,
+        **_fit_settings(pairs, method),
         **(extra or {}),
     )
     return RankingResult(

@@ -11,7 +11,13 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice, check_probability
-from isbetter.core.vocabulary import METHOD_NAMES, RANKING_RULES
+from isbetter.core.vocabulary import (
+    METHOD_NAMES,
+    RANK_QUANTITIES,
+    RANKING_RULES,
+    method_family,
+    pair_quantity,
+)
 from isbetter.cv.friedman import FriedmanNemenyi
 from isbetter.inference.decisions import (
     likelihood_decision,
@@ -75,10 +81,13 @@ class RankingResult:
     joint : dict of str to RankSummary
         Per metric, from one model of all the systems (``method="plackett-luce"``):
         P(best), expected rank, 95% rank interval, the most probable orders
-        (:mod:`isbetter.inference.ranks`); empty for a pairwise ranking. Its
-        expected ranks order the chain. P(best) is the probability that a system's
-        effect (Plackett–Luce: weight w_k) is the largest; Plackett–Luce adds
-        ``p_wins_next``, E[w_k], the probability of ranking first on a new data set.
+        (:mod:`isbetter.inference.ranks`); empty for a pairwise ranking. They are
+        about the model's parameters (:meth:`about`): the joint model's mean effects
+        b_k, while its pairs, order and chain are about the next data set;
+        Plackett–Luce's weights, which also order its chain. P(best) is the
+        probability that a system's effect (Plackett–Luce: weight w_k) is the largest;
+        Plackett–Luce adds ``p_wins_next``, E[w_k], the probability of ranking first on
+        a new data set.
     """
 
     systems: tuple[str, ...]
@@ -114,6 +123,27 @@ class RankingResult:
             if (p.system_a, p.system_b) == (b, a):
                 return _swapped(p)
         raise InputError(f"No comparison of {a!r} and {b!r} on {metric!r} in this ranking.")
+
+    def pair_method(self, metric: str | None = None) -> str:
+        """Return the method of the pairs on `metric` (default: the first), e.g. ``"f1_paired"``."""
+        m = self.metrics[0] if metric is None else metric
+        methods = [method_family(p.method) for p in self.pairs if metric_of(p) == m]
+        return methods[0] if methods else str(self.settings.get("comparison_method", ""))
+
+    def about(self, metric: str | None = None) -> dict[str, str]:
+        """Return what the relations on `metric` (default: the first) are about, in words.
+
+        ``"pairs"``: the quantity of the pairwise table, and so of its relations, the
+        one-line order, the groups and the chain (e.g. the difference on the next data
+        set); ``"joint"``, with :attr:`joint`: that of P(best), the ranks and the most
+        probable orders (the joint model's mean effects b_k, Plackett–Luce's weights).
+        """
+        m = self.metrics[0] if metric is None else metric
+        out = {"pairs": pair_quantity(self.pair_method(m))[1]}
+        if m in self.joint:
+            method = self.joint[m].method
+            out["joint"] = RANK_QUANTITIES.get(method, (method, method))[1]
+        return out
 
     def order(self, metric: str | None = None) -> str:
         """Return the one-line order on `metric` (default: the first)."""
@@ -216,11 +246,15 @@ class RankingResult:
                         "simplex": self.simplex.get(m, {}).get((p.system_a, p.system_b), []),
                     }
                 )
-            metrics[m] = {"pairs": pairs, **self.orders[m].to_dict()}
+            about = self.about(m)
+            # "pairs_about": the pairs' quantity, and that of what is read off them (order,
+            # groups, chain); "joint_about": that of the joint block's ranks and orders
+            metrics[m] = {"pairs": pairs, "pairs_about": about["pairs"], **self.orders[m].to_dict()}
             if m in self.baselines:
                 metrics[m]["baselines"] = self.baselines[m].to_dict()
             if m in self.joint:
                 metrics[m]["joint"] = self.joint[m].to_dict()
+                metrics[m]["joint_about"] = about["joint"]
         return {
             "kind": self.kind,
             "systems": list(self.systems),
@@ -324,9 +358,10 @@ def orders_of(
     """Return the partial order and chain per metric.
 
     Groups form from the strongest P(rope) first. The chain is ordered by the
-    posterior expected rank of `joint`'s model where it has the metric, else by the
     expected rank from the pairwise probabilities
-    (:func:`~isbetter.ranking.order.expected_ranks`).
+    (:func:`~isbetter.ranking.order.expected_ranks`), so that it is about the same
+    quantity as the pairs (the joint model's: the next data set); Plackett–Luce's,
+    whose pairs are about its weights, by the posterior expected rank of the weights.
     """
     strengths: dict[str, dict[tuple[str, str], float]] = {}
     probabilities: dict[str, dict[tuple[str, str], tuple[float, float, float]]] = {}
@@ -339,7 +374,9 @@ def orders_of(
     joint = joint or {}
     orders = {}
     for m in relations:
-        if m in joint:
+        # the chain is read off the quantity of the pairs: the joint model's ranks are of its
+        # mean effects, its pairs of the next data set, so its pairs order its chain
+        if m in joint and joint[m].method != "joint":
             ranks, method = joint[m].expected_rank, joint[m].method
             by = f"the posterior expected rank of the {METHOD_NAMES.get(method, method)}"
         else:

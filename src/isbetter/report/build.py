@@ -11,7 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from isbetter.core.errors import InputTypeError
-from isbetter.core.vocabulary import METHOD_NAMES, dataset_text, ranking_text, rope_text
+from isbetter.core.vocabulary import (
+    METHOD_NAMES,
+    RANK_QUANTITIES,
+    dataset_text,
+    pair_quantity,
+    ranking_text,
+    rope_text,
+)
 from isbetter.inference.decisions import HDI_ROPE_RULE, RELATIONS, symbol
 from isbetter.inference.records import Estimate, Observed, TestResult
 from isbetter.ranking.result import metric_of
@@ -310,9 +317,10 @@ def _ranking_table(r: Any) -> ReportTable:
             f"{r.threshold:g}; below it >/< for the side the pair leans to, ? when the two "
             f"are within {r.margin:g})"
         )
+    about = "; ".join(dict.fromkeys(pair_quantity(r.pair_method(m))[0] for m in r.metrics))
     title = (
         f"Ranking of {len(r.systems)} systems on {', '.join(r.metrics)}: "
-        f"{ranking_text(r.settings.get('comparison_method', ''))}; rule: {r.rule}"
+        f"{ranking_text(r.pair_method())}; pairs and order: {about}; rule: {r.rule}"
     )
     notes = [f"relation rule: {rule}"]
     for m in r.metrics:
@@ -394,9 +402,11 @@ def _ranking_metric_notes(r: Any, m: str) -> list[str]:
     ropes = r.settings.get("ropes", {})
     order = r.orders[m]
     rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
-    notes = [f"{m} ({rope_text(rope)}): {order.line}" if rope is not None else f"{m}: {order.line}"]
+    about = pair_quantity(r.pair_method(m))[0]
+    where = f"{m}, {about}" + (f" ({rope_text(rope)})" if rope is not None else "")
+    notes = [f"{where}: {order.line}"]
     notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
-    notes.append(f"{m} chain: {order.chain}")
+    notes.append(f"{m} chain, {about}: {order.chain}")
     if m in r.joint:
         notes += _joint_notes(m, r.joint[m], r.settings)
     if m in r.baselines:
@@ -407,6 +417,12 @@ def _ranking_metric_notes(r: Any, m: str) -> list[str]:
 def _ranking_key_notes(r: Any) -> list[str]:
     """Return the key: what the chain's symbols, the columns >, ≈, < and Δ rank mean."""
     by = "; ".join(dict.fromkeys(r.orders[m].chain_by for m in r.metrics))
+    about = {pair_quantity(r.pair_method(m))[1]: None for m in r.metrics}
+    notes = [
+        f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
+        "the two systems beside it (a < b: b better by more than the ROPE; ≈: equivalent; "
+        "≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is possible"
+    ]
     if r.settings.get("comparison_method") == "plackett_luce":
         notes = [
             f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
@@ -416,13 +432,17 @@ def _ranking_key_notes(r: Any) -> list[str]:
             "and has no ROPE, so no pair is practically equivalent",
         ]
     else:
-        notes = [
-            f"chain: Szymański & Gorman's notation, worst first by {by}; each symbol relates "
-            "the two systems beside it (a < b: b better by more than the ROPE; ≈: "
-            "equivalent; ≲, ≳: too close to call; ?: undecided), so a ≈ b ≈ c with a < c is "
-            "possible"
-        ]
-        notes.append("columns >, ≈, <: P(A better), P(practically equivalent), P(B better)")
+        notes.append(
+            "columns >, ≈, <: P(A better), P(practically equivalent), P(B better), about "
+            + "; ".join(about)
+            + ", as are the order, groups and chain of each metric"
+        )
+    if any(m in r.joint and r.joint[m].method == "joint" for m in r.metrics):
+        notes.append(
+            "P(best), expected ranks and most probable orders: about "
+            f"{RANK_QUANTITIES['joint'][1]}; two systems can be practically equivalent in "
+            "their mean effects and yet differ on the next data set (or the reverse)"
+        )
     if r.baselines:
         levels = [c.alpha for c in next(iter(r.baselines.values())).nemenyi]
         stars = ", ".join(
@@ -464,11 +484,12 @@ def _joint_notes(metric: str, j: Any, settings: dict[str, Any]) -> list[str]:
     interval = f" [{j.p_best_interval_kind}]" if j.p_best_interval_kind else ""
     p_best = _p_best_values(j.p_best, j.p_best_interval, by_rank)
     if j.method != "plackett_luce":
+        of = f"{metric}, {RANK_QUANTITIES.get(j.method, ('effects',))[0]}"
         return [
-            f"{metric}, {name}, P(best){interval}: {p_best}",
-            f"{metric}, expected rank [95% interval]: {ranks}",
-            f"{metric}, most probable orders: {orders}",
-            f"{metric}, most probable orders, neighbours within {rope_text(j.rope)} tied: "
+            f"{of}, {name}, P(best){interval}: {p_best}",
+            f"{of}, expected rank [95% interval]: {ranks}",
+            f"{of}, most probable orders: {orders}",
+            f"{of}, most probable orders, groups within {rope_text(j.rope)} tied: "
             + "; ".join(f"{o} ({p:.3f})" for o, p in j.rope_orders),
         ]
     tied = settings.get("tied_datasets", {}).get(metric)
@@ -498,8 +519,7 @@ def _baseline_notes(m: str, base: Any) -> list[str]:
     lines = [
         f"{m}: mean ranks on {base.n_datasets} data sets (1 = best, ties averaged; each "
         f"system's mean score per data set): {ranks}",
-        f"{m}: Friedman χ²({f.df[0]}) = {f.statistic:.3f}, p = {f.p_value:.4g}; "
-        f"Iman–Davenport F({i.df[0]}, {i.df[1]}) = {i.statistic:.3f}, p = {i.p_value:.4g} "
+        f"{m}: {f.text('Friedman', 'χ²')}; {i.text('Iman–Davenport', 'F')} "
         "(Demšar 2006, no tie correction)",
     ]
     for c in base.nemenyi:

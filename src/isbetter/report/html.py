@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from isbetter.core.errors import InputError
-from isbetter.core.vocabulary import METHOD_NAMES, ranking_text, rope_text
+from isbetter.core.vocabulary import FORMAT_SUFFIXES, METHOD_NAMES, ranking_text, rope_text
 from isbetter.core.writable import write_text
 from isbetter.ranking.result import metric_of
 from isbetter.report.build import as_summary, to_table
@@ -160,9 +160,21 @@ def check_report_path(path: str | os.PathLike[str], name: str) -> Path:
     from isbetter.core.writable import check_writable_file
 
     p = Path(path)
-    if p.suffix.lower() not in (".html", ".htm"):
+    if p.suffix.lower() not in FORMAT_SUFFIXES["html"]:
+        suffix = p.suffix.lower()
+        other = next((f for f, ends in FORMAT_SUFFIXES.items() if suffix in ends), None)
+        instead = ""
+        if other is not None and name.startswith("--"):  # the command line's way
+            instead = (
+                f"; for a {other} report, write the tables with --format {other} --output "
+                f"{str(p)!r} (or --output {str(p)!r} alone: its extension sets the format)"
+            )
+        elif other is not None:
+            instead = f"; for a {other} report, write isbetter.report.render(result, {other!r})"
+        what = f"{name} writes" if name.startswith("--") else "the report is"
         raise InputError(
-            f"{name} {str(p)!r}: the report is an HTML page; give a file name ending in .html."
+            f"{name} {str(p)!r}: {what} a whole HTML page (tables, plots, settings); give a "
+            f"file name ending in .html{instead}."
         )
     return check_writable_file(p, name)
 
@@ -298,8 +310,12 @@ def _facts(s: Any) -> str:
     if getattr(s, "kind", None) == "ranking":
         directions = {metric_of(p): p for p in s.pairs}
         ropes = s.settings.get("ropes", {})
-        how = ranking_text(s.settings.get("comparison_method", ""))
+        how = ranking_text(s.pair_method())
         rows.append(("method", f"ranking: {how}; rule: {s.rule}"))
+        about = s.about()
+        rows.append(("pairs, order and chain", f"about {about['pairs']}"))
+        if "joint" in about:
+            rows.append(("P(best), ranks, most probable orders", f"about {about['joint']}"))
         rows.append(("systems", ", ".join(s.systems)))
         for m in s.metrics:
             pair = directions.get(m)
