@@ -6,15 +6,16 @@ Usage (from the repository root)::
 
 For each study simulated as in ``sbc.py`` (prior bounds matched, sigma_i's bound
 kept): fit the integrated model with long chains (4 x 2500 draws), then evaluate the
-exact posterior of ``(delta0, std0, nu)`` on a 48 x 48 x 40 grid (± 6 and ± 7
-posterior sd in delta0 and std0, log(nu - 1) over the draws' range ± 1.5) from the
-per-data-set likelihood (:func:`isbetter.cv.hierarchical.numerics.kernels.compiled_kernels`,
-checked against adaptive quadrature in ``tests/cv/test_hierarchical_oracle.py`` and
-``tests/cv/test_sigma_bound.py``) and nu's prior (:class:`isbetter.cv.hierarchical.numerics.nu_prior.NuPrior`,
-SciPy). Prints, per study, the grid's and the fit's posterior mean and sd of std0
-(scaled units) and their difference in Monte Carlo standard errors, and the grid's
-mass on its edges (large where the posterior piles up at std0's prior bound: the grid
-treats the bound as a point, so its mean is then a little off).
+exact posterior of ``(delta0, std0, nu)`` on a 48 x 48 x 40 grid (± 6 and ± 7 posterior
+sd in delta0 and std0, log(nu - 1) over the draws' range ± 1.5) from the per-data-set
+likelihood (:func:`isbetter.cv.hierarchical.numerics.kernels.compiled_kernels`, checked
+against adaptive quadrature in ``tests/cv/test_hierarchical_oracle.py`` and
+``tests/cv/test_sigma_bound.py``) and nu's prior
+(:class:`isbetter.cv.hierarchical.numerics.nu_prior.NuPrior`, SciPy). Prints, per study,
+the grid's and the fit's posterior mean and sd of std0 (scaled units) and their
+difference in Monte Carlo standard errors, and the grid's mass on its edges (large where
+the posterior piles up at std0's prior bound: the grid treats the bound as a point, so
+its mean is then a little off).
 """
 
 from __future__ import annotations

@@ -519,8 +519,9 @@ def _p_best_and_mcse(fit):
 def test_demsar_ties_in_the_likelihood_do_not_move_with_the_seed():
     """Issue 29: 5 of Demšar's 14 data sets have tied AUCs (all four on mushroom). With
     ties in the likelihood, five seeds give every P(best) within 4 MCSE of each other
-    (measured over seeds 1-6: C4.5+m 0.465-0.478, C4.5+m+cf 0.520-0.532, MCSE 0.007). scmamp's random
-    tie-break moves the leader far beyond that (C4.5+m+cf 0.32-0.76 over seeds 1-6)."""
+    (measured over seeds 1-6: C4.5+m 0.465-0.478, C4.5+m+cf 0.520-0.532, MCSE 0.007).
+    scmamp's random tie-break moves the leader far beyond that (C4.5+m+cf 0.32-0.76 over
+    seeds 1-6)."""
     scores = pd.read_csv(DEMSAR).set_index("dataset")
 
     def spread(ties):
