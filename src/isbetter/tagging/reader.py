@@ -110,7 +110,8 @@ class Sentences:
         return len(self.forms)
 
 
-def _text(path: Path, argument: str) -> str:
+def read_bytes(path: Path, argument: str) -> bytes:
+    """Return a file's bytes, gunzipped when they are gzip's (whatever the file's name)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -118,11 +119,16 @@ def _text(path: Path, argument: str) -> str:
         raise InputError(f"{argument} {str(path)!r}: no such file.") from None
     except IsADirectoryError:
         raise InputError(f"{argument} {str(path)!r} is a directory, not a CoNLL-U file.") from None
-    if data[:2] == b"\x1f\x8b":  # gzip's magic number, whatever the name
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
             raise InputError(f"{argument} {str(path)!r}: broken gzip file ({exc}).") from None
+    return data
+
+
+def _text(path: Path, argument: str) -> str:
+    data = read_bytes(path, argument)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
