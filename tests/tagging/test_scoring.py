@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from isbetter.core.errors import InputError
-from isbetter.tagging import read_conllu, score
+from isbetter.tagging import read_conllu, score, write_tagged
 from isbetter.tagging.columns import read_columns, unique_ids
 from isbetter.tagging.reader import column_index, read_bytes
 from isbetter.tagging.scoring import _Fold
@@ -270,3 +270,20 @@ def test_the_vectorised_reader_reads_the_whole_treebank() -> None:
         c = read_columns(read_bytes(path, "corpus"), 3)
         s = read_conllu(path)
         assert c is not None and np.array_equal(c.starts, s.starts) and unique_ids(c)
+
+
+def test_write_tagged_round_trips_and_checks_counts(files, tmp_path: Path) -> None:
+    gold = files[0]
+    tags = [["PRON", "AUX", "PART", "VERB"], ["NOUN", "NOUN", "ADV"], ["PROPN", "VERB"]]
+    pred = write_tagged(gold, tags, tmp_path / "out" / "pred.conllu")
+    s = score(gold, pred)
+    assert (s.correct_tokens, s.correct_sentences) == (7, 1)  # bark and Cats wrong, as PRED
+    flat = write_tagged(gold, [t for sent in tags for t in sent], tmp_path / "flat.conllu")
+    assert flat.read_text() == pred.read_text()
+    assert read_conllu(pred, column="xpos").tags == read_conllu(gold, column="xpos").tags
+    with pytest.raises(InputError, match="sentence 2 has 2 tags for its 3 words"):
+        write_tagged(gold, [tags[0], tags[1][:2], tags[2]], tmp_path / "x.conllu")
+    with pytest.raises(InputError, match="8 tags for the file's 9 words"):
+        write_tagged(gold, ["X"] * 8, tmp_path / "x.conllu")
+    with pytest.raises(InputError, match="'_' is not a tag"):
+        write_tagged(gold, ["_"] * 9, tmp_path / "x.conllu")
