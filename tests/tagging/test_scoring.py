@@ -287,3 +287,15 @@ def test_write_tagged_round_trips_and_checks_counts(files, tmp_path: Path) -> No
         write_tagged(gold, ["X"] * 8, tmp_path / "x.conllu")
     with pytest.raises(InputError, match="'_' is not a tag"):
         write_tagged(gold, ["_"] * 9, tmp_path / "x.conllu")
+
+
+def test_a_hash_collision_is_caught_and_scored_exactly(files, monkeypatch) -> None:
+    from isbetter.tagging import columns
+
+    gold, pred, train = files
+    exact = score(gold, pred, train)
+    # every form one hash: the byte comparison refuses the lookup, the reader scores
+    monkeypatch.setattr(columns, "_hashes", lambda c: np.zeros(len(c.form[0]), np.uint64))
+    scorer = _Fold(gold, train, "upos")
+    assert not scorer.fast_ok
+    assert scorer.score(pred) == exact and exact.oov_tokens == 4

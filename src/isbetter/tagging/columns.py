@@ -5,7 +5,8 @@ some 60 million predicted words and reads about as many training words for the O
 vocabularies; a reader that looks at each line in Python reads a few hundred thousand
 words a second. Here a file is one numpy array of bytes: its lines, tabs and columns
 are found by vectorised searches and words are compared byte for byte; the
-vocabulary is a set of byte strings.
+vocabulary is a sorted array of the forms' hashes, and every form found by its hash
+is compared byte for byte with the training word of that hash.
 
 Everything here is a fast path of :mod:`isbetter.tagging.reader` and
 :func:`isbetter.tagging.score`: anything it does not expect (carriage returns, a line
@@ -23,8 +24,8 @@ import numpy as np
 
 __all__ = [
     "Columns",
+    "Vocabulary",
     "compare",
-    "forms",
     "out_of_vocabulary",
     "read_columns",
     "unique_ids",
@@ -214,23 +215,70 @@ def _same(a: np.ndarray, sa: Spans, b: np.ndarray, sb: Spans) -> bool:
     return np.array_equal(sa[1], sb[1]) and not np.any(_mismatches(a, sa, b, sb))
 
 
-def forms(c: Columns) -> list[bytes]:
-    """Return the word forms as byte strings (exact: UTF-8 bytes are equal iff the text is)."""
-    data = c.data.tobytes() if not isinstance(c.data, bytes) else c.data
+#: multiplier of the forms' polynomial hash (odd, so every power is odd too)
+_BASE = np.uint64(0x100000001B3)
+
+
+def _hashes(c: Columns) -> np.ndarray:
+    """Return a 64-bit polynomial hash of each form's bytes, its length mixed in."""
     start, length = c.form
-    ends = (start + length).tolist()
-    return [data[a:b] for a, b in zip(start.tolist(), ends, strict=True)]
+    data = _gather(c.data, c.form).astype(np.uint64)
+    bounds = np.concatenate(([0], np.cumsum(length)))
+    position = np.arange(len(data)) - np.repeat(bounds[:-1], length)
+    with np.errstate(over="ignore"):  # arithmetic modulo 2^64
+        powers = np.cumprod(np.full(int(length.max()) if len(length) else 1, _BASE))
+        terms = data * powers[position]
+        out = np.add.reduceat(terms, bounds[:-1]) if len(data) else np.zeros(0, np.uint64)
+        return out ^ (length.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
 
 
-def vocabulary(c: Columns) -> frozenset[bytes]:
-    """Return a training file's vocabulary: the set of its word forms."""
-    return frozenset(forms(c))
+@dataclass(frozen=True)
+class Vocabulary:
+    """A training file's word forms: their sorted hashes and, per hash, one form to check.
+
+    Attributes
+    ----------
+    hashes : numpy.ndarray
+        Sorted unique hashes of the forms (:func:`_hashes`).
+    columns : Columns
+        The training file.
+    first : numpy.ndarray
+        For each hash, the index of a word that has it (to compare the bytes).
+    """
+
+    hashes: np.ndarray
+    columns: Columns
+    first: np.ndarray
 
 
-def out_of_vocabulary(gold: Columns, vocab: frozenset[bytes]) -> np.ndarray:
-    """Return per word of `gold`: its form never occurs in the vocabulary."""
-    words = forms(gold)
-    return ~np.fromiter(map(vocab.__contains__, words), dtype=bool, count=len(words))
+def vocabulary(c: Columns) -> Vocabulary | None:
+    """Return a training file's vocabulary (None if a form is empty: left to the reader)."""
+    if not len(c.form[1]) or not np.all(c.form[1] > 0):
+        return None
+    hashes, first = np.unique(_hashes(c), return_index=True)
+    return Vocabulary(hashes=hashes, columns=c, first=first)
+
+
+def out_of_vocabulary(gold: Columns, vocab: Vocabulary) -> np.ndarray | None:
+    """Return per word of `gold`: its exact form never occurs in the vocabulary.
+
+    A form is looked up by its hash, and a found one is compared byte for byte with
+    the training word of that hash: a collision of two different forms would make a
+    difference of bytes, and the answer is then left to the line-by-line scorer
+    (None), so OOV is an exact string match.
+    """
+    if not np.all(gold.form[1] > 0):
+        return None
+    hashes = _hashes(gold)
+    where = np.minimum(np.searchsorted(vocab.hashes, hashes), len(vocab.hashes) - 1)
+    found = vocab.hashes[where] == hashes
+    train = vocab.columns.form
+    match = vocab.first[where[found]]
+    ours = (gold.form[0][found], gold.form[1][found])
+    theirs = (train[0][match], train[1][match])
+    if not _same(gold.data, ours, vocab.columns.data, theirs):
+        return None  # two forms of one hash (about 1 in 2^64 per pair of forms)
+    return ~found
 
 
 def compare(gold: Columns, pred: Columns) -> np.ndarray | None:

@@ -149,9 +149,10 @@ class _Fold:
         self.fast_ok = self.fast is not None and columns.unique_ids(self.fast)
         if train is not None and self.fast is not None:
             train_columns = read_columns(read_bytes(train, "train"), None)
-            self.fast_ok = train_columns is not None
-            if train_columns is not None:  # OOV depends on the fold only: once for all systems
-                self.oov = columns.out_of_vocabulary(self.fast, columns.vocabulary(train_columns))
+            vocab = None if train_columns is None else columns.vocabulary(train_columns)
+            # OOV depends on the fold only: once for all systems
+            self.oov = None if vocab is None else columns.out_of_vocabulary(self.fast, vocab)
+            self.fast_ok = self.fast_ok and self.oov is not None
 
     def score(self, predicted: Path) -> TaggingScores:
         """Score one predicted file against the fold's gold file."""
