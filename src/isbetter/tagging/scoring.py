@@ -309,9 +309,8 @@ def _paths(
         raise InputError("`systems`: no system given; name two or more.")
     if len(set(names)) != len(names):
         raise InputError("`systems`: a system is named twice; name each once.")
-    needed = {"corpus", "run", "fold"}
-    if len(manifest.corpora) == 1:
-        needed.discard("corpus")
+    # a key with one value in the manifest (one corpus, one run) may be left out
+    needed = {k for k in ("corpus", "run", "fold") if manifest.table[k].nunique() > 1}
     paths: dict[tuple[str, str, int, int], Path] = {}
     for system, template in templates.items():
         argument = "`predictions`" if isinstance(predictions, Mapping) else "--predictions"
