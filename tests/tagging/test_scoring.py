@@ -6,10 +6,16 @@ import gzip
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from isbetter.core.errors import InputError
-from isbetter.tagging import read_conllu, score
+from isbetter.tagging import read_conllu, score, write_tagged
+from isbetter.tagging.columns import read_columns, unique_ids
+from isbetter.tagging.reader import column_index, read_bytes
+from isbetter.tagging.scoring import _Fold
+
+DATA = Path(__file__).parent / "data"
 
 
 def _line(wid: str, form: str, upos: str = "X", xpos: str = "XX") -> str:
@@ -206,3 +212,90 @@ def test_bad_column(files, column, message: str) -> None:
 def test_missing_file(files, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="predicted '.*nope.conllu': no such file"):
         score(files[0], tmp_path / "nope.conllu")
+
+
+def _perturbed(gold: Path, out: Path, seed: int, column: int = 3) -> Path:
+    rng = np.random.default_rng(seed)
+    lines = read_bytes(gold, "gold").decode("utf-8").split("\n")
+    for i, line in enumerate(lines):
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit() and rng.random() < 0.1:
+            cols[column] = cols[column] + "x" if rng.random() < 0.5 else "NOUN"
+            lines[i] = "\t".join(cols)
+    out.write_text("\n".join(lines), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("column", ["upos", "xpos", 9])
+def test_the_vectorised_scorer_agrees_with_the_line_by_line_one(tmp_path: Path, column) -> None:
+    gold = DATA / "answers.conllu.gz"
+    train = DATA / "reviews.conllu.gz"
+    pred = _perturbed(gold, tmp_path / "pred.conllu", seed=1, column=column_index(column))
+    scorer = _Fold(gold, train, column)
+    assert scorer.fast_ok and read_columns(read_bytes(pred, "p"), column_index(column)) is not None
+    fast, checked = scorer.score(pred), scorer.checked(pred)
+    assert fast == checked and 0 < fast.correct_tokens < fast.tokens
+    assert np.array_equal(fast.correct, checked.correct) and np.array_equal(fast.oov, checked.oov)
+    assert 0 < fast.oov_tokens < fast.tokens
+
+
+def test_the_vectorised_reader_finds_the_reference_words() -> None:
+    gold = DATA / "reviews.conllu.gz"
+    c = read_columns(read_bytes(gold, "gold"), 9)  # the last column: MISC
+    s = read_conllu(gold, column=10)
+    assert c is not None and np.array_equal(c.starts, s.starts)
+
+    def text(spans):
+        return [c.data[a : a + n].tobytes().decode() for a, n in zip(*spans, strict=True)]
+
+    assert text(c.form) == s.forms and text(c.tag) == s.tags
+    assert text(c.id_lines) == [f"# sent_id = {i}" for i in s.ids]
+
+
+def test_long_forms_are_compared_exactly(tmp_path: Path) -> None:
+    long_a, long_b = "x" * 40 + "a", "x" * 40 + "b"  # the same first 32 bytes
+    gold = _write(tmp_path / "g.conllu", [("s1", [("1", long_a, "X"), ("2", long_b, "X")])])
+    train = _write(tmp_path / "t.conllu", [("t1", [("1", long_a, "X")])])
+    s = score(gold, gold, train)
+    assert s.oov.tolist() == [False, True] and s.oov_tokens == 1
+
+
+def test_the_vectorised_reader_reads_the_whole_treebank() -> None:
+    # EWT has multiword tokens with three-digit ids (110-111) and empty nodes: none of
+    # them may send a valid file to the line-by-line reader
+    for genre in ("answers", "email"):
+        path = Path("/work/shared/data/ud_english_ewt") / f"en_ewt-{genre}.conllu.gz"
+        if not path.exists():
+            pytest.skip("the shared EWT corpus is not on this machine")
+        c = read_columns(read_bytes(path, "corpus"), 3)
+        s = read_conllu(path)
+        assert c is not None and np.array_equal(c.starts, s.starts) and unique_ids(c)
+
+
+def test_write_tagged_round_trips_and_checks_counts(files, tmp_path: Path) -> None:
+    gold = files[0]
+    tags = [["PRON", "AUX", "PART", "VERB"], ["NOUN", "NOUN", "ADV"], ["PROPN", "VERB"]]
+    pred = write_tagged(gold, tags, tmp_path / "out" / "pred.conllu")
+    s = score(gold, pred)
+    assert (s.correct_tokens, s.correct_sentences) == (7, 1)  # bark and Cats wrong, as PRED
+    flat = write_tagged(gold, [t for sent in tags for t in sent], tmp_path / "flat.conllu")
+    assert flat.read_text() == pred.read_text()
+    assert read_conllu(pred, column="xpos").tags == read_conllu(gold, column="xpos").tags
+    with pytest.raises(InputError, match="sentence 2 has 2 tags for its 3 words"):
+        write_tagged(gold, [tags[0], tags[1][:2], tags[2]], tmp_path / "x.conllu")
+    with pytest.raises(InputError, match="8 tags for the file's 9 words"):
+        write_tagged(gold, ["X"] * 8, tmp_path / "x.conllu")
+    with pytest.raises(InputError, match="'_' is not a tag"):
+        write_tagged(gold, ["_"] * 9, tmp_path / "x.conllu")
+
+
+def test_a_hash_collision_is_caught_and_scored_exactly(files, monkeypatch) -> None:
+    from isbetter.tagging import columns
+
+    gold, pred, train = files
+    exact = score(gold, pred, train)
+    # every form one hash: the byte comparison refuses the lookup, the reader scores
+    monkeypatch.setattr(columns, "_hashes", lambda c: np.zeros(len(c.form[0]), np.uint64))
+    scorer = _Fold(gold, train, "upos")
+    assert not scorer.fast_ok
+    assert scorer.score(pred) == exact and exact.oov_tokens == 4

@@ -153,6 +153,13 @@ def test_score_bad_templates(study: Path, tmp_path, capsys, template, systems, m
     assert not out.exists()
 
 
+def test_a_bad_tag_column_names_the_flag(study: Path, capsys) -> None:
+    args = ["rank", str(study), "--predictions", TEMPLATE, "--systems", *ERRORS]
+    assert main([*args, "--tag-column", "form"]) == 2
+    err = capsys.readouterr().err
+    assert "--tag-column 'form': unknown CoNLL-U tag column 'form'" in err and "`" not in err
+
+
 def test_score_a_dropped_sentence_names_file_sentence_and_line(study: Path, tmp_path, capsys):
     bad = tmp_path / "bad"
     for path in (study / "preds" / "fair").rglob("*.conllu"):

@@ -16,7 +16,7 @@ from isbetter.cli.common import (
     lazy_plot,
     score_columns,
 )
-from isbetter.cli.tagging import add_prediction_args
+from isbetter.cli.tagging import add_prediction_args, tag_column
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
 
 
@@ -266,7 +266,8 @@ def _read_study(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any
         raise InputError(
             f"--metric {unknown[0]!r}: a tagger study has the metrics {', '.join(METRICS)}."
         )
-    study = read_study(args.file, args.predictions, systems=args.systems, column=args.tag_column)
+    column = tag_column(args.tag_column)
+    study = read_study(args.file, args.predictions, systems=args.systems, column=column)
     return study.table, args.metric or list(METRICS), {"mcnemar": study.baselines.record()}
 
 

@@ -20,7 +20,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "tagging",
         help="tagger studies from CoNLL-U files: the splits, then the scores of every fold",
-        description=" ".join(__doc__.split("\n\n")[1].split()),
+        description=" ".join(__doc__.split("\n\n")[1].replace("``", "").split()),
         formatter_class=formatter,
     )
     actions = p.add_subparsers(
@@ -121,6 +121,18 @@ def add_prediction_args(p: argparse._ActionsContainer, *, required: bool) -> Non
     )
 
 
+def tag_column(value: str) -> int | str:
+    """Return --tag-column as the scorers take it, or an error naming the flag."""
+    from isbetter.core.errors import InputError
+    from isbetter.tagging.reader import column_index
+
+    try:
+        column_index(value)
+    except InputError as exc:
+        raise InputError(f"--tag-column {value!r}: {str(exc).split(': ', 1)[1]}") from None
+    return int(value) if value.strip().isdigit() else value
+
+
 def _split(args: argparse.Namespace) -> int:
     from isbetter.core.errors import InputError
     from isbetter.core.validate import counted
@@ -162,7 +174,7 @@ def _score(args: argparse.Namespace) -> int:
         args.manifest,
         args.predictions,
         systems=args.systems,
-        column=args.tag_column,
+        column=tag_column(args.tag_column),
         alpha=args.alpha,
     )
     text = study.frame.to_csv(index=False)

@@ -23,9 +23,18 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import input_record
 from isbetter.cv.scores import ScoreTable, read_scores
+from isbetter.tagging import columns
 from isbetter.tagging.baselines import fold_baselines
+from isbetter.tagging.columns import read_columns
 from isbetter.tagging.manifest import Fold, Manifest, read_manifest
-from isbetter.tagging.reader import COLUMNS, Sentences, column_index, read_conllu, word_line
+from isbetter.tagging.reader import (
+    COLUMNS,
+    Sentences,
+    column_index,
+    read_bytes,
+    read_conllu,
+    word_line,
+)
 from isbetter.tagging.results import METRICS, FoldBaselines, TaggingScores
 
 __all__ = ["TaggerStudy", "read_study", "score", "score_folds", "score_study"]
@@ -89,24 +98,16 @@ def _check_words(gold: Sentences, pred: Sentences) -> None:
         )
 
 
-def _score(
-    gold: Sentences, pred: Sentences, vocabulary: set[str] | None, column: str
+def _tally(
+    correct: np.ndarray, oov: np.ndarray | None, starts: np.ndarray, column: str
 ) -> TaggingScores:
-    _check_sentences(gold, pred)
-    _check_words(gold, pred)
-    _check_tags(gold, column)
-    _check_tags(pred, column)
-    n = gold.n_words
-    correct = np.fromiter(map(operator.eq, gold.tags, pred.tags), dtype=bool, count=n)
+    """Count the right words, sentences and OOV words."""
     wrong = np.concatenate(([0], np.cumsum(~correct)))
-    per_sentence = wrong[gold.starts[1:]] - wrong[gold.starts[:-1]]
-    oov = None
-    if vocabulary is not None:
-        oov = ~np.fromiter(map(vocabulary.__contains__, gold.forms), dtype=bool, count=n)
+    per_sentence = wrong[starts[1:]] - wrong[starts[:-1]]
     return TaggingScores(
-        tokens=n,
+        tokens=len(correct),
         correct_tokens=int(correct.sum()),
-        sentences=len(gold),
+        sentences=len(starts) - 1,
         correct_sentences=int(np.sum(per_sentence == 0)),
         oov_tokens=None if oov is None else int(oov.sum()),
         correct_oov_tokens=None if oov is None else int(np.sum(correct & oov)),
@@ -114,6 +115,60 @@ def _score(
         correct=correct,
         oov=oov,
     )
+
+
+def _score(
+    gold: Sentences, pred: Sentences, vocabulary: set[str] | None, column: str
+) -> TaggingScores:
+    """Score by the line-by-line reader's sentences (the reference: it names any error)."""
+    _check_sentences(gold, pred)
+    _check_words(gold, pred)
+    _check_tags(gold, column)
+    _check_tags(pred, column)
+    n = gold.n_words
+    correct = np.fromiter(map(operator.eq, gold.tags, pred.tags), dtype=bool, count=n)
+    oov = None
+    if vocabulary is not None:
+        oov = ~np.fromiter(map(vocabulary.__contains__, gold.forms), dtype=bool, count=n)
+    return _tally(correct, oov, gold.starts, column)
+
+
+class _Fold:
+    """One fold's gold file and training vocabulary, read once for every system's file.
+
+    The vectorised reader (:mod:`isbetter.tagging.columns`) scores; anything it does not
+    expect sends that file pair to the line-by-line reader, which names the error.
+    """
+
+    def __init__(self, gold: Path, train: Path | None, column: Any) -> None:
+        self.gold, self.train, self.column = gold, train, column
+        self.tag = column_index(column)
+        self.name = _column_name(column)
+        self.fast = read_columns(read_bytes(gold, "gold"), self.tag)
+        self.oov: np.ndarray | None = None
+        self.fast_ok = self.fast is not None and columns.unique_ids(self.fast)
+        if train is not None and self.fast is not None:
+            train_columns = read_columns(read_bytes(train, "train"), None)
+            vocab = None if train_columns is None else columns.vocabulary(train_columns)
+            # OOV depends on the fold only: once for all systems
+            self.oov = None if vocab is None else columns.out_of_vocabulary(self.fast, vocab)
+            self.fast_ok = self.fast_ok and self.oov is not None
+
+    def score(self, predicted: Path) -> TaggingScores:
+        """Score one predicted file against the fold's gold file."""
+        if self.fast_ok and self.fast is not None:
+            pred = read_columns(read_bytes(predicted, "predicted"), self.tag)
+            correct = None if pred is None else columns.compare(self.fast, pred)
+            if correct is not None:
+                return _tally(correct, self.oov, self.fast.starts, self.name)
+        return self.checked(predicted)
+
+    def checked(self, predicted: Path) -> TaggingScores:
+        """Score by the line-by-line reader (the gold and vocabulary read again)."""
+        gold = read_conllu(self.gold, column=self.column, argument="gold")
+        pred = read_conllu(predicted, column=self.column, argument="predicted")
+        vocabulary = None if self.train is None else _vocabulary(self.train)
+        return _score(gold, pred, vocabulary, self.name)
 
 
 def _vocabulary(train: Any) -> set[str]:
@@ -171,10 +226,11 @@ def score(
     >>> s.token_accuracy, s.correct_tokens, s.tokens, s.sentence_accuracy
     (0.6666666666666666, 2, 3, 0.0)
     """
-    name = _column_name(column)
-    g = read_conllu(gold, column=column, argument="gold")
-    p = read_conllu(predicted, column=column, argument="predicted")
-    return _score(g, p, None if train is None else _vocabulary(train), name)
+    for arg, value in (("gold", gold), ("predicted", predicted), ("train", train)):
+        if value is not None and not isinstance(value, str | os.PathLike):
+            raise InputTypeError(f"`{arg}`: expected a path, got {type(value).__name__}.")
+    train = None if train is None else Path(train)
+    return _Fold(Path(gold), train, column).score(Path(predicted))
 
 
 # ---- a whole study ----------------------------------------------------------------------
@@ -253,9 +309,8 @@ def _paths(
         raise InputError("`systems`: no system given; name two or more.")
     if len(set(names)) != len(names):
         raise InputError("`systems`: a system is named twice; name each once.")
-    needed = {"corpus", "run", "fold"}
-    if len(manifest.corpora) == 1:
-        needed.discard("corpus")
+    # a key with one value in the manifest (one corpus, one run) may be left out
+    needed = {k for k in ("corpus", "run", "fold") if manifest.table[k].nunique() > 1}
     paths: dict[tuple[str, str, int, int], Path] = {}
     for system, template in templates.items():
         argument = "`predictions`" if isinstance(predictions, Mapping) else "--predictions"
@@ -297,7 +352,7 @@ def score_folds(
     :func:`score_study`.
     """
     manifest = read_manifest(manifest)
-    name = _column_name(column)
+    column_index(column)  # a bad column is an error before any file is read
     names, paths = _paths(manifest, predictions, systems)
     for (system, corpus, run, fold), path in paths.items():
         if not path.is_file():
@@ -306,22 +361,8 @@ def score_folds(
                 f"{fold}: {path} does not exist."
             )
     for f in manifest.folds():
-        gold = read_conllu(f.test, column=column, argument="gold")
-        vocabulary = _vocabulary(f.train)
-        yield (
-            f,
-            {
-                s: _score(
-                    gold,
-                    read_conllu(
-                        paths[s, f.corpus, f.run, f.fold], column=column, argument="predicted"
-                    ),
-                    vocabulary,
-                    name,
-                )
-                for s in names
-            },
-        )
+        scorer = _Fold(f.test, f.train, column)
+        yield f, {s: scorer.score(paths[s, f.corpus, f.run, f.fold]) for s in names}
 
 
 def read_study(

@@ -190,7 +190,8 @@ def split(
         Repetitions and folds per repetition (``folds`` >= 2).
     dev : float, default: 0.1
         Share of each fold's non-test sentences given to the dev part, in [0, 1);
-        0: no dev part (the manifest's ``dev`` is empty, no file is written).
+        0: no dev part (the manifest's ``dev`` is empty, no file is written). The
+        paper's 80/10/10 with 10 folds is ``dev=1/9``.
     by : {"sentence", "document"}, default: "sentence"
         The unit that is shuffled and kept whole. A sentence's document is the last
         ``# newdoc id`` before it, else its ``sent_id`` up to the last ``-``.

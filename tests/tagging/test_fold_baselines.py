@@ -101,6 +101,19 @@ def test_score_study_is_a_score_table_of_the_three_metrics(manifest) -> None:
     assert row["oov_tokens"] == direct.oov_tokens > 0 and row["tokens"] == direct.tokens
 
 
+def test_a_template_may_leave_out_what_the_manifest_holds_once(manifest, tmp_path) -> None:
+    # one corpus, one run: {system}/{fold} is enough; {fold} is not
+    for system in ("a", "b"):
+        for fold in manifest.folds():
+            target = manifest.root / "p" / system / f"{fold.fold}.conllu"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(fold.test.read_bytes())
+    table = score_study(manifest, "p/{system}/{fold}.conllu", systems=["a", "b"])
+    assert len(table.data) == 4
+    with pytest.raises(InputError, match="has no {fold}"):
+        score_study(manifest, "p/{system}/1.conllu", systems=["a", "b"])
+
+
 def test_score_study_needs_systems_for_a_template(manifest) -> None:
     with pytest.raises(InputError, match="name the systems"):
         score_study(manifest, "{corpus}/{run}/{fold}/test.conllu")
