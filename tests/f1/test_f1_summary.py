@@ -103,7 +103,7 @@ def test_hdi_across_both_rope_bounds_is_undecided_whatever_the_mean(rng):
     # rope 0: the HDI straddling 0 decides nothing, one touching it from above leans
     assert hdi_rope_decision(-0.01, 0.02, 0.0) == "undecided"
     assert hdi_rope_decision(0.0, 0.02, 0.0) == "a_leaning"
-    assert hdi_rope_decision(0.0, 0.0, 0.0) == "equivalent"
+    assert hdi_rope_decision(0.0, 0.0, 0.0) == "undecided"  # identical systems, no ROPE (issue 29)
 
 
 def test_estimate_from_draws_puts_the_summary_together(rng):

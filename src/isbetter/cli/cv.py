@@ -49,6 +49,28 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="ROPE half-width in score units (default 0: no practical equivalence can be "
         "concluded; a note says so and suggests one)",
     )
+    _add_model_args(p)
+    add_sampler_args(
+        p,
+        "posterior draws (per chain for the hierarchical model; default: the method's)",
+        HIERARCHICAL_TUNE_HELP,
+    )
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress clock during the hierarchical fit"
+    )
+    add_output_args(p, "write the simplex (or posterior) plot here")
+    cols = add_column_args(p)
+    cols.add_argument(
+        "--dataset-name-col",
+        default=None,
+        metavar="COL",
+        help="column of data set names shown in the report and plot (--dataset-col stays "
+        "the key, so names may repeat)",
+    )
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    """Declare the choice of model and its options: --method, --dataset, --rho, --prior."""
     p.add_argument(
         "--method",
         default="auto",
@@ -69,23 +91,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         help="prior strength of the sign (default 1) and signed-rank (default 0.5) tests",
-    )
-    add_sampler_args(
-        p,
-        "posterior draws (per chain for the hierarchical model; default: the method's)",
-        HIERARCHICAL_TUNE_HELP,
-    )
-    p.add_argument(
-        "--quiet", action="store_true", help="no progress clock during the hierarchical fit"
-    )
-    add_output_args(p, "write the simplex (or posterior) plot here")
-    cols = add_column_args(p)
-    cols.add_argument(
-        "--dataset-name-col",
-        default=None,
-        metavar="COL",
-        help="column of data set names shown in the report and plot (--dataset-col stays "
-        "the key, so names may repeat)",
     )
 
 
