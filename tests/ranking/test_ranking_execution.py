@@ -101,7 +101,9 @@ def test_stopping_the_threads_stops_their_samplers_and_drops_queued_tasks():
     assert started.acquire(timeout=10) and started.acquire(timeout=10)  # both running
     start = time.monotonic()
     pool.stop()
-    assert time.monotonic() - start < 1  # not the 20 s the fits would wait
+    # the fits would wait 20 s: half of that proves the stop on any load (issue 33: no
+    # speed in unit tests)
+    assert time.monotonic() - start < 10
     assert sorted(stopped) == [0, 1]
     assert all(f.cancelled() for f in futures[2:])
 
@@ -388,7 +390,7 @@ def test_a_stopped_pool_kills_its_workers_instead_of_waiting(python_sigint):
             time.sleep(0.5)  # the workers are asleep in their tasks
             start = time.monotonic()
             raise KeyboardInterrupt
-    assert time.monotonic() - start < 2  # before: 20 s, shutdown(wait=True)
+    assert time.monotonic() - start < 10  # before: 20 s, shutdown(wait=True); a stop, not a speed
     assert all(_gone(pid) for pid in pids)
     assert all(isinstance(f.exception(), BrokenProcessPool) for f in running)
 
@@ -404,7 +406,7 @@ def test_ctrl_c_stops_a_task_running_in_this_process(monkeypatch, python_sigint)
     with pytest.raises(KeyboardInterrupt):
         run_tasks(make_tasks(n_systems=2), jobs=1, progress=False)
     timer.join()
-    assert time.monotonic() - start < 2.5
+    assert time.monotonic() - start < 10  # the task sleeps 20 s: a stop, not a speed
 
 
 def _interrupt_after(cache: Path, n_files: int, out: dict) -> None:
@@ -438,7 +440,7 @@ def test_ctrl_c_stops_a_run_and_keeps_every_finished_pair(request, tmp_path, pyt
         stopped = time.monotonic() - pressed["at"]
     finally:
         watcher.join()
-    assert stopped < 2
+    assert stopped < 30  # a hang check only; `done < N_SLOW` below proves the early stop
     if where == "dask":  # cancelled on the cluster, not left to run there
         deadline = time.monotonic() + 10
         while executor.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
