@@ -7,13 +7,17 @@ Usage (from the repository root)::
 
 Each study draws the parameters from the model's prior (fixed bounds in score units,
 matched to the data-dependent bounds the fit computes, as ``validation/sbc.py`` does
-for the pairwise model), simulates fold-level scores of K systems on q data sets from
-the model, fits it, and ranks the truth among thinned posterior draws of: two
-effect differences, the scale of the first two systems' deviation, nu, the next
-data set's difference of the first two systems, and their difference on the first
-data set. Writes ``report.md``, ``report.json`` and rank histograms into ``--out``;
-prints the chi-squared p-values of uniformity. See Talts et al. (2018), *Validating
-Bayesian inference algorithms with simulation-based calibration*.
+for the pairwise model: the fit's defaults take the effects' box, the half-t scale of
+the deviations' covariance and the noise prior's scale from the data; here each
+study's prior factors are set so that the fit's values are exactly the setting's, so
+the fit's prior is the prior the truth was drawn from), simulates fold-level scores
+of K systems on q data sets from the model, fits it, and ranks the truth among
+thinned posterior draws of: two effect differences, the scale of the first two
+systems' deviation, nu, the next data set's difference of the first two systems, and
+their difference on the first data set. Writes ``report.md``, ``report.json`` and
+rank histograms into ``--out``; prints the chi-squared p-values of uniformity. See
+Talts et al. (2018), *Validating Bayesian inference algorithms with simulation-based
+calibration*.
 """
 
 from __future__ import annotations
@@ -54,8 +58,8 @@ class JointSetting:
     rho: float = 0.1
     rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
-    spread_var: float = 0.0004
-    spread_df: float = 1.0
+    spread_pair_scale: float = 0.02  # a pair's half-t scale, sqrt(2) A
+    spread_df: float = 2.0
     noise_var: float = 0.0004
     noise_df: float = 1.0
     alpha: tuple[float, float] = (1.0, 2.0)
@@ -81,9 +85,10 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
     from scipy import stats
 
-    omega = stats.invwishart(df=d + s.spread_df, scale=s.spread_var * np.eye(d)).rvs(
-        random_state=rng
-    )
+    # Huang and Wand's prior: psi ~ Gamma(1/2, rate 1/(2 nu A^2)), Omega ~ IW(nu + d - 1, psi I)
+    contrast_scale = s.spread_pair_scale / np.sqrt(2.0)
+    psi = rng.gamma(0.5, 2.0 * s.spread_df * contrast_scale**2)
+    omega = stats.invwishart(df=s.spread_df + d - 1, scale=psi * np.eye(d)).rvs(random_state=rng)
     omega = np.atleast_2d(omega)
     chol_u = np.linalg.cholesky(omega)
 
@@ -145,7 +150,10 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
         beta_lower=s.beta[0],
         beta_upper=s.beta[1],
         delta0_bound=s.effect_bound / p.scale / (p.effect_hi / base.delta0_bound),
-        spread_scale=s.spread_var / p.scale**2 / (p.spread_var / base.spread_scale),
+        spread_scale=s.spread_pair_scale
+        / np.sqrt(2.0)
+        / p.scale
+        / (p.spread_scale / base.spread_scale),
         spread_df=s.spread_df,
         noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
         noise_df=s.noise_df,

@@ -99,12 +99,13 @@ def draw_spread(
     deviations: np.ndarray,
     precision: np.ndarray,
     spread_df: float,
-    spread_var: float,
+    psi: np.ndarray | float,
     rng: np.random.Generator,
 ) -> np.ndarray:
     r"""Draw :math:`\Omega` from its conditional posterior for each posterior draw.
 
-    Given the deviations' contrasts :math:`\tilde u_i` and weights :math:`\lambda_i`,
+    Given the deviations' contrasts :math:`\tilde u_i`, weights :math:`\lambda_i` and
+    the prior's mixing variable :math:`\psi`,
     :math:`\Omega \sim \operatorname{IW}(\nu_\Omega + q, \psi I + \sum_i \lambda_i
     \tilde u_i \tilde u_i^T)`; sampled as the inverse of a Wishart draw by Bartlett's
     decomposition, vectorised over the draws.
@@ -115,8 +116,10 @@ def draw_spread(
         ``(draws, q, d)``.
     precision : numpy.ndarray
         ``(draws, q)``.
-    spread_df, spread_var : float
-        The prior :math:`\operatorname{IW}(\nu_\Omega, \psi I)`.
+    spread_df : float
+        :math:`\nu_\Omega`: the prior is :math:`\operatorname{IW}(\nu_\Omega, \psi I)`.
+    psi : numpy.ndarray or float
+        ``(draws,)`` or one value: :math:`\psi` of each draw.
     rng : numpy.random.Generator
 
     Returns
@@ -125,7 +128,8 @@ def draw_spread(
         ``(draws, d, d)`` draws of :math:`\Omega`.
     """
     n, q, d = deviations.shape
-    scatter = spread_var * np.eye(d) + np.einsum(
+    psi = np.broadcast_to(np.asarray(psi, dtype=float), (n,))
+    scatter = psi[:, None, None] * np.eye(d) + np.einsum(
         "sq,sqa,sqb->sab", precision, deviations, deviations
     )
     df = spread_df + q
@@ -153,7 +157,7 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
         deviations.reshape(-1, *deviations.shape[2:]),
         post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
         float(data["spread_df"]),
-        float(data["spread_var"]),
+        post["spread_psi"].to_numpy().reshape(-1),
         rng,
     )
     basis = contrast_basis(k)
@@ -285,6 +289,11 @@ def _settings(
         backend=None,
         target_accept=TARGET_ACCEPT,
         scale=prepared.scale,
+        spread_prior={
+            "form": "huang-wand",
+            "df": prepared.spread_df,
+            "pair_scale": float(np.sqrt(2.0) * prepared.spread_scale * prepared.scale),
+        },
         metric=prepared.metric,
         n_datasets=prepared.n_datasets,
         systems=list(prepared.systems),
