@@ -362,9 +362,12 @@ def joint_fit(
     deviations' contrasts multivariate t with covariance :math:`\Omega` (so each pair's
     deviation is :math:`t_\nu` with its own scale); the noise of the contrasts
     matrix-normal with covariance :math:`\Sigma_i` across systems and compound
-    symmetry (correlation :math:`\rho_i`) across folds; :math:`\Omega` and the
-    :math:`\Sigma_i` integrated out against inverse-Wishart priors
-    (:class:`~isbetter.cv.joint.spec.JointPriors`).
+    symmetry (correlation :math:`\rho_i`) across folds; the :math:`\Sigma_i`
+    integrated out against inverse-Wishart priors, :math:`\Omega` against Huang and
+    Wand's prior given its mixing variable (every pair's scale half-t, flat near zero;
+    :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
+    ``settings["spread_prior"]`` records that prior's degrees of freedom and a pair's
+    half-t scale in score units.
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """

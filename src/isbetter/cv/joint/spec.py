@@ -20,9 +20,10 @@ data set i from the effects :math:`b` are multivariate Student-t: their contrast
 :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`, so every pair's
 deviation :math:`u_{ia} - u_{ib}` is :math:`t_\nu` as in the pairwise model, with
 the pair's own scale :math:`\sigma_{ab}^2 = c_{ab}^T \Omega c_{ab}` (the K(K-1)/2
-pairwise scales, kept consistent by one covariance matrix). :math:`\Omega` has an
-inverse-Wishart prior too and is integrated out given the :math:`\lambda_i`
-(:mod:`.pymc_backend`).
+pairwise scales, kept consistent by one covariance matrix). :math:`\Omega` has Huang and
+Wand's prior (half-t scales; inverse-Wishart given one mixing variable :math:`\psi`,
+:class:`JointPriors`, ``docs/joint_prior.md``) and is integrated out given
+:math:`\psi` and the :math:`\lambda_i` (:mod:`.pymc_backend`).
 
 **Why not DESIGN §4.2's independent noise.** The design gives each system its own
 noise :math:`\sigma_{ik}` and each deviation its own :math:`t(\nu, 0, s_k)`. With
