@@ -141,6 +141,11 @@ PUBLISHED = {
 }
 
 
+#: pairs whose joint fit at K = 2 mixes poorly (open, docs/joint_prior.md): j48 and j48gr
+#: differ on few folds, their spread's posterior reaches zero, R-hat 1.03, bulk ESS 155
+POORLY_MIXING = {("j48", "j48gr")}
+
+
 @pytest.mark.slow
 def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path):
     """K = 2 on the ten UCI pairs: the three probabilities for the next data set within
@@ -152,7 +157,10 @@ def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path):
     table = read_scores(uci_long_path, dataset="dataset_id", system="classifier", score="accuracy")
     worst = 0.0
     for a, b in itertools.combinations(table.systems, 2):
-        fit = joint_fit(table, (a, b), rope=0.01, rng=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit = joint_fit(table, (a, b), rope=0.01, rng=1)
+        assert fit.diagnostics.converged or (a, b) in POORLY_MIXING, (a, b, fit.diagnostics)
         e = fit.effects.reshape(-1, 2)
         posterior = HierarchicalPosterior(
             delta0=e[:, 0] - e[:, 1], std0=fit.pair_scales().reshape(-1), nu=fit.nu.reshape(-1)
