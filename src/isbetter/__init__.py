@@ -14,6 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from isbetter.core.errors import (
+    CacheWarning,
     ConvergenceWarning,
     InputError,
     InputTypeError,
@@ -69,6 +70,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "CacheWarning",
     "ConvergenceWarning",
     "InputError",
     "InputTypeError",

@@ -299,3 +299,87 @@ def test_measure_is_an_alias_of_metric(capsys, multiclass, command):
     )
     err = _error(capsys, [*argv, "--metric", "f1", "--measure", "precision"])
     assert "argument --metric/--measure: given twice (f1, then precision)" in err
+
+
+# issue 29 items 6 and 7: messages that were tracebacks or said too little
+
+
+def test_scheduler_without_dask_says_how_to_install_it(capsys, three, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if not installed
+    err = _error(capsys, ["rank", three, "--scheduler", "tcp://127.0.0.1:1"])
+    assert err == (
+        "isbetter rank: error: --scheduler runs the pairs on Dask, which is not installed: pip "
+        'install "isbetter[dask]" (or leave --scheduler out to run them here).\n'
+    )
+
+
+def test_decimal_commas_are_named(capsys, tmp_path):
+    path = tmp_path / "comma.csv"
+    df = _scores().astype({"score": object})
+    df["score"] = [f"{v:.12f}".replace(".", ",") for v in _scores()["score"]]
+    df.to_csv(path, index=False, sep=";")
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b"])
+    assert "is written with a decimal comma (line 2: '0," in err
+    assert "write decimal points ('0." in err
+
+
+def test_a_missing_system_name_names_the_line(capsys, tmp_path):
+    path = tmp_path / "nan.csv"
+    df = _scores().astype({"system": object})
+    df.loc[3, "system"] = None
+    df.to_csv(path, index=False)
+    err = _error(capsys, ["cv", str(path), "--a", "a", "--b", "b"])
+    assert err == (
+        "isbetter cv: error: Column 'system' (system) has missing values (line 5); every score "
+        "needs a system: fill it in.\n"
+    )
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_an_interrupted_ranking_says_what_was_kept_and_how_to_resume(
+    capsys, three, tmp_path, monkeypatch, cache
+):
+    import isbetter.ranking
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(isbetter.ranking, "rank", interrupted)
+    folder = tmp_path / "cache"
+    argv = ["rank", three, "--method", "signed-rank"] + (["--cache-dir", str(folder)] * cache)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    if cache:
+        assert err == (
+            f"isbetter rank: interrupted; the pairs finished so far are kept in {folder}: run "
+            "the same command again to resume from them\n"
+        )
+    else:
+        assert err == (
+            "isbetter rank: interrupted; nothing was kept (with --cache-dir DIR each finished "
+            "pair is kept, and the same command run again resumes from them)\n"
+        )
+
+
+def test_cv_without_rope_says_so_and_suggests_one(capsys, one):
+    assert main(["cv", one, "--a", "a", "--b", "b", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        "isbetter cv: note: no --rope given, so the ROPE is 0 and no practical equivalence can "
+        "be concluded; give --rope in the units of score, e.g. --rope 0.01 (one point of the "
+        "scores' scale; see the README, 'How to choose a ROPE').\n"
+    )
+    assert json.loads(out)["settings"]["rope_default"] is True
+    assert main(["cv", one, "--a", "a", "--b", "b"]) == 0
+    assert "(the default: no --rope given)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("rope", "said"), [("0.5", "as wide as the spread"), ("0.0001", "below a tenth")]
+)
+def test_cv_warns_of_a_rope_that_does_not_fit_the_scores(capsys, one, rope, said):
+    assert main(["cv", one, "--a", "a", "--b", "b", "--rope", rope]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"isbetter cv: warning: --rope {float(rope):g}: the ROPE") and said in err

@@ -10,6 +10,7 @@ process group), at 3, 6, 9 and 12 s into a two-worker hierarchical ranking.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -178,7 +179,10 @@ def test_ctrl_c_stops_a_ranking_within_2_s(tmp_path, jobs, after, kept):
     )
     assert run["code"] == 130, run["err"]
     assert run["seconds"] < 2  # before: 4-19 s, and 2 hangs in 11 trials
-    assert run["err"] == "isbetter rank: interrupted\n"  # one line, no traceback
+    assert run["err"] == (  # one line, no traceback: what was kept and how to resume
+        f"isbetter rank: interrupted; the pairs finished so far are kept in {cache}: run the "
+        "same command again to resume from them\n"
+    )
     assert run["out"] == ""
     assert run["alive"] == []  # no worker left running
     entries = sorted(cache.glob("*/*.json"))
@@ -238,7 +242,133 @@ def test_ctrl_c_stops_a_ranking_on_a_dask_scheduler(tmp_path):
     assert (proc.returncode, out.decode(), err.decode()) == (
         130,
         "",
-        "isbetter rank: interrupted\n",
+        "isbetter rank: interrupted; nothing was kept (with --cache-dir DIR each finished "
+        "pair is kept, and the same command run again resumes from them)\n",
     )
     assert seconds < 2
     assert left == 0
+
+
+# ------------------------------------------------------------------ SIGTERM and SIGKILL
+def test_sigterm_stops_a_command_as_ctrl_c_does(capsys, monkeypatch, python_sigint):
+    """SIGTERM (kill, a scheduler, a container stopped): the clean stop of Ctrl-C, exit 143."""
+
+    def run(args):
+        signal.raise_signal(signal.SIGTERM)
+        pytest.fail("SIGTERM did not stop the command")
+
+    monkeypatch.setattr("isbetter.cli.cv.run", run)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["cv", "scores.csv", "--a", "a", "--b", "b"]) == 143
+    assert capsys.readouterr() == ("", "isbetter cv: terminated\n")
+    assert signal.getsignal(signal.SIGTERM) == before  # restored
+
+
+_TERMINATED = """
+import os, signal, sys, time
+import isbetter.cli
+import isbetter.cli.cv
+
+def run(args):
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+
+isbetter.cli.cv.run = run
+sys.argv = ["isbetter", "cv", "scores.csv", "--a", "a", "--b", "b"]
+isbetter.cli.program()
+"""
+
+
+def test_the_program_exits_143_after_sigterm(tmp_path):
+    """Before: killed by the signal at once (-15), the workers of a ranking left running."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    run = subprocess.run(
+        [sys.executable, "-c", _TERMINATED], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (143, "", "isbetter cv: terminated\n")
+
+
+_ORPHAN = """
+import multiprocessing, os, sys, time
+
+def child(parent, kernel):
+    from isbetter.ranking.execution import _end_with_parent
+    _end_with_parent(parent, kernel=kernel)
+    print(os.getpid(), flush=True)
+    time.sleep(120)  # as a worker waiting for its next task, for good
+
+if __name__ == "__main__":
+    ctx = multiprocessing.get_context("spawn")
+    ctx.Process(target=child, args=(os.getpid(), sys.argv[1] == "kernel")).start()
+    time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("kernel", ["kernel", "thread"])
+def test_a_worker_ends_when_its_parent_is_killed(tmp_path, kernel):
+    """Linux's parent-death signal, and the portable thread (the parent's sentinel)."""
+    script = tmp_path / "orphan.py"
+    script.write_text(_ORPHAN)
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    parent = subprocess.Popen(
+        [sys.executable, str(script), kernel], stdout=subprocess.PIPE, text=True, env=env
+    )
+    child = None
+    try:
+        child = int(parent.stdout.readline())  # the child watches its parent by now
+        assert not _gone(child, within=0.5)
+        parent.kill()
+        parent.wait()
+        assert _gone(child, within=5)
+    finally:
+        parent.kill()
+        parent.communicate()
+        if child is not None and not _gone(child, within=0):
+            os.kill(child, signal.SIGKILL)
+
+
+def _run_of_ranking(proc: subprocess.Popen) -> list[int]:
+    """Wait until the ranking's two workers and the resource tracker run; return their pids."""
+    deadline = time.monotonic() + 300
+    while True:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no workers started in 5 minutes"
+        children = _children(proc.pid)
+        workers = [p for p in children if b"spawn_main" in _cmdline(p)]
+        tracker = [p for p in children if b"resource_tracker" in _cmdline(p)]
+        if len(workers) == 2 and tracker:
+            return workers + tracker
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_no_worker_is_left_behind_when_the_ranking_is_killed(signum):
+    """Before: the two workers and the resource tracker (~810 MB) ran for good, both signals."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    command = [*RANK[: RANK.index("--jobs")], "--systems", "nbc", "aode", "hnb", "--jobs", "2"]
+    proc = subprocess.Popen(
+        [*command, "--draws", "4000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=_default_sigint,
+    )
+    left: list[int] = []
+    try:
+        left = _run_of_ranking(proc)
+        time.sleep(1)  # into their first fits
+        os.kill(proc.pid, signum)  # the command alone, as `kill` does
+        out, err = proc.communicate(timeout=60)
+        if signum == signal.SIGTERM:
+            assert proc.returncode == 143 and out == b""
+            assert err.startswith(b"isbetter rank: terminated; nothing was kept (with --cache-dir")
+        left = [p for p in left if not _gone(p, within=5)]
+        assert left == []
+    finally:
+        proc.kill()
+        for pid in left:  # this run's own processes, by pid
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)

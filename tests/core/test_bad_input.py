@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import isbetter
+import isbetter.report
 from isbetter import (
     InputError,
     InputTypeError,
@@ -233,6 +234,87 @@ API_CASES = {
         lambda: rank(read_scores(_scores(), run=None), rule="vote"),
         InputError,
         "Unknown rule 'vote'",
+    ),
+    # issue 29 item 6: each of these was a Python error (AttributeError, TypeError,
+    # ValueError, KeyError) or silently wrong (complex made real)
+    "correlated t-test given a ScoreTable": (
+        lambda: correlated_ttest(read_scores(_scores(), run=None)),
+        InputTypeError,
+        r"^`scores` must be PairedScores .* got ScoreTable; pair two of its systems with "
+        r"`table.paired\(system_a, system_b\)` \(systems: 'a', 'b'\), or call "
+        r"`isbetter.compare\(table, system_a, system_b, method='correlated_t'\)`\.$",
+    ),
+    "sign test given an array": (
+        lambda: isbetter.sign_test(np.zeros((3, 2))),
+        InputTypeError,
+        r"^`scores` must be PairedScores .* got ndarray; build them with `read_scores",
+    ),
+    "signed-rank test given a ScoreTable": (
+        lambda: isbetter.signed_rank_test(read_scores(_scores(), run=None)),
+        InputTypeError,
+        "method='signed_rank'",
+    ),
+    "score given as a number": (
+        lambda: read_scores(_scores(), run=None, score=5),
+        InputTypeError,
+        r"^`score` must name the metric column \(a str, e.g. score='accuracy'\) or several "
+        r"\(a list of str\), got int 5\.$",
+    ),
+    "a system name missing": (
+        lambda: read_scores(_scores(system=(2, np.nan)), run=None),
+        InputError,
+        r"^Column 'system' \(system\) has missing values \(index label 2\); every score "
+        r"needs a system: fill it in\.$",
+    ),
+    "a data set name missing": (
+        lambda: read_scores(_scores(dataset=(0, None)), run=None),
+        InputError,
+        r"^Column 'dataset' \(data set\) has missing values \(index label 0\)",
+    ),
+    "a ranking's cache_dir given as a number": (
+        lambda: rank(read_scores(_scores(), run=None), cache_dir=123),
+        InputTypeError,
+        r"^`cache_dir` must be a path \(a str or a pathlib.Path\), got int 123",
+    ),
+    "ragged arrays": (
+        lambda: from_arrays([[0.8, 0.7], [0.9]], [[0.8, 0.7], [0.9]], runs=1),
+        InputError,
+        r"^`x` has rows of different lengths; every data set \(row\) needs the same number",
+    ),
+    "complex arrays": (
+        lambda: from_arrays(np.array([0.8 + 0.1j, 0.7]), np.array([0.6, 0.5]), runs=1),
+        InputTypeError,
+        r"^`x` holds complex numbers; scores must be real numbers",
+    ),
+    "a complex score column": (
+        lambda: read_scores(_scores().astype({"score": complex}), run=None),
+        InputTypeError,
+        r"^Metric column 'score' holds complex numbers",
+    ),
+    "decimal commas": (
+        lambda: read_scores(
+            _scores().astype({"score": object}).assign(score=lambda d: ["0,944444444444"] * 8),
+            run=None,
+        ),
+        InputTypeError,
+        r"^Metric column 'score' is written with a decimal comma \(index label 0: "
+        r"'0,944444444444', .*\); write decimal points \('0.944444444444'\)",
+    ),
+    "an empty summary": (
+        lambda: isbetter.report.summary_from_dict({}),
+        InputError,
+        r"^`data` is not the dict of a result's to_dict\(\): it has no 'kind', expected one "
+        r"of 'comparison', 'f1', 'power', 'ranking'",
+    ),
+    "a summary missing a field": (
+        lambda: isbetter.report.summary_from_dict({"kind": "comparison"}),
+        InputError,
+        r"^`data` is not a whole comparison summary \(no field 'settings'\)",
+    ),
+    "a summary that is no dict": (
+        lambda: isbetter.report.summary_from_dict([1]),
+        InputTypeError,
+        r"^`data` must be the dict of a result's to_dict\(\)",
     ),
 }
 

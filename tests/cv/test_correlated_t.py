@@ -113,8 +113,11 @@ def test_zero_variance_is_a_point_mass():
     res = correlated_ttest(from_arrays(x, y, runs=1).paired("A", "B"), rope=0.01)
     assert (res.p_a_better, res.p_rope, res.p_b_better) == (1.0, 0.0, 0.0)
     assert corrected_resampled_ttest(from_arrays(x, y, runs=1).paired("A", "B")).p_value == 0.0
-    same = correlated_ttest(from_arrays(x, x, runs=1).paired("A", "B"), rope=0.0)
-    assert same.p_rope == 1.0
+    same = from_arrays(x, x, runs=1).paired("A", "B")
+    # identical systems: equivalent with a ROPE; without one (a zero width) no equivalence
+    # is concluded and neither side favoured (issue 29: it was P(rope) = 1, "equivalent")
+    assert correlated_ttest(same, rope=0.01).p_rope == 1.0
+    assert correlated_ttest(same, rope=0.0).probabilities().as_tuple() == (0.5, 0.0, 0.5)
 
 
 def test_probabilities_for_another_rope_without_refit(rng):

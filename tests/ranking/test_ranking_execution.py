@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from _tasks import SEED, _gone, make_tasks  # noqa: F401 (SEED used by the tests below)
-from isbetter import InputError, InputTypeError
+from isbetter import CacheWarning, InputError, InputTypeError
 from isbetter.ranking import execution
 from isbetter.ranking.execution import CACHE_FORMAT, run_tasks
 from isbetter.ranking.tasks import PairTask
@@ -256,7 +256,15 @@ DAMAGE = {
     "wrong format": lambda path, other: path.write_text(
         path.read_text().replace(CACHE_FORMAT, "isbetter-pair/0")
     ),
+    "a folder": lambda path, other: _folder(path),
 }
+
+
+def _folder(path: Path) -> None:
+    """The entry replaced by a folder (before: exit 1 after recomputing, the ranking lost)."""
+    path.unlink()
+    path.mkdir()
+    (path / "inside").write_text("not an entry")
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
@@ -266,14 +274,39 @@ def test_corrupt_entry_is_recomputed_and_repaired(tmp_path, damage):
     files = [tmp_path / t.key()[:2] / f"{t.key()}.json" for t in tasks]
     original = files[0].read_bytes()
     DAMAGE[damage](files[0], files[1])
-    assert files[0].read_bytes() != original
+    assert not files[0].is_file() or files[0].read_bytes() != original
 
-    again, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    with pytest.warns(CacheWarning, match=r"ranking cache .*: 1 entry damaged .*computed again"):
+        again, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
     assert (stats["recomputed_corrupt"], stats["computed"], stats["cached"]) == (1, 1, 2)
     assert as_json(again) == as_json(first)
     assert files[0].read_bytes() == original  # repaired
     _, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
     assert stats["cached"] == 3
+
+
+def test_an_entry_that_cannot_be_written_loses_only_itself(tmp_path, monkeypatch):
+    """A full disk while a pair is kept: a warning naming the entry, and the ranking goes on."""
+    import errno
+
+    tasks = make_tasks(n_systems=3, method="correlated_t", n_datasets=1)
+    first, _ = run_tasks(tasks, jobs=1, progress=False)
+    real = execution.write_bytes
+    calls = []
+
+    def full_disk(path, data):
+        calls.append(path)
+        if len(calls) == 2:  # the second entry: half written, then no space left
+            real(path, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(path, data)
+
+    monkeypatch.setattr(execution, "write_bytes", full_disk)
+    with pytest.warns(CacheWarning, match=r"cannot keep a pair in .*No space left on device"):
+        outcomes, stats = run_tasks(tasks, jobs=1, cache_dir=tmp_path, progress=False)
+    assert as_json(outcomes) == as_json(first) and stats["computed"] == 3
+    assert len(cache_files(tmp_path)) == 2  # the two entries written, no partial third
+    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.name.startswith(".")]
 
 
 def test_cache_entry_layout(tmp_path):

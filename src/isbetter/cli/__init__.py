@@ -59,7 +59,10 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130 Ctrl-C)."""
+    """Run the command line; return the exit code (0 ok, 1 failure, 2 bad input, 130/143 stopped).
+
+    A command stopped by Ctrl-C exits with 130, by SIGTERM with 143.
+    """
     args = argparse.Namespace(command=None)
     with interrupt.watch():  # first of all: a Ctrl-C from here on is one line and 130
         try:
@@ -80,7 +83,7 @@ def program() -> NoReturn:
     """Run the ``isbetter`` program (script, ``python -m isbetter``); exit with main's code."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     code = main()
-    if code == 130:
+    if code in interrupt.EXIT_CODES:
         interrupt.exiting()  # at once, and a second Ctrl-C cannot print a traceback
     else:
         # the interpreter's last collection of every object in memory (the samplers'
@@ -109,8 +112,10 @@ def _failure(exc: BaseException, args: argparse.Namespace) -> int:
     if isinstance(exc, KeyboardInterrupt) or interrupt.seen():
         # after a Ctrl-C a sampler's clean-up may fail in its own way: still an interrupt
         interrupt.stopping()
-        print(f"{name}: interrupted", file=sys.stderr)
-        return 130
+        from isbetter.cli.messages import stopped_message
+
+        print(f"{name}: {stopped_message(args, interrupt.reason())}", file=sys.stderr)
+        return interrupt.exit_code()
     if isinstance(exc, IsbetterError):
         from isbetter.cli.messages import cli_message
 

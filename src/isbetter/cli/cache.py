@@ -3,7 +3,9 @@
 The hierarchical model is compiled (numba) on its first use on a machine and kept
 in the platform's user cache directory, or in $ISBETTER_CACHE_DIR when set;
 later calls load it in a fraction of a second. Clearing it is always safe: the
-next fit compiles again.
+next fit compiles again. A cache that cannot be used (read-only and incomplete, a
+full disk, damaged) is bypassed with a warning naming it: the code is compiled in
+memory.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ __all__ = [
     "emit",
     "formatter",
     "lazy_plot",
+    "mark_default_rope",
+    "rope_note",
     "score_columns",
 ]
 
@@ -192,21 +194,24 @@ def check_destinations(args: argparse.Namespace) -> None:
 def emit(args: argparse.Namespace, result: Any, save_plot: Callable[[Any, Path], Any]) -> int:
     """Write the report in the requested format (stdout or --output) and the --plot file."""
     from isbetter.cli.interrupt import check
+    from isbetter.core.writable import replacing, write_text
     from isbetter.report import render
 
     check()  # Ctrl-C during the work, caught by a sampler: write nothing
     text = render(result, args.format)
+    # each file whole or not at all: a failed write (a full disk) keeps the earlier file
     if args.output is None:
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, encoding="utf-8")
+        write_text(args.output, text, "--output")
     if args.plot is not None:
-        written = save_plot(result, args.plot)
-        print(f"wrote plot to {written or args.plot}", file=sys.stderr)
+        with replacing(args.plot, "--plot") as tmp:
+            save_plot(result, tmp)  # the temporary file has the plot's extension
+        print(f"wrote plot to {args.plot}", file=sys.stderr)
     if getattr(args, "report", None) is not None:
         from isbetter.report.html import html_report
 
-        html_report(result, plots=[save_plot], path=args.report)
+        write_text(args.report, html_report(result, plots=[save_plot]), "--report")
         print(f"wrote report to {args.report}", file=sys.stderr)
     return 0
 
@@ -272,3 +277,42 @@ def score_columns(args: argparse.Namespace) -> dict[str, Any]:
         "fold": args.fold_col or None,
         "wide": args.wide,
     }
+
+
+def rope_note(args: argparse.Namespace, values: Any, default: float, metric: str) -> float:
+    """Say on stderr what the ROPE is when --rope was not given; return the ROPE used.
+
+    Without --rope: a note that the ROPE is the default (0: no practical equivalence can
+    be concluded) with a suggestion in the metric's units
+    (:func:`isbetter.core.rope.suggested_rope`). With one that does not fit the scores'
+    scale (:func:`isbetter.core.rope.rope_misfit`): a warning.
+    """
+    from isbetter.core.rope import rope_misfit, suggested_rope
+
+    name = f"isbetter {args.command}:"
+    if args.rope is None:
+        point = suggested_rope(values) if values is not None else 0.01
+        if default == 0:
+            said = "no --rope given, so the ROPE is 0 and no practical equivalence can be concluded"
+        else:
+            said = f"no --rope given: the ROPE is the default ±{default:g}"
+        print(
+            f"{name} note: {said}; give --rope in the units of {metric}, e.g. --rope {point:g} "
+            "(one point of the scores' scale; see the README, 'How to choose a ROPE').",
+            file=sys.stderr,
+        )
+        return default
+    rope = float(args.rope)
+    misfit = rope_misfit(rope, values) if values is not None else None
+    if misfit:
+        print(f"{name} warning: --rope {rope:g}: {misfit}.", file=sys.stderr)
+    return rope
+
+
+def mark_default_rope(args: argparse.Namespace, result: Any) -> Any:
+    """Record in the result's settings that its ROPE is the default (no --rope given)."""
+    import dataclasses
+
+    if args.rope is not None:
+        return result
+    return dataclasses.replace(result, settings={**result.settings, "rope_default": True})

@@ -13,6 +13,8 @@ from isbetter.cli.common import (
     emit,
     formatter,
     lazy_plot,
+    mark_default_rope,
+    rope_note,
     score_columns,
 )
 from isbetter.core.vocabulary import CV_METHODS
@@ -40,7 +42,13 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--lower-is-better", action="store_true", help="the metric is an error or a loss"
     )
-    p.add_argument("--rope", type=float, default=0.0, help="ROPE half-width in score units")
+    p.add_argument(
+        "--rope",
+        type=float,
+        default=None,
+        help="ROPE half-width in score units (default 0: no practical equivalence can be "
+        "concluded; a note says so and suggests one)",
+    )
     p.add_argument(
         "--method",
         default="auto",
@@ -99,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         systems=[args.a, args.b],  # another system's missing folds do not concern this pair
         dataset_name=args.dataset_name_col,
     )
+    rope = 0.0 if args.rope is None else args.rope
     options = {
         name: getattr(args, name)
         for name in ("rho", "prior", "draws", "chains", "tune")
@@ -122,9 +131,15 @@ def run(args: argparse.Namespace) -> int:
             table,
             system_a=args.a,
             system_b=args.b,
-            rope=args.rope,
+            rope=rope,
             method=method,
             rng=args.seed,
             **options,
         )
+    # after the fit: a command refused for bad input (or stopped) prints one line only
+    from isbetter.cli.interrupt import check
+
+    check()
+    rope_note(args, table.data[args.metric].to_numpy(dtype=float), 0.0, args.metric)
+    result = mark_default_rope(args, result)
     return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))

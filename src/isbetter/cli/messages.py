@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import re
 
-__all__ = ["cli_message"]
+__all__ = ["cli_message", "stopped_message"]
 
 #: Python argument -> flag, where the same name means the same thing in every subcommand
 _FLAGS = {
@@ -205,3 +205,23 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
     out = _QUOTED.sub(_quoted, out)
     return _ASSIGNED.sub(_unquoted, out)
+
+
+def stopped_message(args: argparse.Namespace, reason: str = "interrupted") -> str:
+    """Say that a command stopped (`reason`), what it kept and how to go on from there.
+
+    A ranking keeps each finished pair in its ``--cache-dir`` (and its fits, for one model
+    of all the systems): run again, it resumes from them. Without one nothing is kept.
+    """
+    if getattr(args, "command", None) != "rank":
+        return reason
+    cache = getattr(args, "cache_dir", None)
+    if cache is None:
+        return (
+            f"{reason}; nothing was kept (with --cache-dir DIR each finished pair is kept, "
+            "and the same command run again resumes from them)"
+        )
+    return (
+        f"{reason}; the pairs finished so far are kept in {cache}: run the same command "
+        "again to resume from them"
+    )

@@ -199,6 +199,20 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
     return {m: per.get(m, common if common is not None else 0.0) for m in metrics}
 
 
+def _dask_client(address: str) -> Any:
+    """Connect to the Dask scheduler at `address`; without Dask, say how to install it."""
+    from isbetter.core.errors import InputError
+
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise InputError(
+            "--scheduler runs the pairs on Dask, which is not installed: pip install "
+            '"isbetter[dask]" (or leave --scheduler out to run them here).'
+        ) from None
+    return Client(address)
+
+
 def _read(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """Read the file: predictions (--gold) or scores; return them and the metrics to rank."""
     from isbetter.core.errors import InputError
@@ -247,9 +261,7 @@ def run(args: argparse.Namespace) -> int:
     rope = _rope_option(args.rope, metrics)
     client = None
     if args.scheduler is not None:
-        from dask.distributed import Client
-
-        client = Client(args.scheduler)
+        client = _dask_client(args.scheduler)
     try:
         result = rank(
             data,

@@ -20,6 +20,16 @@ Safe
     with an empty cache compile once and both succeed; a manifest of SHA-256 checksums,
     checked before anything is loaded, detects a truncated or altered file, and the
     entry is then rebuilt.
+Never in the way
+    A damaged or unusable cache is treated as absent, and the code compiled in
+    memory, with a :class:`~isbetter.CacheWarning` naming the folder and the reason:
+    a folder that cannot be created or written (a read-only mount, a full disk), a
+    manifest that does not parse or has fields of the wrong type, a file that fails
+    to load although the manifest vouches for it (the entry is then deleted, so the
+    next run rebuilds it). A complete, intact entry on a read-only mount is used as
+    it is (nothing needs writing). isbetter's compiled code is never written anywhere
+    else (numba's fallback, ``__pycache__`` folders in ``site-packages``, is never
+    reached: without a usable cache the functions are compiled without ``cache=True``).
 
 ``isbetter cache info`` and ``isbetter cache clear`` show and empty it
 (:func:`info`, :func:`clear`).
@@ -27,19 +37,24 @@ Safe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import os
 import platform
 import shutil
+import sys
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
+
+from isbetter.core.errors import CacheWarning
 
 __all__ = ["ENV_VAR", "CacheInfo", "clear", "compiled", "directory", "info"]
 
@@ -130,10 +145,10 @@ def _locator_class() -> type:
             if not os.path.isfile(py_file):
                 return None
             self = cls(py_func, py_file)
-            try:
+            if not self._path.is_dir():  # an existing folder may be read-only: it is read
+                # an OSError here, never None: numba's next locator would write the
+                # compiled code into site-packages; compiled() compiles in memory instead
                 self.ensure_cache_path()
-            except OSError:  # not writable: numba compiles without caching
-                return None
             return self
 
     return IsbetterLocator
@@ -167,11 +182,22 @@ def _checksums(root: Path) -> dict[str, str]:
 
 
 def _read_manifest(entry: Path) -> dict[str, Any]:
+    """Return the entry's manifest, or ``{}`` if it is missing, unreadable or malformed."""
     try:
         manifest = json.loads((entry / _MANIFEST).read_text())
     except (OSError, ValueError):
         return {}
-    return manifest if isinstance(manifest, dict) else {}
+    if not isinstance(manifest, dict):
+        return {}
+    files, groups = manifest.get("files"), manifest.get("groups")
+    if not (
+        isinstance(files, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+        and isinstance(groups, list)
+        and all(isinstance(g, str) for g in groups)
+    ):
+        return {}  # wrong-typed fields ({"files": null}): not a manifest to trust
+    return manifest
 
 
 def _verify(entry: Path) -> list[str]:
@@ -189,7 +215,19 @@ def _verify(entry: Path) -> list[str]:
     return removed
 
 
+def _intact(entry: Path, group: str) -> bool:
+    """Whether `entry` holds `group`, every file as its manifest records it (nothing changed)."""
+    manifest = _read_manifest(entry)
+    try:
+        actual = _checksums(entry / _KERNELS)
+    except OSError:
+        return False
+    return group in manifest.get("groups", []) and actual == manifest.get("files")
+
+
 def _write_manifest(entry: Path, groups: set[str]) -> None:
+    from isbetter.core.writable import atomic_file, write_bytes
+
     manifest = _read_manifest(entry)
     groups = groups | set(manifest.get("groups", []))
     record = {
@@ -198,16 +236,15 @@ def _write_manifest(entry: Path, groups: set[str]) -> None:
         "groups": sorted(groups),
         "files": _checksums(entry / _KERNELS),
     }
-    tmp = entry / f"{_MANIFEST}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True))
-    os.replace(tmp, entry / _MANIFEST)
+    with atomic_file(entry / _MANIFEST) as tmp:
+        write_bytes(tmp, json.dumps(record, indent=1, sort_keys=True).encode())
 
 
 _READY: dict[str, Any] = {}
 _READY_LOCK = threading.Lock()
 
 
-def compiled(group: str, build: Callable[[], T], warm_up: Callable[[T], None]) -> T:
+def compiled(group: str, build: Callable[[bool], T], warm_up: Callable[[T], None]) -> T:
     """Return the compiled functions of `group`, loading them from the cache when valid.
 
     Parameters
@@ -215,33 +252,113 @@ def compiled(group: str, build: Callable[[], T], warm_up: Callable[[T], None]) -
     group : str
         A name for the functions (recorded in the manifest).
     build : callable
-        Returns the numba functions (``numba.njit(cache=True)`` or ``numba.cfunc(...,
-        cache=True)`` of functions in an ``isbetter.*`` module); called once per process.
+        ``build(on_disk)`` returns the numba functions, made with ``cache=on_disk``
+        (``numba.njit(cache=on_disk)`` or ``numba.cfunc(..., cache=on_disk)`` of
+        functions in an ``isbetter.*`` module); called once per process, twice if the
+        cache fails (then with ``on_disk=False``: compiled in memory).
     warm_up : callable
         Calls the dispatchers with every signature the package uses, which loads them
         from the cache or compiles and saves them.
+
+    Warns
+    -----
+    CacheWarning
+        The cache could not be used (its folder and the reason named): the functions
+        were compiled in memory, for this process only.
     """
     with _READY_LOCK:
         if group in _READY:
             return _READY[group]  # type: ignore[no-any-return,unused-ignore]
         _install_locator()
-        entry = _entry()
-        try:
-            entry.mkdir(parents=True, exist_ok=True)
-            from filelock import FileLock
-
-            lock = FileLock(str(entry / _LOCK))
-        except OSError:  # no writable cache: compile in memory
-            functions = build()
-            warm_up(functions)
-        else:
-            with lock:
-                _verify(entry)  # before anything is loaded
-                functions = build()  # C functions compile (or load) here
-                warm_up(functions)
-                _write_manifest(entry, {group})
-        _READY[group] = functions
+        _READY[group] = functions = _load_or_compile(group, build, warm_up)
         return functions
+
+
+def _load_or_compile(group: str, build: Callable[[bool], T], warm_up: Callable[[T], None]) -> T:
+    """Load `group` from the cache (compiling into it if needed), else compile in memory."""
+    entry = _entry()
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        from filelock import FileLock
+
+        lock = FileLock(str(entry / _LOCK))
+        lock.acquire()
+    except OSError as exc:  # no lock, so nothing may be written (a read-only mount)
+        if not _intact(entry, group):
+            return _in_memory(build, warm_up, entry, exc, "cannot write to it", _ELSEWHERE)
+        try:  # complete and intact: read as it is
+            return _built(build, warm_up, on_disk=True)
+        except Exception as failed:  # noqa: BLE001 - any failure to load: compile
+            return _in_memory(build, warm_up, entry, failed, "cannot load from it", _ELSEWHERE)
+    try:
+        damaged = _damaged(entry)
+        _verify(entry)  # before anything is loaded
+        if damaged:
+            warnings.warn(
+                f"isbetter's cache of compiled code {str(entry)!r}: {damaged}; treated as "
+                "absent, compiled again into it.",
+                CacheWarning,
+                stacklevel=3,
+            )
+        functions = _built(build, warm_up, on_disk=True)  # load, or compile and save
+        _write_manifest(entry, {group})
+        return functions
+    except Exception as exc:  # noqa: BLE001 - a full disk, a file that does not load
+        # what was written or read may be damaged: out, so the next run starts afresh
+        shutil.rmtree(entry / _KERNELS, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            (entry / _MANIFEST).unlink()
+        return _in_memory(build, warm_up, entry, exc, "could not use it", _DELETED)
+    finally:
+        lock.release()
+
+
+_ELSEWHERE = f"set {ENV_VAR} to a writable folder to keep the compiled code"
+_DELETED = "its compiled code was deleted; the next run compiles into it again"
+
+
+def _damaged(entry: Path) -> str:
+    """Say how `entry` is damaged ("" if it is not): its manifest, or files it recorded."""
+    if (entry / _MANIFEST).exists() and not _read_manifest(entry):
+        return "its manifest is unreadable or malformed"
+    expected = _read_manifest(entry).get("files", {})
+    try:
+        actual = _checksums(entry / _KERNELS)
+    except OSError as exc:
+        return f"a file cannot be read ({exc.strerror or exc})"
+    altered = [name for name, checksum in expected.items() if actual.get(name) != checksum]
+    if altered:  # truncated, altered or deleted (files it did not record are just removed)
+        from isbetter.core.validate import counted
+
+        changed = "has" if len(altered) == 1 else "have"
+        return f"{counted(len(altered), 'file')} it recorded {changed} changed since"
+    return ""
+
+
+def _built(build: Callable[[bool], T], warm_up: Callable[[T], None], *, on_disk: bool) -> T:
+    functions = build(on_disk)  # C functions compile (or load) here
+    warm_up(functions)
+    return functions
+
+
+def _in_memory(
+    build: Callable[[bool], T],
+    warm_up: Callable[[T], None],
+    entry: Path,
+    exc: BaseException,
+    what: str,
+    then: str,
+) -> T:
+    """Compile without the cache; warn, naming the cache's folder and what went wrong."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    warnings.warn(
+        f"isbetter's cache of compiled code {str(entry)!r}: {what} "
+        f"({type(exc).__name__}: {reason}); compiled in memory for this process instead "
+        f"(slower to start; {then}).",
+        CacheWarning,
+        stacklevel=4,
+    )
+    return _built(build, warm_up, on_disk=False)
 
 
 # --------------------------------------------------------------------------- info / clear
@@ -274,19 +391,22 @@ class CacheInfo:
 
 
 def info() -> CacheInfo:
-    """Describe the cache (nothing is created or changed)."""
+    """Describe the cache (nothing is created or changed); a damaged entry is shown invalid."""
     root = directory()
     entries: list[dict[str, Any]] = []
     for entry in sorted(root.glob("compiled-*")) if root.is_dir() else []:
-        files = [p for p in entry.rglob("*") if p.is_file()]
+        sizes = _sizes(entry)
         manifest = _read_manifest(entry)
-        actual = _checksums(entry / _KERNELS)
+        try:
+            actual: dict[str, str] | None = _checksums(entry / _KERNELS)
+        except OSError:  # unreadable: not valid
+            actual = None
         entries.append(
             {
                 "key": entry.name.removeprefix("compiled-"),
                 "groups": list(manifest.get("groups", [])),
-                "n_files": len(files),
-                "size_bytes": sum(p.stat().st_size for p in files),
+                "n_files": len(sizes),
+                "size_bytes": sum(sizes),
                 "valid": bool(manifest) and actual == manifest.get("files"),
             }
         )
@@ -299,12 +419,55 @@ def info() -> CacheInfo:
     )
 
 
+def _sizes(entry: Path) -> list[int]:
+    """Return the sizes of the files in `entry` (a stray file of that name: itself)."""
+    paths = [entry] if not entry.is_dir() else entry.rglob("*")
+    sizes = []
+    for path in paths:
+        with contextlib.suppress(OSError):  # gone meanwhile, or unreadable
+            if path.is_file():
+                sizes.append(path.stat().st_size)
+    return sizes
+
+
 def clear() -> CacheInfo:
-    """Delete every entry of the cache; return what was there."""
+    """Delete every entry of the cache, damaged or not; return what was there.
+
+    Raises
+    ------
+    OSError
+        Something could not be deleted (a read-only mount): its path and the reason.
+    """
     before = info()
     root = directory()
+    failures: list[OSError] = []
     for entry in root.glob("compiled-*") if root.is_dir() else []:
-        shutil.rmtree(entry, ignore_errors=True)
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                _remove_tree(entry, failures)
+            else:
+                entry.unlink()
+        except OSError as exc:
+            failures.append(exc)
     with _READY_LOCK:
         _READY.clear()
+    if failures:
+        first = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise OSError(
+            f"cannot delete {str(first.filename or root)!r}{more}: "
+            f"{first.strerror or first}; the cache at {str(root)!r} is not cleared"
+        )
     return before
+
+
+def _remove_tree(folder: Path, failures: list[OSError]) -> None:
+    """Delete `folder` and what it holds; append each failure to `failures`."""
+
+    def failed(function: Any, path: str, error: Any) -> None:
+        failures.append(error if isinstance(error, OSError) else error[1])
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder, onexc=failed)
+    else:  # pragma: no cover - Python 3.11
+        shutil.rmtree(folder, onerror=failed)

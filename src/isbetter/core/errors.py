@@ -4,12 +4,14 @@ Every error isbetter raises for bad input derives from :class:`InputError`
 (a :class:`ValueError`) or :class:`InputTypeError` (a :class:`TypeError`), so
 the command line can print it as one line. Numerical trouble is reported with
 :class:`ConvergenceWarning`; an argument or attribute used by its old name with
-:class:`RenamedArgumentWarning`.
+:class:`RenamedArgumentWarning`; a damaged or unusable cache, bypassed, with
+:class:`CacheWarning`.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "CacheWarning",
     "ConvergenceWarning",
     "InputError",
     "InputTypeError",
@@ -39,4 +41,12 @@ class RenamedArgumentWarning(FutureWarning):
 
     A :class:`FutureWarning`, so that it is shown to everyone who calls isbetter
     (a :class:`DeprecationWarning` is hidden outside ``__main__``).
+    """
+
+
+class CacheWarning(RuntimeWarning):
+    """A cache (compiled code, a ranking's pairs) was damaged or unusable: bypassed, not trusted.
+
+    The results are unaffected: what the cache would have given is computed again.
+    The message names the folder and what was done instead.
     """

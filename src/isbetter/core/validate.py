@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ __all__ = [
     "check_rope",
     "check_nonnegative",
     "check_options",
+    "check_path",
     "counted",
     "legacy_keywords",
     "plural",
@@ -119,6 +121,16 @@ def check_finite_array(values: Any, name: str) -> np.ndarray:
             "(remove or impute them before comparing)."
         )
     return arr
+
+
+def check_path(value: Any, name: str) -> Any:
+    """Return `value` after checking it is None or a path (a str or an ``os.PathLike``)."""
+    if value is None or isinstance(value, str | os.PathLike):
+        return value
+    raise InputTypeError(
+        f"`{name}` must be a path (a str or a pathlib.Path), got {type(value).__name__} "
+        f"{value!r}; e.g. {name}='isbetter-cache'."
+    )
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:

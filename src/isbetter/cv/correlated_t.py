@@ -28,7 +28,7 @@ from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_positive_int, check_probability, check_rope
 from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.identity import cv_identity
-from isbetter.cv.scores import PairedScores
+from isbetter.cv.scores import PairedScores, check_paired
 from isbetter.inference.decisions import hdi_rope_decision
 from isbetter.inference.posterior import StudentTPosterior
 from isbetter.inference.records import Estimate, Interval, TestResult
@@ -60,6 +60,7 @@ def _single_dataset(
     scores: PairedScores, dataset: str | None, rho: float | None
 ) -> tuple[int, np.ndarray, float]:
     """Return the data set's index, its differences and its resolved rho."""
+    scores = check_paired(scores, "correlated_t")
     if dataset is None:
         if scores.n_datasets != 1:
             raise InputError(

@@ -75,12 +75,12 @@ def _kernel(
     return logp
 
 
-def _build() -> dict[str, Any]:
+def _build(on_disk: bool) -> dict[str, Any]:
     vector = numba.types.Array(numba.float64, 1, "C")
     signature = numba.float64(
         vector, numba.types.Array(numba.int64, 2, "C"), vector, vector, vector
     )
-    return {"logp": numba.njit(signature, cache=True, nogil=True)(_kernel)}
+    return {"logp": numba.njit(signature, cache=on_disk, nogil=True)(_kernel)}
 
 
 def _kernels() -> dict[str, Any]:

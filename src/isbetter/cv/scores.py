@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,7 +30,15 @@ from isbetter.core.table_rows import keep_systems
 from isbetter.core.tables import first_line, read_table, where
 from isbetter.core.validate import check_columns, check_positive_int, counted, plural
 
-__all__ = ["PairedScores", "ScoreTable", "as_scores", "from_arrays", "read_scores", "read_table"]
+__all__ = [
+    "PairedScores",
+    "ScoreTable",
+    "as_scores",
+    "check_paired",
+    "from_arrays",
+    "read_scores",
+    "read_table",
+]
 
 _KEY = ("dataset", "system", "run", "fold")
 
@@ -151,7 +160,7 @@ class ScoreTable:
 
     @property
     def datasets(self) -> tuple[str, ...]:
-        """Data set names, in order of first appearance."""
+        """Data set names, in order of their keys (numbers in them as numbers: "2" before "10")."""
         return tuple(pd.unique(self.data["dataset"]))
 
     @property
@@ -239,6 +248,31 @@ class ScoreTable:
                 + "."
             )
         return metric
+
+
+def check_paired(scores: Any, method: str) -> PairedScores:
+    """Return `scores` if they are :class:`PairedScores`, else raise saying how to get them.
+
+    `method` names the method of :func:`~isbetter.compare` the calling test is, for the advice.
+    """
+    if isinstance(scores, PairedScores):
+        return scores
+    if isinstance(scores, ScoreTable):
+        advice = (
+            "pair two of its systems with `table.paired(system_a, system_b)` (systems: "
+            + ", ".join(repr(s) for s in scores.systems[:5])
+            + (" ..." if len(scores.systems) > 5 else "")
+            + f"), or call `isbetter.compare(table, system_a, system_b, method='{method}')`"
+        )
+    else:
+        advice = (
+            "build them with `read_scores(...).paired('A', 'B')`, or from arrays with "
+            "`from_arrays(x, y, runs=...).paired('A', 'B')`"
+        )
+    raise InputTypeError(
+        f"`scores` must be PairedScores (the differences of two systems), got "
+        f"{type(scores).__name__}; {advice}."
+    )
 
 
 def read_scores(
@@ -335,7 +369,7 @@ def read_scores(
     (True, (array([0.01]), array([0.03]), array([0.])))
     """
     df = read_table(source)
-    metrics = (score,) if isinstance(score, str) else tuple(score)
+    metrics = _metric_names(score)
     if not metrics:
         raise InputError("`score` must name at least one metric column, got none.")
     datasets = [dataset] if isinstance(dataset, str) else list(dataset or [])
@@ -344,7 +378,7 @@ def read_scores(
     if wide:
         out, keys = _from_wide(df, source, datasets, metrics, system, run, fold, dataset_name)
     else:
-        out, keys = _from_long(df, datasets, system, run, fold, metrics)
+        out, keys = _from_long(df, datasets, system, run, fold, metrics, first_line(source))
     if len(out) == 0:
         raise InputError("The score table is empty; it needs at least one row per score.")
     out.index.names = [None] * out.index.nlevels  # an index named "dataset" is no column
@@ -372,6 +406,7 @@ def _from_long(
     run: str | None,
     fold: str | None,
     metrics: tuple[str, ...],
+    lines: tuple[int, str] | None = None,
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Return a long table in the internal column names, and the key columns it has."""
     columns = [str(c) for c in df.columns]
@@ -385,6 +420,14 @@ def _from_long(
     }
     named = {"system": system, "run": run, "fold": fold}
     check_columns(needed, columns, hints={c: hints[k] for k, c in named.items() if c is not None})
+    keyed = [("system", system), *(("data set", d) for d in datasets), ("run", run), ("fold", fold)]
+    for what, name in keyed:
+        missing = df[name].isna().to_numpy(dtype=bool) if name is not None else None
+        if missing is not None and missing.any():
+            raise InputError(
+                f"Column {name!r} ({what}) has missing values ({where(df.index[missing], lines)});"
+                f" every score needs a {what}: fill {plural(int(missing.sum()), 'it', 'them')} in."
+            )
     out = pd.DataFrame(
         {
             "dataset": _dataset_names(df, datasets) if datasets else "data",
@@ -393,15 +436,21 @@ def _from_long(
             "fold": df[fold] if fold is not None else 1,
         }
     )
-    for col, name in (("run", run), ("fold", fold)):
-        if name is not None and out[col].isna().any():
-            raise InputError(
-                f"Column {name!r} ({col}) has missing values; every score needs a {col}."
-            )
     for m in metrics:
         out[m] = df[m]
     present = {"dataset": bool(datasets), "system": True, "run": run is not None}
     return out, tuple(k for k in _KEY if present.get(k, fold is not None))
+
+
+def _metric_names(score: Any) -> tuple[str, ...]:
+    """Return the metric column names `score` gives: one name or a sequence of names."""
+    names = (score,) if isinstance(score, str) else score
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        raise InputTypeError(
+            "`score` must name the metric column (a str, e.g. score='accuracy') or several "
+            f"(a list of str), got {type(score).__name__} {score!r}."
+        )
+    return tuple(names)
 
 
 def _grid_columns(
@@ -487,6 +536,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+#: a number written with a decimal comma: "0,944444444444", "-1,5", "94,4"
+_DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d*,\d+\s*$")
+
+
 def _numbers(
     frame: pd.DataFrame, metric: str, lines: tuple[int, str] | None, wide: bool
 ) -> np.ndarray:
@@ -494,6 +547,11 @@ def _numbers(
     values = frame[metric]
     if pd.api.types.is_bool_dtype(values):
         raise InputTypeError(f"Metric column {metric!r} must hold numbers, found True / False.")
+    if pd.api.types.is_complex_dtype(values) or values.map(np.iscomplexobj).any():
+        raise InputTypeError(
+            f"Metric column {metric!r} holds complex numbers; scores must be real numbers "
+            "(take the real part, or the magnitude, yourself if that is what is meant)."
+        )
     if pd.api.types.is_numeric_dtype(values):
         return values.astype(float).to_numpy()
     text = values.map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
@@ -514,6 +572,16 @@ def _numbers(
         for v, s in zip(rows[metric], rows["system"], strict=True)
     ]
     n = int(bad.sum())
+    comma = rows[metric].map(lambda v: isinstance(v, str) and _DECIMAL_COMMA.match(v) is not None)
+    if comma.any():
+        example = rows[metric][comma].iloc[0].strip()
+        details = [f": {v!r}" for v in rows[metric][comma]]
+        raise InputTypeError(
+            f"Metric column {metric!r} is written with a decimal comma ("
+            f"{where(rows.index[comma.to_numpy()], lines, details=details)}"
+            f"); write decimal points ({example.replace(',', '.')!r}) in the file (pandas reads "
+            "decimal commas with read_csv(..., decimal=','): give read_scores that DataFrame)."
+        )
     what = "The scores" if wide else f"Metric column {metric!r}"
     fix = (
         "choose the system columns with `systems`"
@@ -592,7 +660,11 @@ def _validate(
     df = _drop_incomplete_keys(df, systems, keys, drop_incomplete, dropped)
     if not drop_incomplete:
         _check_grid(df[df["system"] == systems[0]])
-    order = {name: i for i, name in enumerate(pd.unique(df["dataset"]))}
+    _check_magnitudes(df, metrics, lines, wide)
+    # one canonical order, whatever the order of the rows read: data sets by their keys
+    # (numbers as numbers: "2" before "10"), then system, run and fold, so that the
+    # models see the same data in the same order (a shuffled file gave another fit)
+    order = {name: i for i, name in enumerate(sorted(pd.unique(df["dataset"]), key=_natural))}
     df = df.sort_values(
         ["dataset", "system", "run", "fold"],
         key=lambda s: s.map(order) if s.name == "dataset" else s,
@@ -605,6 +677,64 @@ def _validate(
     return ScoreTable(
         data=df, metrics=metrics, higher_is_better=directions, dropped=dropped_df, keys=keys
     )
+
+
+def _natural(key: str) -> tuple[tuple[Any, ...], str]:
+    """Sort key of a data set: its digits as numbers ("2" < "10", "3/5" < "3/10"), then the text.
+
+    The pieces alternate text and number (``re.split`` with a group), so two keys
+    always compare piece by piece in the same types.
+    """
+    pieces = re.split(r"(\d+)", key)
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(pieces)), key
+
+
+#: scores more than this many typical deviations from the median are refused: the models
+#: divide the differences by their mean per-data-set spread, and beside a score that far
+#: the other data sets' variances (their spread squared, relative to that scale) fall
+#: below float64's resolution (eps = 2.2e-16, so 1 / sqrt(eps) = 6.7e7 deviations)
+MAGNITUDE_LIMIT = 1.0 / float(np.sqrt(np.finfo(float).eps))
+#: the largest |score|: the models sum the squares of up to 1e8 differences (each at most
+#: twice the largest score), which float64 holds below its maximum, 1.8e308
+LARGEST_SCORE = 0.5 * float(np.sqrt(np.finfo(float).max / 1e8))
+
+
+def _check_magnitudes(
+    df: pd.DataFrame, metrics: tuple[str, ...], lines: tuple[int, str] | None, wide: bool
+) -> None:
+    """Raise when a score is too large for the models' numerics, naming its row.
+
+    A score beyond :data:`LARGEST_SCORE` overflows the models' sums of squares; one
+    more than :data:`MAGNITUDE_LIMIT` typical deviations (the median absolute
+    deviation, or the mean one where most scores are equal) from the median leaves
+    every other data set's spread below float64's resolution once the model scales
+    the differences (accuracies with one value 1e15 crashed or hung the samplers).
+    """
+    for m in metrics:
+        x = df[m].to_numpy(dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            deviation = np.abs(x - np.median(x))
+            typical = float(np.median(deviation)) or float(deviation.mean())
+            far = np.abs(x) > LARGEST_SCORE
+            if typical > 0:
+                far |= deviation > MAGNITUDE_LIMIT * typical
+        if not far.any():
+            continue
+        n = int(far.sum())
+        rows = df[far]
+        shown = [
+            (f", column {s!r}" if wide else "") + f": {v:.6g}"
+            for v, s in zip(rows[m], rows["system"], strict=True)
+        ]
+        raise InputError(
+            f"{counted(n, 'score')} of {m!r} {plural(n, 'is', 'are')} too far from the others "
+            f"for the models' float64 numerics ({where(rows.index, lines, details=shown)}): "
+            f"the median is {np.median(x):.6g} and the typical deviation from it "
+            f"{typical:.3g}; a score may lie at most {MAGNITUDE_LIMIT:.2g} typical deviations "
+            f"from the median (and within ±{LARGEST_SCORE:.2g}). Fix "
+            f"{plural(n, 'that value', 'those values')} (a typing error?), or put the data "
+            "sets on one scale."
+        )
 
 
 def _drop_not_finite(
@@ -739,6 +869,32 @@ def _runs_of(n: int, runs: int | None, folds: int | None) -> int:
     return runs
 
 
+def _score_array(values: Any, name: str) -> np.ndarray:
+    """Return the scores `values` of :func:`from_arrays` as a float array, or raise saying why."""
+    try:
+        raw = np.asarray(values)
+    except ValueError as exc:  # rows of different lengths
+        raise InputError(
+            f"`{name}` has rows of different lengths; every data set (row) needs the same "
+            "number of scores, runs x folds (read a long table with `read_scores` when they "
+            "differ)."
+        ) from exc
+    if raw.dtype == object:
+        raise InputError(
+            f"`{name}` has rows of different lengths or values that are not numbers; give "
+            "an array of numbers, one row of runs x folds scores per data set."
+        )
+    if np.iscomplexobj(raw):
+        raise InputTypeError(
+            f"`{name}` holds complex numbers; scores must be real numbers (take the real "
+            "part, or the magnitude, yourself if that is what is meant)."
+        )
+    try:
+        return raw.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise InputTypeError(f"`{name}` must hold numbers, got {raw.dtype} values.") from exc
+
+
 def from_arrays(
     x: Any,
     y: Any,
@@ -779,8 +935,7 @@ def from_arrays(
     -------
     ScoreTable
     """
-    xa = np.asarray(x, dtype=float)
-    ya = np.asarray(y, dtype=float)
+    xa, ya = _score_array(x, "x"), _score_array(y, "y")
     if xa.shape != ya.shape:
         raise InputError(f"`x` and `y` must have the same shape, got {xa.shape} and {ya.shape}.")
     if xa.ndim == 1:

@@ -33,7 +33,7 @@ import numpy as np
 from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_nonnegative, check_positive_int, check_rope
 from isbetter.cv.identity import cv_identity
-from isbetter.cv.scores import PairedScores
+from isbetter.cv.scores import PairedScores, check_paired
 from isbetter.inference.posterior import DirichletProcessPosterior
 from isbetter.inference.seeds import resolve_seed
 from isbetter.results.comparison import ComparisonResult
@@ -68,6 +68,7 @@ def _run(
     rng: int | np.random.Generator | None,
     extra: dict,
 ) -> ComparisonResult:
+    scores = check_paired(scores, kind)
     rope = check_rope(rope)
     prior = check_nonnegative(prior, "prior")
     draws = check_positive_int(draws, "draws")

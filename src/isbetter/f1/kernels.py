@@ -37,7 +37,7 @@ def kernels() -> dict[str, object]:
     return cache.compiled("f1_multiclass", _build, lambda _: None)
 
 
-def _build() -> dict[str, object]:
+def _build(on_disk: bool) -> dict[str, object]:
     # explicit signature: compiled (or loaded) here, nothing left for a warm-up
     generator = numba.typeof(np.random.Generator(np.random.SFC64(0)))
     signature = numba.void(
@@ -50,7 +50,7 @@ def _build() -> dict[str, object]:
         numba.float64,  # series cut-off log(1 / s0)
         numba.types.Array(numba.float64, 4, "A"),  # out
     )
-    return {"draw_chunk": numba.njit(signature, nogil=True, cache=True)(_draw_chunk)}
+    return {"draw_chunk": numba.njit(signature, nogil=True, cache=on_disk)(_draw_chunk)}
 
 
 def slots(cells: np.ndarray, m: int) -> np.ndarray:

@@ -168,7 +168,9 @@ def hdi_rope_decision(low: float, high: float, rope: float) -> Relation:
     """
     rope = check_rope(rope)
     if low >= -rope and high <= rope:
-        return "equivalent"
+        # a zero-width ROPE holds no equivalence: an HDI of exactly [0, 0] (identical
+        # systems) favours neither side
+        return "equivalent" if rope > 0 else "undecided"
     if low > rope:
         return "a_better"
     if high < -rope:

@@ -85,6 +85,11 @@ class StudentTPosterior:
         """Exact masses from the Student-t CDF, shape ``(1, 3)``."""
         rope = check_rope(rope)
         if self.scale == 0:
+            if self.loc == 0 and rope == 0:
+                # differences all 0 (identical systems): no spread, so no posterior width
+                # to speak of, and a zero-width ROPE concludes no equivalence; neither
+                # side is favoured, as the other routes share such draws
+                return np.array([[0.5, 0.0, 0.5]])
             return _indicator_masses(np.array([self.loc]), rope)
         # sf for the upper tail keeps precision where the mass is tiny
         above, below = _t_tails(rope, self.df, self.loc, self.scale)
@@ -200,18 +205,26 @@ class HierarchicalPosterior:
     counting : {"argmax"}
         Probabilities are the fraction of draws in which a region holds the
         largest mass of :math:`\delta_{next}` (Corani et al. 2017; baycomp).
+    symmetric : bool, default: False
+        The posterior is symmetric about 0: two identical systems, whose data do not
+        change when A and B swap (nor do the priors, symmetric about 0). Each draw's
+        masses are then averaged with their mirror image, so that P(A better) equals
+        P(B better) exactly, not only up to Monte Carlo error (which decided a side
+        of identical systems at ROPE 0: 0.52 / 0 / 0.48).
     """
 
     delta0: np.ndarray = field(repr=False)
     std0: np.ndarray = field(repr=False)
     nu: np.ndarray = field(repr=False)
+    symmetric: bool = False
     counting: Counting = field(default="argmax", init=False)
 
     def region_masses(self, rope: float) -> np.ndarray:
         """Student-t masses of (A better, ROPE, B better) per draw, shape ``(n_draws, 3)``."""
         rope = check_rope(rope)
         above, below = _t_tails(rope, self.nu, self.delta0, self.std0)
-        return np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
+        masses = np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
+        return (masses + masses[:, ::-1]) / 2 if self.symmetric else masses
 
     def next_pdf(self, grid: np.ndarray) -> np.ndarray:
         r"""Posterior predictive density of :math:`\delta_{next}` on `grid` (draw average)."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import input_settings, make_settings
-from isbetter.core.validate import check_choice, check_rope, plural
+from isbetter.core.validate import check_choice, check_path, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS
 from isbetter.cv.compare import check_options, choose_method
@@ -146,6 +146,7 @@ def rank(
     from isbetter.ranking.execution import run_tasks
 
     rule, threshold, margin = check_rule(rule, threshold, margin)
+    cache_dir = check_path(cache_dir, "cache_dir")
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     data = _front_door(data, metrics)

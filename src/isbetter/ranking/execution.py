@@ -18,12 +18,15 @@ overwritten, never trusted. Nothing is written without a `cache_dir`.
 Ctrl-C is for this process alone. Tasks in threads of this process are stopped
 through the event their fits' samplers watch (:data:`isbetter.inference.sampling.STOP`):
 no Ctrl-C reaches a thread other than the main one. The local worker processes start
-with SIGINT blocked and ignore it (:func:`_ignore_interrupts`), so no sampler in a worker is
-cut short and no worker prints a traceback; when the run stops — Ctrl-C or a
-failed task — this process kills its workers instead of waiting for their fits,
-and cancels what a Dask cluster has not finished. A Ctrl-C is held while a
-worker is started or a cache entry written (:func:`_interrupts_held`), so neither
-is left half done, and the pairs that finished before it are kept in the cache.
+with SIGINT blocked and ignore it (:func:`_start_worker`), so no sampler in a worker is
+cut short and no worker prints a traceback; when the run stops — Ctrl-C, SIGTERM
+(the command line handles it as Ctrl-C) or a failed task — this process kills its
+workers instead of waiting for their fits, and cancels what a Dask cluster has not
+finished. A Ctrl-C (or that SIGTERM) is held while a worker is started or a cache
+entry written (:func:`_interrupts_held`), so neither is left half done, and the pairs
+that finished before it are kept in the cache. A worker ends as soon as this process
+does, however it ends (SIGKILL, a crash: :func:`_end_with_parent`), so no worker, and
+no resource tracker of multiprocessing waiting for them, is left running.
 """
 
 from __future__ import annotations
@@ -36,19 +39,21 @@ import json
 import multiprocessing
 import os
 import re
-import secrets
+import shutil
 import signal
+import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from isbetter.core.errors import InputTypeError, IsbetterError
+from isbetter.core.errors import CacheWarning, InputTypeError, IsbetterError
 from isbetter.core.progress import progress_bar
-from isbetter.core.validate import check_positive_int
-from isbetter.core.writable import check_writable_folder
+from isbetter.core.validate import check_positive_int, counted
+from isbetter.core.writable import atomic_file, check_writable_folder, write_bytes
 from isbetter.inference.sampling import STOP
 from isbetter.ranking.tasks import PairTask, prepare, run_task
 
@@ -139,6 +144,14 @@ def run_tasks(
         todo.append(i)
     if cache is not None and todo:  # before any work, not after the first fit
         check_writable_folder(cache.root, "`cache_dir`")
+    if stats["recomputed_corrupt"]:
+        warnings.warn(
+            f"isbetter's ranking cache {str(cache_dir)!r}: "
+            f"{counted(stats['recomputed_corrupt'], 'entry', 'entries')} damaged (not a "
+            "whole entry of this pair, or not a file); computed again and replaced.",
+            CacheWarning,
+            stacklevel=2,
+        )
 
     bar = progress_bar(len(tasks), progress, desc="pairs", unit="pair", leave=True)
 
@@ -242,7 +255,7 @@ def _resolve_executor(
             return
         ctx = multiprocessing.get_context("spawn")  # not fork: sampler and compiler threads
         pool = cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_ignore_interrupts
+            max_workers=workers, mp_context=ctx, initializer=_start_worker, initargs=(os.getpid(),)
         )
         try:
             yield pool, "processes", workers
@@ -320,15 +333,57 @@ def _run_all(
 # ----------------------------------------------------------------------------- Ctrl-C
 
 
-def _ignore_interrupts() -> None:
-    """Ignore Ctrl-C in a local worker (its initializer): the parent stops the workers.
+def _start_worker(parent: int) -> None:
+    """Begin a local worker (its initializer): Ctrl-C ignored, and it ends with `parent`.
 
-    A worker starts with SIGINT blocked (it is started under :func:`_interrupts_held`),
-    so not even its start-up imports see a Ctrl-C; here it is ignored for good.
+    The parent stops the workers. A worker starts with SIGINT blocked (it is started
+    under :func:`_interrupts_held`), so not even its start-up imports see a Ctrl-C; here
+    it is ignored for good.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    _end_with_parent(parent)
+
+
+#: prctl's option that asks the kernel for a signal when the parent ends (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent(parent: int, *, kernel: bool = True) -> None:
+    """End this process as soon as `parent`, the process that started it, has ended.
+
+    A worker blocked on its queue, or in a fit, would otherwise run for good once
+    its parent is killed (SIGKILL cannot be caught, so the parent cannot stop it),
+    and keep multiprocessing's resource tracker alive as well. On Linux (`kernel`)
+    the kernel sends SIGKILL when the parent ends (``prctl(PR_SET_PDEATHSIG)``);
+    elsewhere a daemon thread waits for multiprocessing's sentinel of the parent (a
+    pipe whose other end only the parent holds, at its end-of-file when the parent is
+    gone; polling :func:`os.getppid` where there is none) and ends the process. The
+    worker writes nothing, so ending it at any moment loses nothing.
+    """
+    if kernel and sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):  # no libc to call: the thread below
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # ended before the request: now
+                    os._exit(1)
+                return
+    sentinel = getattr(multiprocessing.parent_process(), "sentinel", None)
+
+    def wait_for_parent() -> None:
+        if sentinel is not None:
+            from multiprocessing.connection import wait
+
+            wait([sentinel])
+        else:
+            while os.getppid() == parent:
+                threading.Event().wait(0.5)
+        os._exit(1)
+
+    threading.Thread(target=wait_for_parent, name="isbetter-parent-watch", daemon=True).start()
 
 
 def _kill_workers(pool: cf.ProcessPoolExecutor) -> None:
@@ -352,18 +407,22 @@ def _interrupts_held() -> Iterator[None]:
     """Hold a Ctrl-C until the block has run, then deliver it (a no-op off the main thread).
 
     SIGINT is also blocked at the level of the operating system, so the worker
-    processes the block starts begin with it blocked (see :func:`_ignore_interrupts`).
+    processes the block starts begin with it blocked (see :func:`_start_worker`). A
+    SIGTERM that a Python handler receives (the command line's, which stops as for
+    Ctrl-C) is held as well; left to the system's default, it ends the process at once.
     """
     before = signal.getsignal(signal.SIGINT)
     if threading.current_thread() is not threading.main_thread() or before is None:
         yield  # off the main thread, or a handler not set from Python: left alone
         return
-    held: list[FrameType | None] = []
+    held: list[tuple[int, FrameType | None]] = []
 
     def hold(signum: int, frame: FrameType | None) -> None:
-        held.append(frame)
+        held.append((signum, frame))
 
-    before = signal.signal(signal.SIGINT, hold)
+    handlers: dict[int, Any] = {signal.SIGINT: signal.signal(signal.SIGINT, hold)}
+    if callable(signal.getsignal(signal.SIGTERM)):
+        handlers[signal.SIGTERM] = signal.signal(signal.SIGTERM, hold)
     blocked = hasattr(signal, "pthread_sigmask")
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocked else set()
     try:
@@ -371,17 +430,18 @@ def _interrupts_held() -> Iterator[None]:
     finally:
         if blocked:  # a Ctrl-C pending at the OS level now reaches `hold`
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, before)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
         if held:
-            _deliver(before, held[0])
+            _deliver(handlers[held[0][0]], *held[0])
 
 
-def _deliver(handler: Any, frame: FrameType | None) -> None:
-    """Act on a held SIGINT as `handler` (the one that was installed) would have."""
+def _deliver(handler: Any, signum: int, frame: FrameType | None) -> None:
+    """Act on a held signal as `handler` (the one that was installed) would have."""
     if callable(handler):
-        handler(signal.SIGINT, frame)
+        handler(signum, frame)
     elif handler == signal.SIG_DFL:
-        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signum)
 
 
 def _describe(task: PairTask) -> str:
@@ -449,39 +509,36 @@ class _Cache:
         payload = _validated(raw, key)
         return ("corrupt", None) if payload is None else ("valid", payload)
 
-    def store(self, key: str, outcome: Outcome) -> None:
-        """Write the entry atomically: a temporary file, fsync, then :func:`os.replace`."""
+    def store(self, key: str, outcome: Outcome) -> bool:
+        """Write the entry atomically (:func:`~isbetter.core.writable.atomic_file`).
+
+        Whatever is in the entry's place (a damaged file, a folder) is replaced. Return
+        whether it was written: a failure (a full disk) loses only this entry, so the
+        ranking goes on.
+        """
         path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
             "format": CACHE_FORMAT,
             "key": key,
             "checksum": hashlib.sha256(_canonical(outcome)).hexdigest(),
             "payload": outcome,
         }
-        tmp = path.parent / f".{key}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(json.dumps(entry, sort_keys=True).encode())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)  # atomic: readers see the old entry or the new one
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename in `directory` durable where the platform allows it."""
-    with contextlib.suppress(OSError, AttributeError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir() and not path.is_symlink():  # not an entry: out of the way
+                shutil.rmtree(path)
+            with atomic_file(path) as tmp:
+                write_bytes(tmp, json.dumps(entry, sort_keys=True).encode())
+        except OSError as exc:
+            warnings.warn(
+                f"isbetter's ranking cache: cannot keep a pair in {str(path)!r} "
+                f"({exc.strerror or exc}); the ranking goes on, and that pair is computed "
+                "again by the next run.",
+                CacheWarning,
+                stacklevel=2,
+            )
+            return False
+        return True
 
 
 def _validated(raw: bytes, key: str) -> Outcome | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from isbetter.core.errors import InputError, InputTypeError, IsbetterError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_choice
 from isbetter.core.vocabulary import FORMATS
@@ -68,4 +69,26 @@ def summary_from_dict(data: dict[str, Any]) -> Any:
     ``kind == "ranking"`` gives a :class:`~isbetter.ranking.result.RankingResult` (a ranking
     holds summaries only, so it is its own summary).
     """
-    return _KINDS[data["kind"]].from_dict(data)
+    if not isinstance(data, dict):
+        raise InputTypeError(
+            "`data` must be the dict of a result's to_dict() (its JSON report, read with "
+            f"json.load), got {type(data).__name__}."
+        )
+    kind = data.get("kind")
+    if kind not in _KINDS:
+        found = f"'kind' is {kind!r}" if "kind" in data else "it has no 'kind'"
+        raise InputError(
+            f"`data` is not the dict of a result's to_dict(): {found}, expected one of "
+            f"{', '.join(map(repr, _KINDS))}; give the whole JSON report of a result "
+            "(e.g. `isbetter cv ... --format json`)."
+        )
+    try:
+        return _KINDS[kind].from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, IsbetterError):
+            raise
+        what = f"no field {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+        raise InputError(
+            f"`data` is not a whole {kind} summary ({what}); give the dict of its to_dict() "
+            "(its JSON report) unchanged."
+        ) from exc

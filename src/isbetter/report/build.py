@@ -54,6 +54,8 @@ def _metric_note(s: ComparisonResult | F1Result, metric: str) -> str:
         if s.rope == 0
         else _regions(s.rope)[1]
     )
+    if s.settings.get("rope_default"):
+        rope += " (the default: no --rope given)"
     return (
         f"metric: {metric} ({_direction(s.higher_is_better)}); d = {d}, positive when {a} "
         f"is better; ROPE: {rope}"

@@ -25,6 +25,7 @@ from typing import Any
 
 from isbetter.core.errors import InputError
 from isbetter.core.vocabulary import METHOD_NAMES, ranking_text, rope_text
+from isbetter.core.writable import write_text
 from isbetter.ranking.result import metric_of
 from isbetter.report.build import as_summary, to_table
 from isbetter.report.render import render_html
@@ -149,8 +150,8 @@ def html_report(
         "</html>",
     ]
     page = "\n".join(p for p in parts if p) + "\n"
-    if path is not None:
-        Path(path).write_text(page, encoding="utf-8")
+    if path is not None:  # whole or not at all: a failed write keeps the earlier page
+        write_text(path, page, "path")
     return page
 
 

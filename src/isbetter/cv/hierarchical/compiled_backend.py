@@ -276,8 +276,8 @@ def _integrated_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: igno
     return 0
 
 
-def nutpie_cfuncs(logp: Any, expand: Any) -> tuple[Any, Any]:
-    """Compile `logp` and `expand` as the C callbacks nutpie calls (cached on disk by numba).
+def nutpie_cfuncs(logp: Any, expand: Any, on_disk: bool) -> tuple[Any, Any]:
+    """Compile `logp` and `expand` as the C callbacks nutpie calls (cached on disk if `on_disk`).
 
     ``logp(dim, x, grad, logp, user_data)`` writes the log density and its gradient;
     ``expand(dim, expanded_dim, x, out, user_data)`` the draw's stored values. Both
@@ -289,12 +289,12 @@ def nutpie_cfuncs(logp: Any, expand: Any) -> tuple[Any, Any]:
     )
     expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
     return (
-        numba.cfunc(logp_sig, cache=True, error_model="numpy")(logp),
-        numba.cfunc(expand_sig, cache=True, error_model="numpy")(expand),
+        numba.cfunc(logp_sig, cache=on_disk, error_model="numpy")(logp),
+        numba.cfunc(expand_sig, cache=on_disk, error_model="numpy")(expand),
     )
 
 
-def _build() -> dict[str, Any]:
+def _build(on_disk: bool) -> dict[str, Any]:
     from numba.extending import register_jitable
 
     register_jitable_helpers()  # _loglik_kernel, callable from the kernels below
@@ -302,13 +302,15 @@ def _build() -> dict[str, Any]:
         register_jitable(helper)
     register_jitable(_integrated_kernel)
     register_jitable(_integrated_from_buffer)
-    centred_logp, centred_expand = nutpie_cfuncs(_centred_logp_cfunc, _centred_expand_cfunc)
-    integrated = nutpie_cfuncs(_integrated_logp_cfunc, _integrated_expand_cfunc)
+    centred_logp, centred_expand = nutpie_cfuncs(
+        _centred_logp_cfunc, _centred_expand_cfunc, on_disk
+    )
+    integrated = nutpie_cfuncs(_integrated_logp_cfunc, _integrated_expand_cfunc, on_disk)
     return {
-        "centred": numba.njit(cache=True)(_centred_kernel),
+        "centred": numba.njit(cache=on_disk)(_centred_kernel),
         "centred_logp": centred_logp,
         "centred_expand": centred_expand,
-        "integrated": numba.njit(cache=True)(_integrated_from_buffer),
+        "integrated": numba.njit(cache=on_disk)(_integrated_from_buffer),
         "integrated_logp": integrated[0],
         "integrated_expand": integrated[1],
     }

@@ -373,7 +373,8 @@ class HierarchicalModel:
         std0 = post["std0"].to_numpy().reshape(-1)
         nu = post["nu"].to_numpy().reshape(-1)
         delta = post["delta"].to_numpy().reshape(-1, scores.n_datasets)
-        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu)
+        identical = not any(np.any(d) for d in scores.differences)  # symmetric posterior
+        posterior = HierarchicalPosterior(delta0=delta0, std0=std0, nu=nu, symmetric=identical)
         masses = posterior.region_masses(rope)
         return HierarchicalResult.from_posterior(  # type: ignore[return-value]
             posterior,

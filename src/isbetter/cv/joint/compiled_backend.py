@@ -316,7 +316,7 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
     return 0
 
 
-def _build() -> dict[str, Any]:
+def _build(on_disk: bool) -> dict[str, Any]:
     from numba.extending import register_jitable
 
     register_jitable_helpers()  # interpolate (nu's prior table)
@@ -325,8 +325,8 @@ def _build() -> dict[str, Any]:
     own = (_cholesky, _solve, _precision_logp, _deviations_logp, _spread_logp, _kernel)
     for function in (*shared, *own, _n_dim, _buffer_size):
         register_jitable(function)
-    logp, expand = nutpie_cfuncs(_logp_cfunc, _expand_cfunc)
-    return {"kernel": numba.njit(cache=True)(_kernel), "logp": logp, "expand": expand}
+    logp, expand = nutpie_cfuncs(_logp_cfunc, _expand_cfunc, on_disk)
+    return {"kernel": numba.njit(cache=on_disk)(_kernel), "logp": logp, "expand": expand}
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:

@@ -580,14 +580,14 @@ def compiled_kernels() -> tuple[Any, Any]:
     return kernels["loglik"], kernels["draw"]
 
 
-def _build() -> dict[str, Any]:
+def _build(on_disk: bool) -> dict[str, Any]:
     import numba
 
     register_jitable_helpers()
     return {
-        "loglik": numba.njit(cache=True)(_loglik_kernel),
+        "loglik": numba.njit(cache=on_disk)(_loglik_kernel),
         # nogil: draw_deltas runs blocks of draws in threads
-        "draw": numba.njit(cache=True, nogil=True)(_draw_kernel),
+        "draw": numba.njit(cache=on_disk, nogil=True)(_draw_kernel),
     }
 
 

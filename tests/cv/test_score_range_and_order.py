@@ -1,0 +1,96 @@
+"""Scores the models cannot hold are refused up front; the order of the rows never matters.
+
+Issue 29 item 6: one accuracy of the UCI table set to 1e15 ... 1e300 gave a
+ZeroDivisionError traceback, a run of more than 600 s, or a segfault; the same rows
+in another order gave P(rope) 0.2709 instead of 0.2850.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from tests._uci import UCI, UCI_COLUMNS
+
+import isbetter
+from isbetter import InputError, read_scores
+from isbetter.cli import main
+from isbetter.cv import scores as scores_module
+
+COLUMNS = {"dataset": "dataset_id", "system": "classifier", "score": "accuracy"}
+
+
+@pytest.fixture(scope="module")
+def uci():
+    return pd.read_csv(UCI)
+
+
+@pytest.mark.parametrize("value", [1e15, 1e154, 1e300, -1e15])
+def test_a_huge_score_is_refused_naming_its_row(uci, tmp_path, capsys, monkeypatch, value):
+    df = uci.copy()
+    df.loc[5, "accuracy"] = value
+    with pytest.raises(InputError, match=r"^1 score of 'accuracy' is too far from the others.*"
+                       r"\(index label 5: -?1e\+\d+\)"):  # fmt: skip
+        read_scores(df, **COLUMNS)
+    path = tmp_path / "huge.csv"
+    df.to_csv(path, index=False)
+    calls = []
+    import isbetter.cv.compare as cv
+
+    monkeypatch.setattr(cv, "compare", lambda *a, **k: calls.append(1))
+    argv = ["cv", str(path), *UCI_COLUMNS, "--a", "nbc", "--b", "aode", "--rope", "0.01"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "line 7: " in err and "too far from the others" in err
+    assert calls == []  # refused before any fit started
+
+
+def test_the_limits_come_from_float64():
+    eps, largest = np.finfo(float).eps, np.finfo(float).max
+    assert scores_module.MAGNITUDE_LIMIT == pytest.approx(1 / np.sqrt(eps))
+    # 1e8 squared differences of twice the largest score still sum below float64's maximum
+    assert 1e8 * (2 * scores_module.LARGEST_SCORE) ** 2 == pytest.approx(largest)
+
+
+def test_wide_spread_scores_within_the_limits_are_read(uci):
+    """Scores of another scale (percent, a loss in thousands) are not refused."""
+    df = uci.copy()
+    df.loc[df["dataset_id"] == 1, "accuracy"] *= 1e6  # one data set on another scale
+    read_scores(df, **COLUMNS)
+    same = pd.DataFrame(
+        {"dataset": ["d"] * 4, "system": ["a", "a", "b", "b"], "fold": [1, 2] * 2,
+         "score": [1.0, 1.0, 1.0, 0.5]}
+    )  # fmt: skip
+    read_scores(same, run=None)  # most scores equal: the typical deviation is not 0
+
+
+def _small_table(rng):
+    rows = [
+        (f"d{d}", s, f, 0.8 + 0.02 * (s == "a") + rng.normal(0, 0.03))
+        for d in range(12)
+        for s in ("a", "b")
+        for f in range(1, 6)
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "system", "fold", "score"])
+
+
+@pytest.mark.parametrize("method", ["signed_rank", "sign"])
+def test_shuffled_rows_give_bit_identical_results(rng, method):
+    df = _small_table(rng)
+    expected = isbetter.compare(read_scores(df, run=None), "a", "b", method=method, rope=0.01,
+                                rng=1)  # fmt: skip
+    for seed in range(3):
+        shuffled = df.sample(frac=1, random_state=seed)
+        res = isbetter.compare(read_scores(shuffled, run=None), "a", "b", method=method,
+                               rope=0.01, rng=1)  # fmt: skip
+        assert res.probabilities().as_tuple() == expected.probabilities().as_tuple()
+
+
+def test_data_sets_are_in_the_order_of_their_keys():
+    df = pd.DataFrame(
+        {"dataset": ["10", "2", "b", "a", "1"] * 2, "system": ["x"] * 5 + ["y"] * 5,
+         "score": np.linspace(0.5, 0.9, 10)}
+    )  # fmt: skip
+    table = read_scores(df, run=None, fold=None)
+    assert table.datasets == ("1", "2", "10", "a", "b")
