@@ -8,7 +8,7 @@ import pandas as pd
 from isbetter import read_scores
 
 #: MCMC settings of the small fits
-SMALL = {"draws": 1000, "tune": 1000, "chains": 2}
+SMALL = {"draws": 300, "tune": 300, "chains": 2}
 
 
 def score_table(scores: np.ndarray, *, lower: bool = False, names=None) -> object:

@@ -1,6 +1,9 @@
 """The joint model's prior on the spread of the data sets' deviations (``docs/joint_prior.md``).
 
-Huang and Wand's prior: :math:`\\Omega \\mid \\psi \\sim IW(\\nu + d - 1, \\psi I)`,
+The default is still the inverse-Wishart with a fixed scale (main's prior, checked here
+to give main's numbers bit for bit); Huang and Wand's prior is chosen with
+``JointPriors(spread_prior="huang-wand")``, and every other test here selects it:
+:math:`\\Omega \\mid \\psi \\sim IW(\\nu + d - 1, \\psi I)`,
 :math:`\\psi \\sim Gamma(1/2, 1/(2\\nu A^2))`, so every contrast's standard deviation is
 half-t(nu, A), every pair's half-t(nu, sqrt(2) A), with A from a robust spread of the
 pairs' per-data-set mean differences. Checked here: those marginals by simulation, the
@@ -22,8 +25,12 @@ from scipy import stats
 
 from _joint_data import score_table, study_scores
 from isbetter import ConvergenceWarning, read_scores
+from isbetter.core.errors import InputError, InputTypeError
 from isbetter.cv.joint.model import draw_spread, joint_fit
 from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare, robust_pair_spread
+
+#: Huang and Wand's prior, with its defaults
+HW = JointPriors(spread_prior="huang-wand")
 
 
 # --------------------------------------------------------------------------- the prior itself
@@ -52,7 +59,7 @@ def test_the_prior_is_flat_near_zero_unlike_the_old_inverse_wishart():
     the old inverse-Wishart IW(2, s^2 / 2) of the contrast had exp(-12.5) there, so that
     an outlier inflating s set the spread."""
     s = 1.0
-    pair = stats.t(2.0, scale=JointPriors().spread_scale * s)  # a pair's half-t scale b s
+    pair = stats.t(2.0, scale=HW.spread_scale * s)  # a pair's half-t scale b s
     below = 2 * pair.cdf(s / 5) - 1
     assert below == pytest.approx(0.2 * 2 * pair.pdf(0.0), rel=0.01)  # flat near zero
     # old: a contrast's variance ~ IW_1(2, s^2 / 2) = InvGamma(1, s^2 / 4); pair = 2 x that
@@ -74,21 +81,24 @@ def test_robust_pair_spread_ignores_one_outlier_and_is_equivariant(rng):
 
 def test_prepare_takes_the_half_t_scale_from_the_robust_spread(rng):
     scores = study_scores(rng, [0.0, 0.01, 0.02], q=8)
-    p = prepare(score_table(scores), ("s0", "s1", "s2"))
+    p = prepare(score_table(scores), ("s0", "s1", "s2"), priors=HW)
     spread = robust_pair_spread(p.mean_scores)
-    assert p.spread_df == 2.0
-    assert math.sqrt(2) * p.spread_scale * p.scale == pytest.approx(10.0 * spread, rel=1e-12)
-    p3 = prepare(score_table(scores), ("s0", "s1", "s2"), priors=JointPriors(spread_scale=3.0))
-    assert p3.spread_scale == pytest.approx(0.3 * p.spread_scale, rel=1e-12)
-    data = p.model_data(JointPriors())
-    assert float(data["spread_df"]) == 2.0 + 2 - 1  # IW's degrees of freedom nu + d - 1
-    assert float(data["spread_rate"]) == pytest.approx(1 / (2 * 2.0 * p.spread_scale**2))
+    assert p.spread_prior == "huang-wand" and p.spread_df == 2.0 + 2 - 1  # IW's nu + d - 1
+    # A^2 = spread_var; a pair's half-t scale sqrt(2) A = 10 s
+    assert math.sqrt(2 * p.spread_var) * p.scale == pytest.approx(10.0 * spread, rel=1e-12)
+    three = JointPriors(spread_scale=3.0, spread_prior="huang-wand")
+    p3 = prepare(score_table(scores), ("s0", "s1", "s2"), priors=three)
+    assert p3.spread_var == pytest.approx(0.09 * p.spread_var, rel=1e-12)
+    data = p.model_data(HW)
+    assert float(data["spread_df"]) == 2.0 + 2 - 1
+    assert float(data["spread_rate"]) == pytest.approx(1 / (2 * 2.0 * p.spread_var))
+    assert "spread_var" not in data
     # identical systems on every data set and fold: the scale falls back, stays positive
     same = scores.copy()
     same[:, 2] = same[:, 1] + 0.01
     same[:, 0] = same[:, 1] - 0.02
-    ps = prepare(score_table(same), ("s0", "s1", "s2"))
-    assert ps.spread_scale > 0 and np.isfinite(ps.model_data(JointPriors())["const"])
+    ps = prepare(score_table(same), ("s0", "s1", "s2"), priors=HW)
+    assert ps.spread_var > 0 and np.isfinite(ps.model_data(HW)["const"])
 
 
 def test_basis_independence_of_the_isotropic_prior():
@@ -103,9 +113,58 @@ def test_basis_independence_of_the_isotropic_prior():
 def _p_best(scores: np.ndarray, seed: int) -> tuple[np.ndarray, dict]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fit = joint_fit(score_table(scores), rng=seed, draws=1000, tune=1000, chains=2)
+        fit = joint_fit(score_table(scores), priors=HW, rng=seed, draws=1000, tune=1000, chains=2)
     e = fit.effects.reshape(-1, scores.shape[1])
     return np.bincount(e.argmax(axis=1), minlength=scores.shape[1]) / e.shape[0], fit.settings
+
+
+# --------------------------------------------------------------------------- the default
+def test_the_default_is_the_inverse_wishart_and_the_form_sets_its_defaults():
+    old = JointPriors()
+    assert (old.spread_prior, old.spread_df, old.spread_scale, old.noise_scale) == (
+        "inverse-wishart", 1.0, 1.0, 1.0,
+    )  # fmt: skip
+    assert (HW.spread_df, HW.spread_scale, HW.noise_scale) == (2.0, 10.0, 0.001)
+    mixed = JointPriors(spread_prior="huang-wand", noise_scale=1.0)
+    assert (mixed.spread_scale, mixed.noise_scale) == (10.0, 1.0)  # given values stay
+    assert JointPriors(spread_df=3.0).to_dict()["spread_df"] == 3.0
+    with pytest.raises(InputError, match="spread_prior.*'huang-wand'.*got 'lkj'"):
+        JointPriors(spread_prior="lkj")
+    with pytest.raises(InputTypeError, match="spread_prior"):
+        JointPriors(spread_prior=2)
+    with pytest.raises(InputError, match="spread_scale=-1.0"):
+        JointPriors(spread_scale=-1.0, spread_prior="huang-wand")
+
+
+#: main's numbers (commit 43ce7e7, before the prior became selectable): this test's fit
+#: and density run with main's code (PYTHONPATH=/work/main/src); the default must still
+#: give them (it did bit for bit, also with backend="pymc"; asserted to 1e-12)
+MAIN_FIT = (0.01126314904053021, 41.6027572123843, 0.006948620418017281)
+MAIN_LOGP = (-163.96788412505816, 37.505883839181585)
+
+
+def test_the_default_gives_mains_numbers():
+    """The default prior is main's: the same density at a fixed point and the same draws
+    at the same seed (nutpie)."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    scores = study_scores(np.random.default_rng(11), [0.0, 0.01, 0.02], q=5, n=10)
+    table = score_table(scores)
+    data = prepare(table, ["s0", "s1", "s2"]).model_data(JointPriors())
+    value, grad = log_density(np.linspace(-0.6, 0.6, 1 + 2 + 5 + 5 * 2), data)
+    assert (value, grad.sum()) == pytest.approx(MAIN_LOGP, rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = joint_fit(
+            table, rope=0.01, draws=200, tune=200, chains=2, cores=1, backend="nutpie", rng=4
+        )
+    numbers = (fit.effects[..., 2].mean(), fit.nu.mean(), fit.pair_scales()[..., 0].mean())
+    assert numbers == pytest.approx(MAIN_FIT, rel=1e-12)
+    assert fit.settings["priors"]["spread_prior"] == "inverse-wishart"
+    recorded = fit.settings["spread_prior"]
+    assert recorded["form"] == "inverse-wishart" and recorded["df"] == 3.0
+    assert recorded["psi"] == pytest.approx(1.4423190246747923e-05, rel=1e-12)
+    assert "spread_psi" not in fit.idata.posterior
 
 
 def test_one_outlying_data_set_leaves_p_best(rng):
@@ -159,7 +218,7 @@ def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path):
     for a, b in itertools.combinations(table.systems, 2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = joint_fit(table, (a, b), rope=0.01, rng=1)
+            fit = joint_fit(table, (a, b), rope=0.01, priors=HW, rng=1)
         assert fit.diagnostics.converged or (a, b) in POORLY_MIXING, (a, b, fit.diagnostics)
         e = fit.effects.reshape(-1, 2)
         posterior = HierarchicalPosterior(

@@ -90,7 +90,7 @@ def test_cli_rank_joint_json(tmp_path, capsys):
     scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6)
     score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
     base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--method", "joint"]
-    code = main([*base, "--rope", "0.01", "--seed", "2", "--draws", "1000", "--tune", "1000",
+    code = main([*base, "--rope", "0.01", "--seed", "2", "--draws", "300", "--tune", "300",
                  "--chains", "2", "--format", "json"])  # fmt: skip
     assert code == 0
     block = json.loads(capsys.readouterr().out)["metrics"]["acc"]

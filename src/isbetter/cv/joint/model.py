@@ -157,7 +157,7 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
         deviations.reshape(-1, *deviations.shape[2:]),
         post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
         float(data["spread_df"]),
-        post["spread_psi"].to_numpy().reshape(-1),
+        post["spread_psi"].to_numpy().reshape(-1) if "spread_psi" in post else data["spread_var"],
         rng,
     )
     basis = contrast_basis(k)
@@ -186,7 +186,7 @@ class JointModel:
         self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
         self.n_systems = check_positive_int(n_systems, "n_systems", minimum=2)
         self.backend = resolve_backend(backend)
-        self._model: Any = None
+        self._models: dict[str, Any] = {}  # the PyMC model of each form of Omega's prior
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -195,7 +195,7 @@ class JointModel:
             f"backend={self.backend!r})"
         )
 
-    def _with_data(self, data: dict[str, Any]) -> tuple[Any, Any]:
+    def _with_data(self, data: dict[str, Any], spread_prior: str) -> tuple[Any, Any]:
         """Return the PyMC model (or None) and nutpie's compiled model (or None) of `data`."""
         if self.backend == "nutpie":
             from isbetter.cv.joint.compiled_backend import compiled_model
@@ -206,11 +206,16 @@ class JointModel:
 
         from isbetter.cv.joint.pymc_backend import build_model
 
-        if self._model is None:
-            self._model = build_model(self.n_datasets, self.n_systems)
-        with self._model:
+        if spread_prior not in self._models:
+            self._models[spread_prior] = build_model(
+                self.n_datasets,
+                self.n_systems,
+                spread_prior,  # type: ignore[arg-type]
+            )
+        model = self._models[spread_prior]
+        with model:
             pm.set_data(data)
-        return self._model, None
+        return model, None
 
     def fit(
         self,
@@ -240,7 +245,7 @@ class JointModel:
             "seed": seed,
         }
         with self._lock:
-            model, compiled = self._with_data(data)
+            model, compiled = self._with_data(data, prepared.spread_prior)
             idata = sample(
                 model,
                 **sampling,
@@ -289,15 +294,24 @@ def _settings(
         backend=None,
         target_accept=TARGET_ACCEPT,
         scale=prepared.scale,
-        spread_prior={
-            "form": "huang-wand",
-            "df": prepared.spread_df,
-            "pair_scale": float(np.sqrt(2.0) * prepared.spread_scale * prepared.scale),
-        },
+        spread_prior=_spread_setting(prepared),
         metric=prepared.metric,
         n_datasets=prepared.n_datasets,
         systems=list(prepared.systems),
     )
+
+
+def _spread_setting(prepared: JointData) -> dict[str, Any]:
+    """Return the prior of the deviations' covariance: its form and settings in score units."""
+    d = prepared.n_systems - 1
+    if prepared.spread_prior == "inverse-wishart":
+        psi = prepared.spread_var * prepared.scale**2
+        return {"form": "inverse-wishart", "df": prepared.spread_df, "psi": float(psi)}
+    return {
+        "form": "huang-wand",
+        "df": prepared.spread_df - d + 1.0,  # the half-t's
+        "pair_scale": float(np.sqrt(2.0 * prepared.spread_var) * prepared.scale),
+    }
 
 
 @lru_cache(maxsize=8)
@@ -363,11 +377,14 @@ def joint_fit(
     deviation is :math:`t_\nu` with its own scale); the noise of the contrasts
     matrix-normal with covariance :math:`\Sigma_i` across systems and compound
     symmetry (correlation :math:`\rho_i`) across folds; the :math:`\Sigma_i`
-    integrated out against inverse-Wishart priors, :math:`\Omega` against Huang and
-    Wand's prior given its mixing variable (every pair's scale half-t, flat near zero;
+    integrated out against inverse-Wishart priors, and :math:`\Omega` against an
+    inverse-Wishart with a fixed scale (the default) or, with
+    ``JointPriors(spread_prior="huang-wand")``, Huang and Wand's prior given its mixing
+    variable (every pair's scale half-t, flat near zero;
     :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
-    ``settings["spread_prior"]`` records that prior's degrees of freedom and a pair's
-    half-t scale in score units.
+    ``settings["spread_prior"]`` records the form and its settings in score units (the
+    degrees of freedom and the fixed :math:`\psi`, or the half-t's degrees of freedom
+    and a pair's half-t scale).
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """
