@@ -7,13 +7,19 @@ Usage (from the repository root)::
 
 Each study draws the parameters from the model's prior (fixed bounds in score units,
 matched to the data-dependent bounds the fit computes, as ``validation/sbc.py`` does
-for the pairwise model), simulates fold-level scores of K systems on q data sets from
-the model, fits it, and ranks the truth among thinned posterior draws of: two
-effect differences, the scale of the first two systems' deviation, nu, the next
-data set's difference of the first two systems, and their difference on the first
-data set. Writes ``report.md``, ``report.json`` and rank histograms into ``--out``;
-prints the chi-squared p-values of uniformity. See Talts et al. (2018), *Validating
-Bayesian inference algorithms with simulation-based calibration*.
+for the pairwise model: the fit's defaults take the effects' box, the scale of the
+deviations' covariance prior (either form, ``--spread-prior``: the inverse-Wishart's
+fixed psi, or Huang and Wand's half-t scale) and the noise prior's scale from the
+data; here each
+study's prior factors are set so that the fit's values are exactly the setting's, so
+the fit's prior is the prior the truth was drawn from), simulates fold-level scores
+of K systems on q data sets from the model, fits it, and ranks the truth among
+thinned posterior draws of: two effect differences, the scale of the first two
+systems' deviation, nu, the next data set's difference of the first two systems, and
+their difference on the first data set. Writes ``report.md``, ``report.json`` and
+rank histograms into ``--out``; prints the chi-squared p-values of uniformity. See
+Talts et al. (2018), *Validating Bayesian inference algorithms with simulation-based
+calibration*.
 """
 
 from __future__ import annotations
@@ -54,8 +60,11 @@ class JointSetting:
     rho: float = 0.1
     rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
-    spread_var: float = 0.0004
-    spread_df: float = 1.0
+    spread_prior: str = "inverse-wishart"  # or "huang-wand" (JointPriors.spread_prior)
+    spread_var: float = 0.0004  # inverse-Wishart: psi
+    spread_df: float = 1.0  # inverse-Wishart: IW(d + spread_df, psi I)
+    spread_pair_scale: float = 0.02  # Huang-Wand: a pair's half-t scale, sqrt(2) A
+    half_t_df: float = 2.0  # Huang-Wand: the half-t's degrees of freedom
     noise_var: float = 0.0004
     noise_df: float = 1.0
     alpha: tuple[float, float] = (1.0, 2.0)
@@ -81,9 +90,16 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
     from scipy import stats
 
-    omega = stats.invwishart(df=d + s.spread_df, scale=s.spread_var * np.eye(d)).rvs(
-        random_state=rng
-    )
+    if s.spread_prior == "inverse-wishart":
+        omega = stats.invwishart(df=d + s.spread_df, scale=s.spread_var * np.eye(d)).rvs(
+            random_state=rng
+        )
+    else:  # Huang and Wand's: psi ~ Gamma(1/2, rate 1/(2 nu A^2)), Omega ~ IW(nu + d - 1, psi I)
+        contrast_scale = s.spread_pair_scale / np.sqrt(2.0)
+        psi = rng.gamma(0.5, 2.0 * s.half_t_df * contrast_scale**2)
+        omega = stats.invwishart(df=s.half_t_df + d - 1, scale=psi * np.eye(d)).rvs(
+            random_state=rng
+        )
     omega = np.atleast_2d(omega)
     chol_u = np.linalg.cholesky(omega)
 
@@ -137,18 +153,31 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
     """Prior factors that make the bounds the fit computes from `table` those of `s`."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
-    base = JointPriors()
+    base = JointPriors(spread_prior=s.spread_prior)  # type: ignore[arg-type]
     p = prepare(table, table.systems, rho=s.rho, priors=base)
+    if s.spread_prior == "inverse-wishart":
+        spread = {
+            "spread_scale": s.spread_var / p.scale**2 / (p.spread_var / base.spread_scale),
+            "spread_df": s.spread_df,
+        }
+    else:  # p.spread_var is A^2
+        spread = {
+            "spread_scale": s.spread_pair_scale
+            / np.sqrt(2.0)
+            / p.scale
+            / (np.sqrt(p.spread_var) / base.spread_scale),
+            "spread_df": s.half_t_df,
+        }
     return JointPriors(
         alpha_lower=s.alpha[0],
         alpha_upper=s.alpha[1],
         beta_lower=s.beta[0],
         beta_upper=s.beta[1],
         delta0_bound=s.effect_bound / p.scale / (p.effect_hi / base.delta0_bound),
-        spread_scale=s.spread_var / p.scale**2 / (p.spread_var / base.spread_scale),
-        spread_df=s.spread_df,
+        **spread,
         noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
         noise_df=s.noise_df,
+        spread_prior=s.spread_prior,  # type: ignore[arg-type]
     )
 
 
@@ -247,6 +276,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20240917)
     p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
     p.add_argument("--chains", type=int, default=2, help="per fit (default 2)")
+    p.add_argument(
+        "--spread-prior",
+        choices=["inverse-wishart", "huang-wand"],
+        default="inverse-wishart",
+        help="the prior of the deviations' covariance (default inverse-wishart)",
+    )
     args = p.parse_args(argv)
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
         p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
@@ -273,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             n_systems=args.systems,
             draws=args.draws,
             chains=args.chains,
+            spread_prior=args.spread_prior,
         )
         key = f"joint_q{q}"
         title = f"Joint model, K = {args.systems}, q = {q}"

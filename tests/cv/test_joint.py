@@ -191,17 +191,30 @@ def test_identical_systems_keep_the_posterior_proper(rng):
 
 
 # --------------------------------------------------------------------------- compiled density
-@pytest.mark.parametrize(("q", "k", "n"), [(4, 3, 10), (3, 5, 6), (6, 2, 10)])
-def test_compiled_density_matches_pymc(rng, q, k, n):
-    """The hand-written density and gradient are PyMC's model's, to 1e-9."""
+@pytest.mark.parametrize(
+    ("q", "k", "n", "form"),
+    [
+        (4, 3, 10, "inverse-wishart"),
+        (3, 5, 6, "inverse-wishart"),
+        (6, 2, 10, "inverse-wishart"),
+        (4, 3, 10, "huang-wand"),
+        (3, 5, 6, "huang-wand"),
+    ],
+)
+def test_compiled_density_matches_pymc(rng, q, k, n, form):
+    """The hand-written density and gradient are PyMC's model's, to 1e-9, with either
+    prior of the deviations' covariance."""
     import pymc as pm
 
     from isbetter.cv.joint.compiled_backend import log_density
     from isbetter.cv.joint.pymc_backend import build_model
 
     scores = study_scores(rng, np.linspace(0.0, 0.02, k), q=q, n=n)
-    data = prepare(score_table(scores), [f"s{m}" for m in range(k)]).model_data(JointPriors())
-    model = build_model(q, k)
+    priors = JointPriors(spread_prior=form)
+    data = prepare(score_table(scores), [f"s{m}" for m in range(k)], priors=priors).model_data(
+        priors
+    )
+    model = build_model(q, k, form)
     with model:
         pm.set_data(data)
     logp = model.compile_logp(mode="FAST_COMPILE")

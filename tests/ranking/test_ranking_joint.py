@@ -100,6 +100,33 @@ def test_cli_rank_joint_json(tmp_path, capsys):
     assert err.count("\n") == 1 and "--jobs applies to the pairwise route" in err
 
 
+def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
+    """--joint-spread-prior huang-wand passes JointPriors(spread_prior="huang-wand") to
+    rank (the fit records it: tests/cv/test_joint_prior.py); without it no priors are
+    passed (the default, main's inverse-Wishart); with another method it is refused."""
+    import isbetter.ranking
+    from isbetter.core.errors import InputError
+    from isbetter.cv.joint.spec import JointPriors
+
+    seen = []
+
+    def fake_rank(data, **kwargs):
+        seen.append(kwargs.get("priors"))
+        raise InputError("stopped here")
+
+    monkeypatch.setattr(isbetter.ranking, "rank", fake_rank)
+    scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=3)
+    score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
+    base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--rope", "0.01"]
+    assert main([*base, "--method", "joint", "--joint-spread-prior", "huang-wand"]) == 2
+    assert main([*base, "--method", "joint"]) == 2
+    assert seen == [JointPriors(spread_prior="huang-wand"), None]
+    capsys.readouterr()
+    assert main([*base, "--joint-spread-prior", "huang-wand"]) == 2
+    err = capsys.readouterr().err
+    assert "--joint-spread-prior is a prior of --method joint" in err and len(seen) == 2
+
+
 # --------------------------------------------------------------------------- slow
 @pytest.mark.slow
 def test_joint_recovers_a_known_order():

@@ -144,6 +144,14 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         "scmamp's rule)",
     )
     p.add_argument(
+        "--joint-spread-prior",
+        default=None,
+        choices=("inverse-wishart", "huang-wand"),
+        help="joint: the prior of the data sets' spread (default inverse-wishart; huang-wand: "
+        "half-t scales, agrees with the pairwise model at K = 2 but shares one nu between "
+        "the pairs, see docs/joint_prior.md)",
+    )
+    p.add_argument(
         "--rho",
         type=float,
         default=None,
@@ -284,6 +292,15 @@ def run(args: argparse.Namespace) -> int:
         for k in ("draws", "chains", "tune", "rho", "concentration", "ties")
         if getattr(args, k) is not None
     }
+    if args.joint_spread_prior is not None:
+        if args.method != "joint":
+            raise InputError(
+                f"--joint-spread-prior is a prior of --method joint, got --method {args.method}; "
+                "add --method joint or leave --joint-spread-prior out."
+            )
+        from isbetter.cv.joint.spec import JointPriors
+
+        options["priors"] = JointPriors(spread_prior=args.joint_spread_prior)
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")

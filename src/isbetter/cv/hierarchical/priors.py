@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from isbetter.core.errors import InputError, InputTypeError
 
@@ -30,12 +30,17 @@ class PositivePriors:
     """Checks of a frozen dataclass of prior settings (its fields are the priors' bounds).
 
     Every field must be a positive finite number, ``alpha_lower < alpha_upper`` and
-    ``beta_lower < beta_upper`` (the hyper-priors of nu).
+    ``beta_lower < beta_upper`` (the hyper-priors of nu); the fields named in
+    ``_CHOICES`` are choices among words, which the subclass checks.
     """
+
+    _CHOICES: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         problems = []
         for name, value in asdict(self).items():  # type: ignore[call-overload]
+            if name in self._CHOICES:
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise InputTypeError(
                     f"`{type(self).__name__}.{name}` must be a number, got "

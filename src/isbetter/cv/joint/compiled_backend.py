@@ -13,7 +13,10 @@ the gradient against PyMC's compiled ``logp`` / ``dlogp`` of the model.
 The coordinates, PyMC's: ``x[0] = log(nu - 1)`` (nu's prior, :math:`\alpha, \beta`
 integrated out, read from the table of :mod:`isbetter.cv.hierarchical.numerics.nu_prior`),
 ``x[1 : K]`` the effects' coordinates :math:`\beta` (interval transform), then the q
-:math:`\xi_i` of the weights and the q rows of K - 1 :math:`\eta_i`.
+:math:`\xi_i` of the weights, the q rows of K - 1 :math:`\eta_i`, and last, with
+Huang and Wand's prior of the deviations' covariance only, :math:`\log\psi`, its
+mixing variable (:class:`~isbetter.cv.joint.spec.JointPriors`; with the
+inverse-Wishart prior :math:`\psi` is fixed).
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ CACHE_DEPENDS = (
     "isbetter.cv.hierarchical.compiled_backend",
     "isbetter.cv.hierarchical.numerics.nu_prior",
 )
-#: the buffer's head: q, K, const, effect_hi, spread_df, spread_var, length of nu's table
-_HEAD = 7
+#: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
+#: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand)
+_HEAD = 8
 
 
 def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pragma: no cover
@@ -76,14 +80,26 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
     lam = np.empty(q)
     logp, d_nu = _precision_logp(x, q, k, nu, lam, grad, logp)
     dev = np.empty((q, d))
-    scatter = buffer[5] * np.eye(d)  # psi I, then + sum_i lambda_i u~_i u~_i^T
+    # Omega | psi ~ IW(nu_u, psi I); psi fixed, or ~ Gamma(1/2, rate) on the log scale
+    last = k + q + q * d
+    nu_u, mixing = buffer[4], buffer[7] > 0.0
+    psi = buffer[5]
+    if mixing:
+        rate = buffer[5]
+        psi = math.exp(x[last])
+        logp += (0.5 * nu_u * d + 0.5) * x[last] - rate * psi + 0.5 * math.log(rate / math.pi)
+    scatter = psi * np.eye(d)  # psi I, then + sum_i lambda_i u~_i u~_i^T
     logp = _deviations_logp(x, means, tri, power, beta, lam, dev, scatter, grad, logp)
     g_beta = np.zeros(d)
-    kappa = buffer[4] + q
-    logp, d_nu = _spread_logp(x, tri, dev, lam, scatter, kappa, nu, grad, g_beta, logp, d_nu)
-    if logp == -math.inf:  # not finite (an extreme trial point): density 0
+    kappa = nu_u + q
+    logp, d_nu, inv_trace = _spread_logp(
+        x, tri, dev, lam, scatter, kappa, nu, grad, g_beta, logp, d_nu
+    )
+    if not math.isfinite(logp):  # an extreme trial point: density 0
         grad[:] = 0.0
         return -math.inf
+    if mixing:
+        grad[last] = 0.5 * nu_u * d + 0.5 - buffer[5] * psi - 0.5 * kappa * psi * inv_trace
     grad[0] = d_nu * xx + d_prior + 1.0
     for j in range(d):
         grad[1 + j] = g_beta[j] * 2.0 * e_hi * sb[j] * (1.0 - sb[j]) + 1.0 - 2.0 * sb[j]
@@ -161,17 +177,17 @@ def _spread_logp(
     g_beta: np.ndarray,
     logp: float,
     d_nu: float,
-) -> tuple[float, float]:  # pragma: no cover - numba
+) -> tuple[float, float, float]:  # pragma: no cover - numba
     # Omega integrated out: -(nu_u + q)/2 log det(psi I + sum_i lambda_i u~_i u~_i^T), with
     # kappa = nu_u + q. Completes grad[k + i] (to xi_i), the eta part of grad, g_beta
-    # (d logp / d beta); returns logp with the term added and d_nu with the derivative in
-    # nu that flows through the lambda_i, or -inf if the scatter matrix is not positive
-    # definite
+    # (d logp / d beta); returns logp with the term added, d_nu with the derivative in
+    # nu that flows through the lambda_i, and the trace of the scatter matrix's inverse
+    # (for the derivative in psi); logp -inf if that matrix is not positive definite
     q, d = dev.shape
     k = d + 1
     chol = np.zeros((d, d))
     if not _cholesky(scatter, chol):
-        return -math.inf, d_nu
+        return -math.inf, d_nu, 0.0
     log_det = 0.0
     for j in range(d):
         log_det += 2.0 * math.log(chol[j, j])
@@ -179,6 +195,14 @@ def _spread_logp(
     spread = math.sqrt(2.0 * (nu + 1.0)) / nu
     d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
     a_vec = np.empty(d)
+    inv_trace = 0.0  # tr(scatter^-1) = |L^-1|_F^2: column j of L^-1 solves L v = e_j
+    for j in range(d):
+        for i in range(j, d):
+            acc = 1.0 if i == j else 0.0
+            for m in range(j, i):
+                acc -= chol[i, m] * a_vec[m]
+            a_vec[i] = acc / chol[i, i]
+            inv_trace += a_vec[i] * a_vec[i]
     for i in range(q):
         _solve(chol, dev[i], a_vec)  # scatter^-1 u~_i
         form = 0.0
@@ -197,7 +221,7 @@ def _spread_logp(
             for j in range(m + 1):
                 acc += tri[i, j, m] * a_vec[j]
             grad[k + q + i * d + m] -= acc
-    return logp, d_nu
+    return logp, d_nu, inv_trace
 
 
 def _cholesky(a: np.ndarray, out: np.ndarray) -> bool:  # pragma: no cover - numba
@@ -235,7 +259,7 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 
 
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
-    return int(head[1]) + int(head[0]) * int(head[1])
+    return int(head[1]) + int(head[0]) * int(head[1]) + int(head[7])
 
 
 def _buffer_size(head: np.ndarray) -> int:  # pragma: no cover - numba
@@ -258,11 +282,11 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-de
 
 
 def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
-    # the stored variables nu, b (K), precision (q), deviations (q x d) at x
+    # the stored variables nu, b (K), precision (q), deviations (q x d), psi if sampled
     head = numba.carray(user_data_, (_HEAD,), dtype=np.float64)
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if dim != _n_dim(head) or expanded != 1 + k + q + q * d:
+    if dim != _n_dim(head) or expanded != 1 + k + q + q * d + int(head[7]):
         return -1
     buffer = numba.carray(user_data_, (_buffer_size(head),), dtype=np.float64)
     means = buffer[_HEAD : _HEAD + q * d].reshape((q, d))
@@ -294,6 +318,8 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
             for m in range(j, d):
                 acc += tri[i, j, m] * x[k + q + i * d + m]
             out[1 + k + q + i * d + j] = means[i, j] - beta[j] - acc
+    if head[7] > 0.0:
+        out[1 + k + q + q * d] = math.exp(x[dim - 1])
     return 0
 
 
@@ -311,18 +337,20 @@ def _build(on_disk: bool) -> dict[str, Any]:
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
-    from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS
+    from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS, SPREAD_PLACEHOLDERS
 
-    data = {
-        "means": np.zeros((2, 1)),
-        "transform": np.ones((2, 1, 1)),
-        "power": np.full(2, 6.0),
-        **PLACEHOLDER_SCALARS,
-    }
     # the C functions compile (or load) when they are made
-    buffer = _buffer(data)
-    n_dim = 2 + 2 * 2  # K + q K
-    kernels["kernel"](np.zeros(n_dim), buffer, np.empty(n_dim))
+    for form in SPREAD_PLACEHOLDERS.values():
+        data = {
+            "means": np.zeros((2, 1)),
+            "transform": np.ones((2, 1, 1)),
+            "power": np.full(2, 6.0),
+            **PLACEHOLDER_SCALARS,
+            **form,
+        }
+        buffer = _buffer(data)
+        n_dim = _n_dim(buffer)
+        kernels["kernel"](np.zeros(n_dim), buffer, np.empty(n_dim))
 
 
 def _kernels() -> dict[str, Any]:
@@ -342,14 +370,16 @@ def _buffer(data: dict[str, Any]) -> np.ndarray:
     q, d = means.shape
     bounds = tuple(float(data[b]) for b in ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi"))
     table = nu_prior_table(bounds)
+    mixing = "spread_rate" in data  # Huang and Wand's prior: psi sampled
     head = [
         float(q),
         float(d + 1),
         float(data["const"]),
         float(data["effect_hi"]),
         float(data["spread_df"]),
-        float(data["spread_var"]),
+        float(data["spread_rate"] if mixing else data["spread_var"]),
         float(table.size),
+        float(mixing),
     ]
     parts = [
         np.asarray(head),
@@ -390,6 +420,9 @@ def compiled_model(data: dict[str, Any]) -> Any:
     n_dim = int(_n_dim(buffer))
     names = ["nu", "b", "precision", "deviations"]
     shapes: list[tuple[int, ...]] = [(), (k,), (q,), (q, k - 1)]
+    if buffer[7] > 0.0:  # Huang and Wand's prior
+        names.append("spread_psi")
+        shapes.append(())
     coords = {
         "system": pd.RangeIndex(k),
         "dataset": pd.RangeIndex(q),

@@ -99,12 +99,13 @@ def draw_spread(
     deviations: np.ndarray,
     precision: np.ndarray,
     spread_df: float,
-    spread_var: float,
+    psi: np.ndarray | float,
     rng: np.random.Generator,
 ) -> np.ndarray:
     r"""Draw :math:`\Omega` from its conditional posterior for each posterior draw.
 
-    Given the deviations' contrasts :math:`\tilde u_i` and weights :math:`\lambda_i`,
+    Given the deviations' contrasts :math:`\tilde u_i`, weights :math:`\lambda_i` and
+    the prior's mixing variable :math:`\psi`,
     :math:`\Omega \sim \operatorname{IW}(\nu_\Omega + q, \psi I + \sum_i \lambda_i
     \tilde u_i \tilde u_i^T)`; sampled as the inverse of a Wishart draw by Bartlett's
     decomposition, vectorised over the draws.
@@ -115,8 +116,10 @@ def draw_spread(
         ``(draws, q, d)``.
     precision : numpy.ndarray
         ``(draws, q)``.
-    spread_df, spread_var : float
-        The prior :math:`\operatorname{IW}(\nu_\Omega, \psi I)`.
+    spread_df : float
+        :math:`\nu_\Omega`: the prior is :math:`\operatorname{IW}(\nu_\Omega, \psi I)`.
+    psi : numpy.ndarray or float
+        ``(draws,)`` or one value: :math:`\psi` of each draw.
     rng : numpy.random.Generator
 
     Returns
@@ -125,7 +128,8 @@ def draw_spread(
         ``(draws, d, d)`` draws of :math:`\Omega`.
     """
     n, q, d = deviations.shape
-    scatter = spread_var * np.eye(d) + np.einsum(
+    psi = np.broadcast_to(np.asarray(psi, dtype=float), (n,))
+    scatter = psi[:, None, None] * np.eye(d) + np.einsum(
         "sq,sqa,sqb->sab", precision, deviations, deviations
     )
     df = spread_df + q
@@ -153,7 +157,7 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
         deviations.reshape(-1, *deviations.shape[2:]),
         post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
         float(data["spread_df"]),
-        float(data["spread_var"]),
+        post["spread_psi"].to_numpy().reshape(-1) if "spread_psi" in post else data["spread_var"],
         rng,
     )
     basis = contrast_basis(k)
@@ -182,7 +186,7 @@ class JointModel:
         self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
         self.n_systems = check_positive_int(n_systems, "n_systems", minimum=2)
         self.backend = resolve_backend(backend)
-        self._model: Any = None
+        self._models: dict[str, Any] = {}  # the PyMC model of each form of Omega's prior
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -191,7 +195,7 @@ class JointModel:
             f"backend={self.backend!r})"
         )
 
-    def _with_data(self, data: dict[str, Any]) -> tuple[Any, Any]:
+    def _with_data(self, data: dict[str, Any], spread_prior: str) -> tuple[Any, Any]:
         """Return the PyMC model (or None) and nutpie's compiled model (or None) of `data`."""
         if self.backend == "nutpie":
             from isbetter.cv.joint.compiled_backend import compiled_model
@@ -202,11 +206,16 @@ class JointModel:
 
         from isbetter.cv.joint.pymc_backend import build_model
 
-        if self._model is None:
-            self._model = build_model(self.n_datasets, self.n_systems)
-        with self._model:
+        if spread_prior not in self._models:
+            self._models[spread_prior] = build_model(
+                self.n_datasets,
+                self.n_systems,
+                spread_prior,  # type: ignore[arg-type]
+            )
+        model = self._models[spread_prior]
+        with model:
             pm.set_data(data)
-        return self._model, None
+        return model, None
 
     def fit(
         self,
@@ -236,7 +245,7 @@ class JointModel:
             "seed": seed,
         }
         with self._lock:
-            model, compiled = self._with_data(data)
+            model, compiled = self._with_data(data, prepared.spread_prior)
             idata = sample(
                 model,
                 **sampling,
@@ -285,10 +294,24 @@ def _settings(
         backend=None,
         target_accept=TARGET_ACCEPT,
         scale=prepared.scale,
+        spread_prior=_spread_setting(prepared),
         metric=prepared.metric,
         n_datasets=prepared.n_datasets,
         systems=list(prepared.systems),
     )
+
+
+def _spread_setting(prepared: JointData) -> dict[str, Any]:
+    """Return the prior of the deviations' covariance: its form and settings in score units."""
+    d = prepared.n_systems - 1
+    if prepared.spread_prior == "inverse-wishart":
+        psi = prepared.spread_var * prepared.scale**2
+        return {"form": "inverse-wishart", "df": prepared.spread_df, "psi": float(psi)}
+    return {
+        "form": "huang-wand",
+        "df": prepared.spread_df - d + 1.0,  # the half-t's
+        "pair_scale": float(np.sqrt(2.0 * prepared.spread_var) * prepared.scale),
+    }
 
 
 @lru_cache(maxsize=8)
@@ -353,9 +376,15 @@ def joint_fit(
     deviations' contrasts multivariate t with covariance :math:`\Omega` (so each pair's
     deviation is :math:`t_\nu` with its own scale); the noise of the contrasts
     matrix-normal with covariance :math:`\Sigma_i` across systems and compound
-    symmetry (correlation :math:`\rho_i`) across folds; :math:`\Omega` and the
-    :math:`\Sigma_i` integrated out against inverse-Wishart priors
-    (:class:`~isbetter.cv.joint.spec.JointPriors`).
+    symmetry (correlation :math:`\rho_i`) across folds; the :math:`\Sigma_i`
+    integrated out against inverse-Wishart priors, and :math:`\Omega` against an
+    inverse-Wishart with a fixed scale (the default) or, with
+    ``JointPriors(spread_prior="huang-wand")``, Huang and Wand's prior given its mixing
+    variable (every pair's scale half-t, flat near zero;
+    :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
+    ``settings["spread_prior"]`` records the form and its settings in score units (the
+    degrees of freedom and the fixed :math:`\psi`, or the half-t's degrees of freedom
+    and a pair's half-t scale).
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """

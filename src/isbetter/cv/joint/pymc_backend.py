@@ -15,21 +15,30 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.validate import check_positive_int
+from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior
-from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS, contrast_basis
+from isbetter.cv.joint.spec import (
+    PLACEHOLDER_SCALARS,
+    SPREAD_PLACEHOLDERS,
+    SpreadPrior,
+    contrast_basis,
+)
 
 __all__ = ["build_model"]
 
 
-def build_model(n_datasets: int, n_systems: int) -> Any:
+def build_model(
+    n_datasets: int, n_systems: int, spread_prior: SpreadPrior = "inverse-wishart"
+) -> Any:
     r"""Build the PyMC model for `n_datasets` data sets and `n_systems` systems.
 
     Only the contrasts of the deviations, :math:`\tilde u_i = H^T u_i`, reach the
     likelihood. Given the scale-mixture weights :math:`\lambda_i \sim
     \operatorname{Gamma}(\nu/2, \nu/2)` they are :math:`N(0, \Omega/\lambda_i)`, and
     :math:`\Omega \sim \operatorname{IW}(\nu_\Omega, \psi I)` integrates out in
-    closed form:
+    closed form, :math:`\psi` fixed (``spread_prior="inverse-wishart"``) or given
+    the mixing variable :math:`\psi \sim \operatorname{Gamma}(1/2, r)` of Huang and
+    Wand's prior (``"huang-wand"``; :class:`~isbetter.cv.joint.spec.JointPriors`):
 
     .. math::
 
@@ -50,6 +59,10 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
     ----------
     n_datasets, n_systems : int
         q >= 2 and K >= 2.
+    spread_prior : {"inverse-wishart", "huang-wand"}, default: "inverse-wishart"
+        The prior of :math:`\Omega`: a data container ``spread_var`` (the fixed
+        :math:`\psi`, whose :math:`\psi^{\nu_\Omega d/2}` is in ``const``) or
+        ``spread_rate`` (:math:`r`).
 
     Returns
     -------
@@ -57,9 +70,12 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
         Free variables ``nu_minus_one`` (with a potential ``nu_prior``: :math:`\alpha,
         \beta` integrated out as in the pairwise model), ``effect_coords`` (the
         coordinates :math:`\beta` of the effects), ``precision`` (the
-        :math:`\lambda_i`) and ``eta``; deterministics ``nu``, ``b`` (the effects
-        :math:`H\beta`, summing to zero) and ``deviations`` (the :math:`\tilde u_i`);
-        potentials ``spread`` (:math:`\Omega` integrated out) and ``loglik``.
+        :math:`\lambda_i`), ``eta`` and, with Huang and Wand's prior,
+        ``spread_log_psi`` (:math:`\log\psi`, with a potential ``spread_psi_prior``);
+        deterministics ``nu``, ``b`` (the effects :math:`H\beta`, summing to zero),
+        ``deviations`` (the :math:`\tilde u_i`) and, with that prior, ``spread_psi``;
+        potentials ``spread`` (:math:`\Omega` integrated out) and
+        ``loglik``.
         Dimensions ``dataset``, ``system``, ``contrast``.
     """
     import pymc as pm
@@ -67,6 +83,7 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
 
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
     k = check_positive_int(n_systems, "n_systems", minimum=2)
+    form = check_choice(spread_prior, "spread_prior", tuple(SPREAD_PLACEHOLDERS))
     d = k - 1
     basis = contrast_basis(k)
     coords = {"dataset": np.arange(q), "system": np.arange(k), "contrast": np.arange(d)}
@@ -76,7 +93,7 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
             "transform": pm.Data("transform", np.tile(np.eye(d), (q, 1, 1))),
             "power": pm.Data("power", np.full(q, 6.0), dims="dataset"),
         }
-        for name, value in PLACEHOLDER_SCALARS.items():
+        for name, value in {**PLACEHOLDER_SCALARS, **SPREAD_PLACEHOLDERS[form]}.items():
             data[name] = pm.Data(name, value)
         nu = _nu_prior(data, integrated=True)
         beta = pm.Uniform(
@@ -89,11 +106,15 @@ def build_model(n_datasets: int, n_systems: int) -> Any:
         deviations = pm.Deterministic(
             "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
         )
-        scatter = data["spread_var"] * pt.eye(d) + pt.dot(deviations.T * lam[None, :], deviations)
+        spread = 0.5 * d * pt.log(lam).sum()
+        if form == "huang-wand":
+            psi = _mixing(data["spread_rate"])
+            spread = spread + 0.5 * data["spread_df"] * d * pt.log(psi)
+        else:  # psi fixed: its term is in const
+            psi = data["spread_var"]
+        scatter = psi * pt.eye(d) + pt.dot(deviations.T * lam[None, :], deviations)
         pm.Potential(
-            "spread",
-            0.5 * d * pt.log(lam).sum()
-            - 0.5 * (data["spread_df"] + q) * pt.log(pt.linalg.det(scatter)),
+            "spread", spread - 0.5 * (data["spread_df"] + q) * pt.log(pt.linalg.det(scatter))
         )
         power = data["power"]
         loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
@@ -121,3 +142,23 @@ def _precision(nu: Any, q: int) -> Any:
     gamma = pm.logp(pm.Gamma.dist(alpha=nu / 2.0, beta=nu / 2.0), lam)
     pm.Potential("precision_prior", (gamma + log_lam).sum() + q * pt.log(spread))
     return lam
+
+
+def _mixing(rate: Any) -> Any:
+    r"""Add the mixing variable :math:`\psi \sim \operatorname{Gamma}(1/2, \text{rate})`.
+
+    Sampled on the log scale (free variable ``spread_log_psi``, its Jacobian included),
+    stored as ``spread_psi``. Written out with :math:`\Gamma(1/2) = \sqrt\pi` rather
+    than as ``pm.Gamma``, whose compiled ``gammaln(1/2)`` is off by about 2e-8 (the
+    compiled density is tested equal to this model's to 1e-9).
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+
+    log_psi = pm.Flat("spread_log_psi")
+    psi = pm.Deterministic("spread_psi", pt.exp(log_psi))
+    pm.Potential(
+        "spread_psi_prior",
+        0.5 * log_psi - rate * psi + 0.5 * pt.log(rate / np.pi),  # Gamma(1/2) = sqrt(pi)
+    )
+    return psi
