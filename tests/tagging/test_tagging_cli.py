@@ -40,6 +40,9 @@ def test_split_names(tmp_path: Path) -> None:
     [
         (["--folds", "200"], "has 153 sentences, fewer than the 200 folds asked for"),
         (["--names", "one"], "--names gives 1 name for 2 corpora"),
+        # the flag, not the Python parameter (before: "`folds` must be ...")
+        (["--folds", "0"], "--folds must be an integer >= 2, got 0."),
+        (["--dev", "1"], "--dev: expected a share"),
     ],
 )
 def test_split_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, extra, message) -> None:

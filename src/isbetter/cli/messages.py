@@ -67,6 +67,20 @@ _FLAGS = {
     "source": "FILE",
 }
 
+#: Python argument -> flag of `isbetter tagging` alone (`runs` and `folds` of read_scores have
+#: no flag in the other subcommands, so they cannot join _FLAGS)
+_TAGGING_FLAGS = {
+    "runs": "--runs",
+    "folds": "--folds",
+    "dev": "--dev",
+    "by": "--by",
+    "out": "--out",
+    "names": "--names",
+    "predictions": "--predictions",
+    "column": "--tag-column",
+}
+_TAGGING_QUOTED = re.compile(r"`(" + "|".join(_TAGGING_FLAGS) + r")`")
+
 
 # `name` and `name=value` in backquotes; name=value outside them ("pass e.g. rope=0.01")
 _QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(=[^`]*)?`")
@@ -203,6 +217,8 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
     out = _UNKNOWN.sub(_unknown, out, count=1)
     if out.startswith("--method: unknown method"):  # the CLI spells the methods with hyphens
         out = re.sub(r"'(\w+)'", lambda m: "'" + m.group(1).replace("_", "-") + "'", out)
+    if command == "tagging":
+        out = _TAGGING_QUOTED.sub(lambda m: _TAGGING_FLAGS[m.group(1)], out)
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
     out = _QUOTED.sub(_quoted, out)
     return _ASSIGNED.sub(_unquoted, out)
