@@ -355,6 +355,86 @@ def _doc_field(doc: Any, key: str, lines: _Lines, i: int, argument: str) -> str:
     return str(value)
 
 
+@dataclass
+class _Run:
+    """One samples file read: its model, run number and lines per filter."""
+
+    system: str
+    run: int
+    path: Path
+    blocks: dict[str, _Lines]
+
+
+def _check_filter(runs: Sequence[_Run], name: str) -> None:
+    for r in runs:
+        if name not in r.blocks:
+            raise InputError(
+                f"`filter`: no filter {name!r} in {str(r.path)!r}; present: {', '.join(r.blocks)}"
+            )
+
+
+def _choose_metric_filter(
+    task: str,
+    runs: Sequence[_Run],
+    metric: str | None,
+    filter: str | None,  # noqa: A002
+) -> tuple[str, str, str, str]:
+    """Return one task's metric and filter, and how each was chosen, over all its files."""
+    where = f"the samples of task {task!r}"
+    if filter is not None:
+        _check_filter(runs, filter)
+    filters = [f for r in runs for f in r.blocks]
+    chosen_filter, how_f = _choose("filter", filter, filters, "none", where)
+    _check_filter(runs, chosen_filter)
+    values = [r.blocks[chosen_filter].values for r in runs]
+    metrics = [m for v in values for m in v]
+    common = [m for m in dict.fromkeys(metrics) if all(m in v for v in values)]
+    if metric is not None:
+        for r, v in zip(runs, values, strict=True):
+            if metric not in v:
+                raise InputError(
+                    f"`metric`: no metric {metric!r} in {str(r.path)!r}; present: "
+                    f"{', '.join(v) or 'none'}"
+                )
+    chosen_metric, how_m = _choose("metric", metric, common or metrics, "acc", where)
+    return chosen_metric, how_m, chosen_filter, how_f
+
+
+def _frame(
+    task: str, r: _Run, lines: _Lines, metric: str, subtask: str | None, cluster: str | None
+) -> pd.DataFrame:
+    """One file's rows: task, item, system, run, score, and what names them (hash, line)."""
+    scores = _score_array(lines.values[metric], lines, metric, task)
+    frame = pd.DataFrame(
+        {
+            "task": task,
+            "item": lines.doc_id,
+            "system": r.system,
+            "run": r.run,
+            "score": scores,
+            "doc_hash": lines.doc_hash,
+            "line": lines.line,
+            "file": str(lines.path),
+        }
+    )
+    if lines.doc is not None:
+        docs = list(enumerate(lines.doc))
+        if subtask is not None:
+            frame["task"] = [
+                f"{task}/{_doc_field(d, subtask, lines, i, 'subtask')}" for i, d in docs
+            ]
+        if cluster is not None:
+            frame["cluster"] = [_doc_field(d, cluster, lines, i, "cluster") for i, d in docs]
+    repeated = frame["item"].duplicated()
+    if repeated.any():
+        i = int(np.flatnonzero(repeated.to_numpy())[0])
+        raise InputError(
+            f"{str(lines.path)!r} line {lines.line[i]}: doc_id {lines.doc_id[i]} occurs "
+            f"twice for filter {lines.filter!r}"
+        )
+    return frame
+
+
 def read_lm_eval(
     paths: Sequence[str | os.PathLike[str]],
     *,
@@ -435,87 +515,34 @@ def read_lm_eval(
                     groups.setdefault(group, [])
                     groups[group] += [m for m in members if m not in groups[group]]
 
-    per_task: dict[str, list[tuple[str, int, _Lines]]] = defaultdict(list)
+    per_task: dict[str, list[_Run]] = defaultdict(list)
     for (task, system), read in chosen_files.items():
         for run, (_time, path, res) in enumerate(read):
             blocks = _read_samples(path, full=full)
+            named = {str(k): v for k, v in blocks.items() if k is not None}
             if None in blocks:
-                blocks = {**_split_unnamed(blocks.pop(None), res, task, notes), **blocks}  # type: ignore[dict-item]
-            for lines in blocks.values():
-                per_task[task].append((system, run, lines))
+                named |= _split_unnamed(blocks[None], res, task, notes)
+            per_task[task].append(_Run(system, run, path, named))
 
     frames = []
     choices = set()
-    for task, entries in sorted(per_task.items()):
-        filters = [e[2].filter for e in entries]
-        where = f"the samples of task {task!r}"
-        chosen_filter, how_f = _choose("filter", filter, filters, "none", where)
-        entries = [e for e in entries if e[2].filter == chosen_filter]
-        read_pairs = {
-            (s, r) for (t, s), files in chosen_files.items() if t == task for r in range(len(files))
-        }
-        have = {(s, r) for s, r, _ in entries}
-        if have != read_pairs:
-            (s, r) = sorted(read_pairs - have)[0]
-            path = chosen_files[(task, s)][r][1]
-            present = sorted({e[2].filter for e in per_task[task] if e[2].path == path})
-            raise InputError(
-                f"`filter`: no filter {chosen_filter!r} in {str(path)!r}; present: "
-                f"{', '.join(present)}"
-            )
-        metrics = [m for e in entries for m in e[2].values]
-        common = [m for m in dict.fromkeys(metrics) if all(m in e[2].values for e in entries)]
-        if metric is not None:
-            for _s, _r, lines in entries:
-                if metric not in lines.values:
-                    raise InputError(
-                        f"`metric`: no metric {metric!r} in {str(lines.path)!r}; present: "
-                        f"{', '.join(lines.values) or 'none'}"
-                    )
-        chosen_metric, how_m = _choose("metric", metric, common or metrics, "acc", where)
+    for task, read_runs in sorted(per_task.items()):
+        chosen_metric, how_m, chosen_filter, how_f = _choose_metric_filter(
+            task, read_runs, metric, filter
+        )
         choices.add((chosen_metric, how_m, chosen_filter, how_f))
-        for system, run, lines in entries:
-            scores = _score_array(lines.values[chosen_metric], lines, chosen_metric, task)
-            n = len(scores)
-            frame = pd.DataFrame(
-                {
-                    "task": task,
-                    "item": lines.doc_id,
-                    "system": system,
-                    "run": run,
-                    "score": scores,
-                    "doc_hash": lines.doc_hash,
-                    "line": lines.line,
-                    "file": str(lines.path),
-                }
-            )
-            if lines.doc is not None:
-                if subtask is not None:
-                    frame["task"] = [
-                        f"{task}/{_doc_field(d, subtask, lines, i, 'subtask')}"
-                        for i, d in enumerate(lines.doc)
-                    ]
-                if cluster is not None:
-                    frame["cluster"] = [
-                        _doc_field(d, cluster, lines, i, "cluster") for i, d in enumerate(lines.doc)
-                    ]
-            repeated = frame["item"].duplicated()
-            if repeated.any():
-                i = int(np.flatnonzero(repeated.to_numpy())[0])
-                raise InputError(
-                    f"{str(lines.path)!r} line {lines.line[i]}: doc_id {lines.doc_id[i]} occurs "
-                    f"twice for filter {chosen_filter!r}"
-                )
-            if n and not scores.any():
+        for r in read_runs:
+            lines = r.blocks[chosen_filter]
+            frame = _frame(task, r, lines, chosen_metric, subtask, cluster)
+            if len(frame) and not frame["score"].any():
                 notes.append(
-                    f"{lines.path.name} ({system}, {task}): every item scores 0 on "
+                    f"{lines.path.name} ({r.system}, {task}): every item scores 0 on "
                     f"{chosen_metric}; kept — check the prompt and the answer filter if "
                     "that is not the model's real result"
                 )
             frames.append(frame)
     data = pd.concat(frames, ignore_index=True)
     _check_hashes(data)
-    _check_tasks(data)
     metrics_used = sorted({c[0] for c in choices})
     source = (
         f"lm-evaluation-harness: {counted(data['system'].nunique(), 'model')}, "
@@ -578,16 +605,3 @@ def _check_hashes(data: pd.DataFrame) -> None:
         f"({other['system']}) (their doc_hash differ; {counted(len(bad), 'doc_id')} like "
         "it): were they evaluated on different versions of the data set?"
     )
-
-
-def _check_tasks(data: pd.DataFrame) -> None:
-    """Every task has more than one model (a task only one model has cannot be compared)."""
-    systems = data.groupby("task", sort=True)["system"].unique()
-    if data["system"].nunique() < 2:
-        return
-    for task, have in systems.items():
-        if len(have) == 1:
-            raise InputError(
-                f"task {task!r} is only in the logs of {have[0]!r}: compare models on the "
-                "tasks they share (leave it out, or read that model's other logs)"
-            )

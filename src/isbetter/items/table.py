@@ -530,11 +530,13 @@ class ItemTable:
         if len(items_a) != len(items_b) or not items_a.isin(items_b).all():
             only_a = items_a.difference(items_b)
             only_b = items_b.difference(items_a)
+            only = "; ".join(
+                f"only {s!r}: {_examples(o)}" for s, o in ((a, only_a), (b, only_b)) if len(o)
+            )
             raise InputError(
                 f"task {task!r}: {a!r} has {counted(len(items_a), 'item')} and {b!r} "
-                f"{len(items_b)}, {len(items_a) - len(only_a)} in common "
-                f"(only {a!r}: {_examples(only_a)}; only {b!r}: {_examples(only_b)}); "
-                "compare models on the same items"
+                f"{len(items_b)}, {len(items_a) - len(only_a)} in common ({only}); compare "
+                "models on the same items (common_items() keeps those every system has)"
             )
         pa, pb = per[0], per[1].loc[items_a]
         clusters = None
