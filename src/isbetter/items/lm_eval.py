@@ -168,18 +168,8 @@ def _model_name(results: dict[str, Any] | None, folder: Path) -> str:
     return folder.name
 
 
-def _parse(raw: bytes, path: Path, number: int, full: bool) -> dict[str, Any]:
-    """Parse one samples line; only its tail (filter, hashes, metrics) unless `full`."""
-    if not full and raw.startswith(_PREFIX):
-        for key in _TAILS:
-            i = raw.rfind(key)
-            if i > 0:
-                try:
-                    tail = json.loads(b"{" + raw[i + 2 :])
-                    tail["doc_id"] = int(raw[len(_PREFIX) : raw.index(b",", len(_PREFIX))])
-                except ValueError:
-                    break  # not the shape lm-evaluation-harness writes: parse it whole
-                return tail
+def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
+    """Parse one whole samples line, or raise naming the file and line."""
     try:
         record = json.loads(raw)
     except ValueError as exc:
@@ -192,7 +182,46 @@ def _parse(raw: bytes, path: Path, number: int, full: bool) -> dict[str, Any]:
     return record
 
 
+def _parse_tails(lines: list[bytes]) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """Parse the lines' ends only (filter, hashes, metrics), all in one JSON call.
+
+    lm-evaluation-harness writes ``{"doc_id": N, "doc": …, …, "filter": …, "metrics":
+    …, "doc_hash": …, …, "<metric>": value}`` with ``json.dumps``'s separators; a quote
+    inside a string is escaped, so the last ``, "filter": `` of a line is the top-level
+    key. Returns None (parse every line whole) when a line is not of that shape.
+    """
+    heads, tails, numbers = [], [], []
+    for number, raw in enumerate(lines, start=1):
+        if not raw or raw.isspace():
+            continue
+        if not raw.startswith(_PREFIX):
+            return None
+        for key in _TAILS:
+            i = raw.rfind(key)
+            if i > 0:
+                break
+        else:
+            return None
+        comma = raw.find(b",", len(_PREFIX))
+        heads.append(raw[len(_PREFIX) : comma])
+        tails.append(raw[i + 2 :].rstrip())
+        numbers.append(number)
+    try:
+        ids = json.loads(b"[" + b",".join(heads) + b"]")
+        records = json.loads(b"[{" + b",{".join(tails) + b"]")
+    except ValueError:
+        return None
+    if len(records) != len(tails) or not all(isinstance(r, dict) for r in records):
+        return None
+    if not all(type(d) is int for d in ids):
+        return None
+    for record, doc_id in zip(records, ids, strict=True):
+        record["doc_id"] = doc_id
+    return records, numbers
+
+
 def _metric_keys(record: dict[str, Any]) -> list[str]:
+    """Return the metrics of a line: its ``metrics`` list, else its other top-level keys."""
     if isinstance(record.get("metrics"), list):
         return [str(m) for m in record["metrics"]]
     return [k for k in record if k not in _NOT_METRICS]
@@ -202,29 +231,29 @@ def _read_samples(path: Path, *, full: bool) -> dict[str | None, _Lines]:
     """Read one samples file into arrays per filter (None: lines name no filter)."""
     with open(path, "rb") as fh:
         lines = fh.read().split(b"\n")
-    out: dict[str | None, _Lines] = {}
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record = _parse(raw, path, number, full)
-        key = record.get("filter")
-        block = out.get(key)
-        if block is None:
-            block = out[key] = _Lines(path, str(key), [], [], [], {}, [] if full else None)  # type: ignore[arg-type]
-            for metric in _metric_keys(record):
-                block.values[metric] = []
-        block.doc_id.append(record["doc_id"])  # type: ignore[attr-defined]
-        block.doc_hash.append(record.get("doc_hash"))
-        block.line.append(number)  # type: ignore[attr-defined]
-        if block.doc is not None:
-            block.doc.append(record.get("doc"))
-        for metric, values in block.values.items():
-            values.append(record.get(metric))
-    if not out:
+    fast = None if full else _parse_tails(lines)
+    if fast is not None:
+        records, numbers = fast
+    else:
+        numbers = [n for n, raw in enumerate(lines, start=1) if raw and not raw.isspace()]
+        records = [_parse(lines[n - 1], path, n) for n in numbers]
+    if not records:
         raise InputError(f"{str(path)!r} has no lines: an empty samples file")
-    for block in out.values():
-        block.doc_id = np.asarray(block.doc_id)
-        block.line = np.asarray(block.line)
+    keys = [r.get("filter") for r in records]
+    out: dict[str | None, _Lines] = {}
+    for key in dict.fromkeys(keys):
+        rows = [k for k, f in enumerate(keys) if f == key] if len(set(keys)) > 1 else None
+        block = records if rows is None else [records[k] for k in rows]
+        lines_of = numbers if rows is None else [numbers[k] for k in rows]
+        out[key] = _Lines(
+            path,
+            str(key),
+            np.array([r["doc_id"] for r in block]),
+            [r.get("doc_hash") for r in block],
+            np.array(lines_of),
+            {m: [r.get(m) for r in block] for m in _metric_keys(block[0])},
+            [r.get("doc") for r in block] if full else None,
+        )
     return out
 
 
@@ -400,39 +429,38 @@ def _choose_metric_filter(
     return chosen_metric, how_m, chosen_filter, how_f
 
 
-def _frame(
+def _columns(
     task: str, r: _Run, lines: _Lines, metric: str, subtask: str | None, cluster: str | None
-) -> pd.DataFrame:
-    """One file's rows: task, item, system, run, score, and what names them (hash, line)."""
+) -> dict[str, Any]:
+    """One file's rows as columns: task, item, system, run, score, and its hashes and lines."""
     scores = _score_array(lines.values[metric], lines, metric, task)
-    frame = pd.DataFrame(
-        {
-            "task": task,
-            "item": lines.doc_id,
-            "system": r.system,
-            "run": r.run,
-            "score": scores,
-            "doc_hash": lines.doc_hash,
-            "line": lines.line,
-            "file": str(lines.path),
-        }
-    )
-    if lines.doc is not None:
-        docs = list(enumerate(lines.doc))
-        if subtask is not None:
-            frame["task"] = [
-                f"{task}/{_doc_field(d, subtask, lines, i, 'subtask')}" for i, d in docs
-            ]
-        if cluster is not None:
-            frame["cluster"] = [_doc_field(d, cluster, lines, i, "cluster") for i, d in docs]
-    repeated = frame["item"].duplicated()
-    if repeated.any():
-        i = int(np.flatnonzero(repeated.to_numpy())[0])
+    n = len(scores)
+    if len(pd.unique(lines.doc_id)) < n:
+        i = int(np.flatnonzero(pd.Series(lines.doc_id).duplicated().to_numpy())[0])
         raise InputError(
             f"{str(lines.path)!r} line {lines.line[i]}: doc_id {lines.doc_id[i]} occurs "
             f"twice for filter {lines.filter!r}"
         )
-    return frame
+    columns: dict[str, Any] = {
+        "task": [task] * n,
+        "item": lines.doc_id,
+        "system": [r.system] * n,
+        "run": np.full(n, r.run),
+        "score": scores,
+        "doc_hash": lines.doc_hash,
+        "line": lines.line,
+        "file": [str(lines.path)] * n,
+        "cluster": [None] * n,
+    }
+    if lines.doc is not None:
+        docs = list(enumerate(lines.doc))
+        if subtask is not None:
+            columns["task"] = [
+                f"{task}/{_doc_field(d, subtask, lines, i, 'subtask')}" for i, d in docs
+            ]
+        if cluster is not None:
+            columns["cluster"] = [_doc_field(d, cluster, lines, i, "cluster") for i, d in docs]
+    return columns
 
 
 def read_lm_eval(
@@ -524,7 +552,7 @@ def read_lm_eval(
                 named |= _split_unnamed(blocks[None], res, task, notes)
             per_task[task].append(_Run(system, run, path, named))
 
-    frames = []
+    parts: list[dict[str, Any]] = []
     choices = set()
     for task, read_runs in sorted(per_task.items()):
         chosen_metric, how_m, chosen_filter, how_f = _choose_metric_filter(
@@ -533,15 +561,22 @@ def read_lm_eval(
         choices.add((chosen_metric, how_m, chosen_filter, how_f))
         for r in read_runs:
             lines = r.blocks[chosen_filter]
-            frame = _frame(task, r, lines, chosen_metric, subtask, cluster)
-            if len(frame) and not frame["score"].any():
+            part = _columns(task, r, lines, chosen_metric, subtask, cluster)
+            if len(part["score"]) and not part["score"].any():
                 notes.append(
                     f"{lines.path.name} ({r.system}, {task}): every item scores 0 on "
                     f"{chosen_metric}; kept — check the prompt and the answer filter if "
                     "that is not the model's real result"
                 )
-            frames.append(frame)
-    data = pd.concat(frames, ignore_index=True)
+            parts.append(part)
+    data = pd.DataFrame(
+        {
+            key: np.concatenate([np.asarray(p[key], dtype=object) for p in parts])
+            if key in ("task", "system", "doc_hash", "file", "cluster")
+            else np.concatenate([p[key] for p in parts])
+            for key in parts[0]
+        }
+    )
     _check_hashes(data)
     metrics_used = sorted({c[0] for c in choices})
     source = (
@@ -550,7 +585,7 @@ def read_lm_eval(
         + "; ".join(f"metric {m} ({hm}), filter {f} ({hf})" for m, hm, f, hf in sorted(choices))
         + f"; runs: {runs}"
     )
-    tasks = set(data["task"])
+    tasks = set(data["task"].unique())
     split: dict[str, list[str]] = defaultdict(list)
     for t in sorted(tasks):
         split[t.split("/", 1)[0] if subtask is not None else t].append(t)
@@ -591,8 +626,9 @@ def _check_hashes(data: pd.DataFrame) -> None:
     known = data[data["doc_hash"].notna()]
     if known.empty:
         return
-    counts = known.groupby(["task", "item"], sort=False)["doc_hash"].nunique()
-    bad = counts[counts > 1]
+    codes = pd.Series(pd.factorize(known["doc_hash"])[0], index=known.index)
+    spread = codes.groupby([known["task"], known["item"]], sort=False).agg(["min", "max"])
+    bad = spread[spread["min"] != spread["max"]]
     if bad.empty:
         return
     task, item = bad.index[0]
