@@ -236,6 +236,10 @@ def test_the_fast_path_agrees_with_full_parsing(tmp_path):
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     path.write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in lines) + "\n")
     assert read([folder]).frame.equals(fast.frame)
+    # with a cluster from the doc: the doc parsed alone, or the line whole
+    by_answer = read([META], cluster="answer").frame
+    assert by_answer["cluster"].tolist() == [r["doc"]["answer"] for r in lines]
+    assert read([folder], cluster="answer").frame.equals(by_answer)
 
 
 # ---------------------------------------------------------------------------- Inspect
@@ -340,7 +344,7 @@ def test_aime_wide_with_runs():
 def test_aime_without_run_suffix_says_how():
     table = read(DATA / "no_clt_paper" / "matharena_aime_II.csv")
     assert len(table.paired("o3-mini (high)", "DeepSeek-R1")) == 60
-    assert any("pass run_suffix=True" in n for n in table.notes)
+    assert any("pass `run_suffix=True`" in n for n in table.notes)
 
 
 def test_tool_use_wide_skips_the_reference_column():
@@ -385,3 +389,24 @@ def test_options_for_another_kind_and_bad_paths(tmp_path):
         read([tmp_path / "x.bin"])
     with pytest.raises(InputError, match="`runs` must be 'latest' or 'all'"):
         read([META], runs="first")
+
+
+def test_a_filter_key_inside_the_doc_does_not_fool_the_fast_path(tmp_path):
+    # ko_winogrande's lines name no filter; a doc field called "filter" is the last
+    # ', "filter": ' of the line, and the fast path must notice and parse lines whole
+    [folder] = _copy(tmp_path, META)
+    path = next(folder.glob("samples_*.jsonl"))
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in lines:
+        record["doc"]["filter"] = "x"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in lines) + "\n")
+    assert read([folder]).frame.equals(read([META]).frame)
+
+
+def test_json_tables_are_not_taken_for_inspect_logs(tmp_path):
+    df = pd.DataFrame({"item": [1, 2], "system": ["a", "b"], "score": [1, 0], "version": [1, 1]})
+    df.to_json(tmp_path / "records.json", orient="records")
+    df.to_json(tmp_path / "lines.json", orient="records", lines=True)
+    for name in ("records.json", "lines.json"):
+        table = read(tmp_path / name)
+        assert table.systems == ("a", "b") and "long table" in table.source

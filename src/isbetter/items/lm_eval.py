@@ -70,6 +70,8 @@ _NOT_METRICS = frozenset(
 )
 _PREFIX = b'{"doc_id": '
 _TAILS = (b', "filter": ', b', "doc_hash": ')
+_DOC = b', "doc": '
+_DECODER = json.JSONDecoder()
 
 
 @dataclass
@@ -83,15 +85,34 @@ class _Folder:
 
 @dataclass
 class _Lines:
-    """The lines of one samples file for one filter, as arrays."""
+    """The lines of one samples file for one filter; columns taken on demand."""
 
     path: Path
     filter: str
-    doc_id: np.ndarray
-    doc_hash: list[Any]
+    records: list[dict[str, Any]]
     line: np.ndarray
-    values: dict[str, list[Any]]
-    doc: list[Any] | None = None
+    metrics: list[str]
+    full: bool = False
+
+    @property
+    def doc_id(self) -> np.ndarray:
+        return np.array([r["doc_id"] for r in self.records])
+
+    @property
+    def doc_hash(self) -> list[Any]:
+        return [r.get("doc_hash") for r in self.records]
+
+    @property
+    def doc(self) -> list[Any] | None:
+        return [r.get("doc") for r in self.records] if self.full else None
+
+    def values(self, metric: str) -> list[Any]:
+        """Return the metric's value on each line (None where a line lacks it)."""
+        return [r.get(metric) for r in self.records]
+
+    def part(self, rows: slice, name: str) -> _Lines:
+        """Return some of the lines, under another filter's name."""
+        return _Lines(self.path, name, self.records[rows], self.line[rows], self.metrics, self.full)
 
 
 def find_model_folders(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -182,15 +203,18 @@ def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
     return record
 
 
-def _parse_tails(lines: list[bytes]) -> tuple[list[dict[str, Any]], list[int]] | None:
+def _parse_tails(
+    lines: list[bytes], docs: bool = False
+) -> tuple[list[dict[str, Any]], list[int]] | None:
     """Parse the lines' ends only (filter, hashes, metrics), all in one JSON call.
 
     lm-evaluation-harness writes ``{"doc_id": N, "doc": …, …, "filter": …, "metrics":
     …, "doc_hash": …, …, "<metric>": value}`` with ``json.dumps``'s separators; a quote
     inside a string is escaped, so the last ``, "filter": `` of a line is the top-level
-    key. Returns None (parse every line whole) when a line is not of that shape.
+    key. With `docs`, each line's ``doc`` is parsed too (not its prompts and answers).
+    Returns None (parse every line whole) when a line is not of that shape.
     """
-    heads, tails, numbers = [], [], []
+    heads, tails, numbers, texts = [], [], [], []
     for number, raw in enumerate(lines, start=1):
         if not raw or raw.isspace():
             continue
@@ -206,17 +230,21 @@ def _parse_tails(lines: list[bytes]) -> tuple[list[dict[str, Any]], list[int]] |
         heads.append(raw[len(_PREFIX) : comma])
         tails.append(raw[i + 2 :].rstrip())
         numbers.append(number)
+        if docs:
+            if not raw.startswith(_DOC, comma):
+                return None
+            texts.append(raw[comma + len(_DOC) : i])
     try:
-        ids = json.loads(b"[" + b",".join(heads) + b"]")
+        ids = np.asarray(json.loads(b"[" + b",".join(heads) + b"]"))
         records = json.loads(b"[{" + b",{".join(tails) + b"]")
-    except ValueError:
+        if len(records) != len(tails) or ids.dtype.kind != "i":
+            return None
+        for record, doc_id in zip(records, ids.tolist(), strict=True):
+            record["doc_id"] = doc_id
+        for record, text in zip(records, texts, strict=False):
+            record["doc"] = _DECODER.raw_decode(text.decode("utf-8"))[0]
+    except (ValueError, TypeError):  # not JSON, or an element that is not an object
         return None
-    if len(records) != len(tails) or not all(isinstance(r, dict) for r in records):
-        return None
-    if not all(type(d) is int for d in ids):
-        return None
-    for record, doc_id in zip(records, ids, strict=True):
-        record["doc_id"] = doc_id
     return records, numbers
 
 
@@ -231,7 +259,7 @@ def _read_samples(path: Path, *, full: bool) -> dict[str | None, _Lines]:
     """Read one samples file into arrays per filter (None: lines name no filter)."""
     with open(path, "rb") as fh:
         lines = fh.read().split(b"\n")
-    fast = None if full else _parse_tails(lines)
+    fast = _parse_tails(lines, docs=full)
     if fast is not None:
         records, numbers = fast
     else:
@@ -241,19 +269,12 @@ def _read_samples(path: Path, *, full: bool) -> dict[str | None, _Lines]:
         raise InputError(f"{str(path)!r} has no lines: an empty samples file")
     keys = [r.get("filter") for r in records]
     out: dict[str | None, _Lines] = {}
+    several = len(set(keys)) > 1
     for key in dict.fromkeys(keys):
-        rows = [k for k, f in enumerate(keys) if f == key] if len(set(keys)) > 1 else None
+        rows = [k for k, f in enumerate(keys) if f == key] if several else None
         block = records if rows is None else [records[k] for k in rows]
         lines_of = numbers if rows is None else [numbers[k] for k in rows]
-        out[key] = _Lines(
-            path,
-            str(key),
-            np.array([r["doc_id"] for r in block]),
-            [r.get("doc_hash") for r in block],
-            np.array(lines_of),
-            {m: [r.get(m) for r in block] for m in _metric_keys(block[0])},
-            [r.get("doc") for r in block] if full else None,
-        )
+        out[key] = _Lines(path, str(key), block, np.array(lines_of), _metric_keys(block[0]), full)
     return out
 
 
@@ -272,9 +293,14 @@ def _split_unnamed(
                 filters.append(name)
             aggregates.setdefault(f"{metric},{name}", value)
     if len(unique) == len(ids):
-        name = filters[0] if len(filters) == 1 else "none"
-        block.filter = name
-        return {name: block}
+        if len(filters) > 1:
+            raise InputError(
+                f"{str(block.path)!r}: the lines name no filter and the results file of the "
+                f"same time lists {len(filters)} ({', '.join(filters)}): cannot tell which "
+                "filter the lines are"
+            )
+        name = filters[0] if filters else "none"
+        return {name: block.part(slice(None), name)}
     k, n = len(ids) // len(unique), len(unique)
     blocks_ok = len(ids) == k * n and all(
         np.array_equal(ids[j * n : (j + 1) * n], ids[:n]) for j in range(k)
@@ -289,28 +315,19 @@ def _split_unnamed(
     out = {}
     for j, name in enumerate(filters):
         part = slice(j * n, (j + 1) * n)
-        values = {m: v[part] for m, v in block.values.items()}
-        for metric, vals in values.items():
+        lines = block.part(part, name)
+        for metric in lines.metrics:
             expected = aggregates.get(f"{metric},{name}")
             if expected is None:
                 continue
-            got = float(np.mean(np.asarray(vals, dtype=float)))
+            got = float(np.mean(np.asarray(lines.values(metric), dtype=float)))
             if not np.isclose(got, float(expected)):
                 raise InputError(
                     f"{str(block.path)!r}: the lines name no filter, and block {j + 1} of "
                     f"{k} has mean {metric} {got:.6g} where the results file gives "
                     f"{float(expected):.6g} for filter {name!r}: cannot tell the filters apart"
                 )
-        doc = block.doc[part] if block.doc is not None else None
-        out[name] = _Lines(
-            block.path,
-            name,
-            ids[part],
-            block.doc_hash[part],
-            block.line[part],
-            values,
-            doc,
-        )
+        out[name] = lines
     notes.append(
         f"{block.path.name}: the lines name no filter; blocks of {n} lines taken as the "
         f"filters {', '.join(filters)} in the results file's order (their means agree)"
@@ -415,7 +432,7 @@ def _choose_metric_filter(
     filters = [f for r in runs for f in r.blocks]
     chosen_filter, how_f = _choose("filter", filter, filters, "none", where)
     _check_filter(runs, chosen_filter)
-    values = [r.blocks[chosen_filter].values for r in runs]
+    values = [r.blocks[chosen_filter].metrics for r in runs]
     metrics = [m for v in values for m in v]
     common = [m for m in dict.fromkeys(metrics) if all(m in v for v in values)]
     if metric is not None:
@@ -433,17 +450,18 @@ def _columns(
     task: str, r: _Run, lines: _Lines, metric: str, subtask: str | None, cluster: str | None
 ) -> dict[str, Any]:
     """One file's rows as columns: task, item, system, run, score, and its hashes and lines."""
-    scores = _score_array(lines.values[metric], lines, metric, task)
+    scores = _score_array(lines.values(metric), lines, metric, task)
     n = len(scores)
-    if len(pd.unique(lines.doc_id)) < n:
-        i = int(np.flatnonzero(pd.Series(lines.doc_id).duplicated().to_numpy())[0])
+    doc_id = lines.doc_id
+    if len(pd.unique(doc_id)) < n:
+        i = int(np.flatnonzero(pd.Series(doc_id).duplicated().to_numpy())[0])
         raise InputError(
-            f"{str(lines.path)!r} line {lines.line[i]}: doc_id {lines.doc_id[i]} occurs "
+            f"{str(lines.path)!r} line {lines.line[i]}: doc_id {doc_id[i]} occurs "
             f"twice for filter {lines.filter!r}"
         )
     columns: dict[str, Any] = {
         "task": [task] * n,
-        "item": lines.doc_id,
+        "item": doc_id,
         "system": [r.system] * n,
         "run": np.full(n, r.run),
         "score": scores,
@@ -526,7 +544,7 @@ def read_lm_eval(
             if len(kept) < len(files):
                 notes.append(
                     f"{folder.path.name}: {task}: read the latest of {len(files)} runs "
-                    f"({kept[0][1].name}); runs='all' reads every run"
+                    f"({kept[0][1].name}); `runs='all'` reads every run"
                 )
             for time, path in kept:
                 res = results.get(time)

@@ -94,7 +94,7 @@ def _read_flat(
         notes.append(
             f"{name}: items such as {ids[ids.str.contains('.', regex=False)].iloc[0]!r} read "
             "as items of their own; if they are runs of an item (1, 1.1, 1.2 = item 1, "
-            "runs 0-2), pass run_suffix=True"
+            "runs 0-2), pass `run_suffix=True`"
         )
     if run is not None:
         raise InputError(

@@ -485,7 +485,7 @@ class ItemTable:
         if len(self.tasks) > 1:
             raise InputError(
                 f"the table has {counted(len(self.tasks), 'task')} ({_examples(self.tasks)}): "
-                "name one (task=), or pool them over subtasks (subtasks())"
+                "name one with `task`, or pool them over subtasks"
             )
         return self.tasks[0]
 
