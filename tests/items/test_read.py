@@ -357,16 +357,19 @@ def test_tool_use_wide_skips_the_reference_column():
 def test_long_tables_in_every_format(tmp_path):
     long = read(DATA / "no_clt_paper" / "langchain_data_tool_use_FULL.csv").frame
     long = long.drop(columns="cluster")
+    number = long["item"].astype(int)
+    long["task"] = np.where(number > 10, "t2", "t1")
+    long["run"] = number % 2
+    long = ItemTable.from_frame(long, run="run").frame.drop(columns="cluster")
     long.to_csv(tmp_path / "t.csv", index=False)
     long.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
-    expected = read(tmp_path / "t.csv", task="task", run="run").frame
+    expected = read(tmp_path / "t.csv").frame  # its task and run columns found by name
+    pd.testing.assert_frame_equal(expected.drop(columns="cluster"), long)
     got = read(tmp_path / "t.jsonl", task="task", run="run").frame
     pd.testing.assert_frame_equal(got, expected)
     pytest.importorskip("pyarrow")
     long.to_parquet(tmp_path / "t.parquet")
-    pd.testing.assert_frame_equal(
-        read(tmp_path / "t.parquet", task="task", run="run").frame, expected
-    )
+    pd.testing.assert_frame_equal(read(tmp_path / "t.parquet").frame, expected)
 
 
 def test_data_frames_and_mixed_inputs():

@@ -73,10 +73,10 @@ def _read_flat(
             )
         return ItemTable.from_frame(
             df,
-            task=task,
+            task=task or ("task" if "task" in df.columns else None),
             item=item or "item",
             system=system,
-            run=run,
+            run=run or ("run" if "run" in df.columns else None),
             score=score,
             cluster=cluster,
             metric=metric,
@@ -187,9 +187,10 @@ def read(
     names : mapping, optional
         lm-evaluation-harness: a model folder's name → the system's name.
     item, system, score, task, run : str, optional
-        Tables: the columns. A table with the columns `system` and `score` is long;
-        otherwise it is wide with the items in `item` (default ``item``, else the
-        first column) and a column per system.
+        Tables: the columns. A table with the columns `system` and `score` is long
+        (its columns ``item``, ``task`` and ``run`` are used when present and not
+        named otherwise); otherwise it is wide with the items in `item` (default
+        ``item``, else the first column) and a column per system.
     systems : sequence of str, optional
         Wide tables: the system columns (default every column holding numbers).
     run_suffix : bool
