@@ -413,3 +413,13 @@ def test_json_tables_are_not_taken_for_inspect_logs(tmp_path):
     for name in ("records.json", "lines.json"):
         table = read(tmp_path / name)
         assert table.systems == ("a", "b") and "long table" in table.source
+
+
+def test_nan_in_a_table_names_the_file(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("item,m1,m2\n1,1,0\n2,,1\n")
+    with pytest.raises(
+        InputError,
+        match=r"wide.csv': row \d \(task 'all', item '2', system 'm1'.*not a finite number",
+    ):
+        read(path)

@@ -50,7 +50,16 @@ def _kind(path: Path) -> str:
     )
 
 
-def _read_flat(
+def _read_flat(source: Any, *, name: str, **options: Any) -> ItemTable:
+    """Read a table; its errors name it."""
+    try:
+        return _read_table(source, name=name, **options)
+    except InputError as exc:
+        message = str(exc)
+        raise InputError(message if name in message else f"{name}: {message}") from exc
+
+
+def _read_table(
     source: Any,
     *,
     name: str,
