@@ -423,3 +423,11 @@ def test_nan_in_a_table_names_the_file(tmp_path):
         match=r"wide.csv': row \d \(task 'all', item '2', system 'm1'.*not a finite number",
     ):
         read(path)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "  \n"])
+def test_an_empty_samples_file(tmp_path, text):
+    [folder] = _copy(tmp_path, META)
+    next(folder.glob("samples_*.jsonl")).write_text(text)
+    with pytest.raises(InputError, match="has no lines: an empty samples file"):
+        read([folder])

@@ -203,9 +203,7 @@ def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
     return record
 
 
-def _parse_tails(
-    lines: list[bytes], docs: bool = False
-) -> tuple[list[dict[str, Any]], list[int]] | None:
+def _parse_tails(data: bytes, docs: bool = False) -> tuple[list[dict[str, Any]], list[int]] | None:
     """Parse the lines' ends only (filter, hashes, metrics), all in one JSON call.
 
     lm-evaluation-harness writes ``{"doc_id": N, "doc": …, …, "filter": …, "metrics":
@@ -214,26 +212,32 @@ def _parse_tails(
     key. With `docs`, each line's ``doc`` is parsed too (not its prompts and answers).
     Returns None (parse every line whole) when a line is not of that shape.
     """
-    heads, tails, numbers, texts = [], [], [], []
-    for number, raw in enumerate(lines, start=1):
-        if not raw or raw.isspace():
-            continue
-        if not raw.startswith(_PREFIX):
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    if data and not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    if not ends.size:
+        return [], []
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    keep = ends > starts  # a blank line is skipped; a line of spaces takes the slow path
+    numbers = (np.flatnonzero(keep) + 1).tolist()
+    heads, tails, texts = [], [], []
+    startswith, rfind, find = data.startswith, data.rfind, data.find
+    first = len(_PREFIX)
+    for s, e in zip(starts[keep].tolist(), ends[keep].tolist(), strict=True):
+        if not startswith(_PREFIX, s):
             return None
-        for key in _TAILS:
-            i = raw.rfind(key)
-            if i > 0:
-                break
-        else:
-            return None
-        comma = raw.find(b",", len(_PREFIX))
-        heads.append(raw[len(_PREFIX) : comma])
-        tails.append(raw[i + 2 :].rstrip())
-        numbers.append(number)
-        if docs:
-            if not raw.startswith(_DOC, comma):
+        i = rfind(_TAILS[0], s, e)
+        if i < 0:
+            i = rfind(_TAILS[1], s, e)
+            if i < 0:
                 return None
-            texts.append(raw[comma + len(_DOC) : i])
+        comma = find(b",", s + first, e)
+        heads.append(data[s + first : comma])
+        tails.append(data[i + 2 : e].rstrip())
+        if docs:
+            if not startswith(_DOC, comma):
+                return None
+            texts.append(data[comma + len(_DOC) : i])
     try:
         ids = np.asarray(json.loads(b"[" + b",".join(heads) + b"]"))
         records = json.loads(b"[{" + b",{".join(tails) + b"]")
@@ -258,11 +262,12 @@ def _metric_keys(record: dict[str, Any]) -> list[str]:
 def _read_samples(path: Path, *, full: bool) -> dict[str | None, _Lines]:
     """Read one samples file into arrays per filter (None: lines name no filter)."""
     with open(path, "rb") as fh:
-        lines = fh.read().split(b"\n")
-    fast = _parse_tails(lines, docs=full)
+        data = fh.read()
+    fast = _parse_tails(data, docs=full)
     if fast is not None:
         records, numbers = fast
     else:
+        lines = data.split(b"\n")
         numbers = [n for n, raw in enumerate(lines, start=1) if raw and not raw.isspace()]
         records = [_parse(lines[n - 1], path, n) for n in numbers]
     if not records:
