@@ -534,13 +534,49 @@ def read_lm_eval(
     """
     if runs not in ("latest", "all"):
         raise InputError(f"`runs` must be 'latest' or 'all', got {runs!r}")
-    names = dict(names or {})
-    full = subtask is not None or cluster is not None
     notes: list[str] = []
+    chosen_files, groups = _choose_files(paths, runs, dict(names or {}), notes)
+    per_task: dict[str, list[_Run]] = defaultdict(list)
+    for (task, system), read in chosen_files.items():
+        for run, (path, res) in enumerate(read):
+            blocks = _read_samples(path, full=subtask is not None or cluster is not None)
+            named = {str(k): v for k, v in blocks.items() if k is not None}
+            if None in blocks:
+                named |= _split_unnamed(blocks[None], res, task, notes)
+            per_task[task].append(_Run(system, run, path, named))
+    data, choices = _rows(per_task, metric, filter, subtask, cluster, notes)
+    _check_hashes(data)
+    source = (
+        f"lm-evaluation-harness: {counted(data['system'].nunique(), 'model')}, "
+        f"{counted(data['task'].nunique(), 'task')}; "
+        + "; ".join(f"metric {m} ({hm}), filter {f} ({hf})" for m, hm, f, hf in sorted(choices))
+        + f"; runs: {runs}"
+    )
+    split: dict[str, list[str]] = defaultdict(list)
+    for t in sorted(data["task"].unique()):
+        split[t.split("/", 1)[0] if subtask is not None else t].append(t)
+    if subtask is not None:
+        groups |= {task: split[task] for task in per_task}
+    return ItemTable(
+        data.drop(columns=["doc_hash", "line", "file"]),
+        metric=", ".join(sorted({c[0] for c in choices})),
+        source=source,
+        notes=tuple(notes),
+        groups=_leaves(groups, split),
+    )
+
+
+#: (task, system) -> the samples files read, in time order, with their results files
+_Chosen = dict[tuple[str, str], list[tuple[Path, dict[str, Any] | None]]]
+
+
+def _choose_files(
+    paths: Sequence[str | os.PathLike[str]], runs: str, names: Mapping[str, str], notes: list[str]
+) -> tuple[_Chosen, dict[str, list[str]]]:
+    """Return the samples files to read per (task, system), and the task groups."""
     groups: dict[str, list[str]] = {}
     systems: dict[str, Path] = {}
-    # (task, system) -> [(run, lines, results)]
-    chosen_files: dict[tuple[str, str], list[tuple[str, Path, dict[str, Any] | None]]] = {}
+    chosen: _Chosen = {}
     for folder in map(_scan, find_model_folders(paths)):
         results = {time: _load_json(p) for time, p in folder.results.items()}
         latest = results[max(results)] if results else None
@@ -559,22 +595,24 @@ def read_lm_eval(
                         f"folders {str(systems[system])!r} and {str(folder.path)!r} both hold "
                         f"model {system!r}: name them apart with `names`"
                     )
-                chosen_files.setdefault((task, system), []).append((time, path, res))
+                chosen.setdefault((task, system), []).append((path, res))
         for res in results.values():
             for group, members in (res.get("group_subtasks") or {}).items():
                 if members:
                     groups.setdefault(group, [])
                     groups[group] += [m for m in members if m not in groups[group]]
+    return chosen, groups
 
-    per_task: dict[str, list[_Run]] = defaultdict(list)
-    for (task, system), read in chosen_files.items():
-        for run, (_time, path, res) in enumerate(read):
-            blocks = _read_samples(path, full=full)
-            named = {str(k): v for k, v in blocks.items() if k is not None}
-            if None in blocks:
-                named |= _split_unnamed(blocks[None], res, task, notes)
-            per_task[task].append(_Run(system, run, path, named))
 
+def _rows(
+    per_task: Mapping[str, list[_Run]],
+    metric: str | None,
+    filter: str | None,  # noqa: A002
+    subtask: str | None,
+    cluster: str | None,
+    notes: list[str],
+) -> tuple[pd.DataFrame, set[tuple[str, str, str, str]]]:
+    """Return every task's rows (one metric and filter a task) and the choices made."""
     parts: list[dict[str, Any]] = []
     choices = set()
     for task, read_runs in sorted(per_task.items()):
@@ -600,28 +638,7 @@ def read_lm_eval(
             for key in parts[0]
         }
     )
-    _check_hashes(data)
-    metrics_used = sorted({c[0] for c in choices})
-    source = (
-        f"lm-evaluation-harness: {counted(data['system'].nunique(), 'model')}, "
-        f"{counted(data['task'].nunique(), 'task')}; "
-        + "; ".join(f"metric {m} ({hm}), filter {f} ({hf})" for m, hm, f, hf in sorted(choices))
-        + f"; runs: {runs}"
-    )
-    tasks = set(data["task"].unique())
-    split: dict[str, list[str]] = defaultdict(list)
-    for t in sorted(tasks):
-        split[t.split("/", 1)[0] if subtask is not None else t].append(t)
-    if subtask is not None:
-        groups |= {task: split[task] for task in per_task}
-    leaf_groups = _leaves(groups, split)
-    return ItemTable(
-        data.drop(columns=["doc_hash", "line", "file"]),
-        metric=", ".join(metrics_used),
-        source=source,
-        notes=tuple(notes),
-        groups=leaf_groups,
-    )
+    return data, choices
 
 
 def _leaves(

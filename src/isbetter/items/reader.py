@@ -91,6 +91,35 @@ def _read_table(
             metric=metric,
             source=f"{name} (long table)",
         )
+    if run is not None:
+        raise InputError(
+            f"`run`: {name} is a wide table (no columns {system!r} and {score!r}): its runs "
+            "are rows '<item>.<k>' (`run_suffix`), or make it long"
+        )
+    return _wide(
+        source,
+        df,
+        name=name,
+        item=item,
+        task=task,
+        systems=systems,
+        cluster=cluster,
+        run_suffix=run_suffix,
+        metric=metric,
+    )
+
+
+def _wide(
+    source: Any,
+    df: pd.DataFrame,
+    *,
+    name: str,
+    item: str | None,
+    run_suffix: bool,
+    metric: str | None,
+    **options: Any,
+) -> ItemTable:
+    """Read a wide table: its items in `item` (else ``item``, else the first column)."""
     notes = []
     if item is None:
         item = "item" if "item" in df.columns else str(df.columns[0])
@@ -105,21 +134,14 @@ def _read_table(
             "as items of their own; if they are runs of an item (1, 1.1, 1.2 = item 1, "
             "runs 0-2), pass `run_suffix=True`"
         )
-    if run is not None:
-        raise InputError(
-            f"`run`: {name} is a wide table (no columns {system!r} and {score!r}): its runs "
-            "are rows '<item>.<k>' (`run_suffix`), or make it long"
-        )
     return ItemTable.from_wide(
         df,
         item=item,
-        task=task,
-        systems=systems,
-        cluster=cluster,
         run_suffix=run_suffix,
         metric=metric or "score",
         source=f"{name} (wide table: items x systems)",
         notes=notes,
+        **options,
     )
 
 
@@ -234,14 +256,7 @@ def read(
         raise InputTypeError("`paths` must be a path, a DataFrame or a non-empty list of them")
     if runs not in ("latest", "all"):
         raise InputError(f"`runs` must be 'latest' or 'all', got {runs!r}")
-    kinds: dict[str, list[Any]] = {"lm_eval": [], "inspect": [], "table": []}
-    for p in paths:
-        if isinstance(p, pd.DataFrame):
-            kinds["table"].append(p)
-        elif isinstance(p, str | os.PathLike):
-            kinds[_kind(Path(p))].append(Path(p))
-        else:
-            raise InputTypeError(f"`paths`: expected a path or a DataFrame, got {type(p).__name__}")
+    kinds = _classify(paths)
     _check_options(
         kinds,
         lm_eval={"filter": filter, "subtask": subtask, "names": names},
@@ -263,25 +278,28 @@ def read(
         )
     if kinds["inspect"]:
         tables.append(read_inspect(kinds["inspect"], scorer=scorer, runs=runs, cluster=cluster))
+    flat: dict[str, Any] = {"item": item, "system": system, "score": score, "task": task}
+    flat["run"] = run
+    flat |= {"cluster": cluster, "systems": systems, "run_suffix": run_suffix, "metric": metric}
     for source in kinds["table"]:
-        tables.append(
-            _read_flat(
-                source,
-                name="a DataFrame" if isinstance(source, pd.DataFrame) else repr(str(source)),
-                item=item,
-                system=system,
-                score=score,
-                task=task,
-                run=run,
-                cluster=cluster,
-                systems=systems,
-                run_suffix=run_suffix,
-                metric=metric,
-            )
-        )
+        name = "a DataFrame" if isinstance(source, pd.DataFrame) else repr(str(source))
+        tables.append(_read_flat(source, name=name, **flat))
     table = _join(tables)
     _check_tasks(table)
     return table
+
+
+def _classify(paths: Sequence[Any]) -> dict[str, list[Any]]:
+    """Sort the inputs by kind: lm-evaluation-harness folders, Inspect logs, tables."""
+    kinds: dict[str, list[Any]] = {"lm_eval": [], "inspect": [], "table": []}
+    for p in paths:
+        if isinstance(p, pd.DataFrame):
+            kinds["table"].append(p)
+        elif isinstance(p, str | os.PathLike):
+            kinds[_kind(Path(p))].append(Path(p))
+        else:
+            raise InputTypeError(f"`paths`: expected a path or a DataFrame, got {type(p).__name__}")
+    return kinds
 
 
 def _check_tasks(table: ItemTable) -> None:
