@@ -6,3 +6,8 @@ into one item-level table, compares two models on the same items with exact pair
 models, pools the comparison over subtasks hierarchically, and hands many models to
 :func:`isbetter.rank` (``../shared/DESIGN.md`` §4.3).
 """
+
+from isbetter.items.reader import read
+from isbetter.items.table import ItemTable, PairedItems
+
+__all__ = ["ItemTable", "PairedItems", "read"]
