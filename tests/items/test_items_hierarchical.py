@@ -275,3 +275,34 @@ def test_bad_settings_are_named():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert ItemsHierarchicalPriors().scales == (1.5, 1.0, 2.5, 1.0)
+
+
+def test_auto_chooses_the_parameterization_from_the_counts():
+    from isbetter.items.hierarchical.counts import SubtaskCounts
+    from isbetter.items.hierarchical.route import choose_parameterization
+
+    rng = np.random.default_rng(0)
+    agree, _ = _simulate(rng, 57, 300, 0.0, 0.02, -1.5, 0.3)
+    differ, _ = _simulate(rng, 57, 300, 0.4, 0.8, -1.5, 0.3)
+
+    def choice(table):
+        counts = table[["n11", "n10", "n01", "n00"]].to_numpy()
+        return choose_parameterization(SubtaskCounts(tuple(table["task"]), counts))
+
+    assert choice(agree)["parameterization"] == "noncentred"
+    assert choice(differ)["parameterization"] == "centred"
+    assert choice(agree.iloc[:1])["parameterization"] == "noncentred"
+
+
+def test_a_flagged_centred_fit_is_refitted_non_centred(monkeypatch):
+    from isbetter.items.hierarchical import model
+
+    monkeypatch.setattr(
+        model, "choose_parameterization", lambda data: {"parameterization": "centred"}
+    )
+    table = _table([50, 40], [5, 2], [1, 3], [40, 60])
+    with pytest.warns(ConvergenceWarning):
+        res = hierarchical_items(table, rng=1, draws=5, sampling=Sampling(tune=5, chains=2))
+    assert res.settings["refit_of"]["parameterization"] == "centred"
+    assert res.settings["refit_of"]["converged"] is False
+    assert res.settings["parameterization"] == "noncentred"

@@ -38,14 +38,15 @@ from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items.hierarchical import density, population
 from isbetter.items.hierarchical.counts import SubtaskCounts, subtask_counts
 from isbetter.items.hierarchical.priors import ItemsHierarchicalPriors
+from isbetter.items.hierarchical.route import choose_parameterization
 from isbetter.results.items import ItemsHierarchicalResult
 
 __all__ = ["PARAMETERIZATIONS", "hierarchical_items"]
 
-Parameterization = Literal["noncentred", "centred"]
+Parameterization = Literal["auto", "noncentred", "centred"]
 #: how the direction coordinates are sampled (the rates are always centred: each subtask's
 #: hundreds of items pin its discordance rate, where the centred form is the efficient one)
-PARAMETERIZATIONS = ("noncentred", "centred")
+PARAMETERIZATIONS = ("auto", "noncentred", "centred")
 #: NUTS's target acceptance, and tuning steps per chain unless told
 TARGET_ACCEPT = 0.9
 TUNE = 1000
@@ -65,7 +66,7 @@ def hierarchical_items(
     system_b: str = "B",
     priors: ItemsHierarchicalPriors | None = None,
     pooled: bool = True,
-    parameterization: Parameterization = "noncentred",
+    parameterization: Parameterization = "auto",
     draws: int = 1000,
     sampling: Sampling | None = None,
     rng: int | np.random.Generator | None = None,
@@ -89,14 +90,15 @@ def hierarchical_items(
         posterior of the one-task paired model (Dirichlet(1, 1, 1, 1) on the 2x2 table);
         the probabilities are then those of the mean of the :math:`\delta_t` over these
         subtasks (no next subtask without a population).
-    parameterization : {"noncentred", "centred"}, default: "noncentred"
+    parameterization : {"auto", "noncentred", "centred"}, default: "auto"
         How :math:`\operatorname{logit} s_t` is sampled: as :math:`\mu + \sigma z_t`
-        (non-centred), or itself (centred). When the subtasks agree (:math:`\sigma`
-        small, e.g. two near-identical models) the centred model meets its funnel: on 57
-        such subtasks it was flagged (R-hat 1.04, bulk ESS 64-82) where the non-centred
-        one mixed (R-hat 1.007, ESS 751-828). The centred one mixes better when the
-        subtasks differ strongly (ESS 1600 against 840 on the benchmark's data). The
-        discordance rates are always centred (each subtask's items pin its rate).
+        (non-centred), or itself (centred). The centred one mixes better when the
+        subtasks differ more than their data are noisy, and meets its funnel when they
+        agree (two near-identical models). ``"auto"`` chooses from the counts
+        (:func:`.route.choose_parameterization`) and refits a flagged centred fit with
+        the non-centred model; ``settings["parameterization_choice"]`` and
+        ``settings["refit_of"]`` record it. The discordance rates are always centred
+        (each subtask's items pin its rate).
     draws : int, default: 1000
         Posterior draws per chain.
     sampling : Sampling, optional
@@ -152,6 +154,32 @@ def hierarchical_items(
         "seed": resolve_seed(rng),
     }
     mass_matrix = "low_rank" if len(data.tasks) <= LOW_RANK_MAX_SUBTASKS else "diagonal"
+    model = (data, priors, pooled, mass_matrix)
+    chosen, choice, refit_of = parameterization, None, None
+    if parameterization == "auto":
+        choice = choose_parameterization(data)
+        chosen = choice["parameterization"]
+    idata, diagnostics = _fit(model, chosen, run)
+    if parameterization == "auto" and chosen == "centred" and not diagnostics.converged:
+        # the safety net: a flagged centred fit is replaced by the non-centred one's
+        refit_of = {"parameterization": chosen, **diagnostics.to_dict()}
+        chosen = "noncentred"
+        idata, diagnostics = _fit(model, chosen, run)
+    warn_if_poor(diagnostics, "hierarchical items model", stacklevel=2)
+    options = {
+        "pooled": pooled,
+        "parameterization": chosen if pooled else None,
+        "parameterization_choice": choice,
+        "refit_of": refit_of,
+        "mass_matrix": mass_matrix,
+    }
+    settings = _settings(data, rope, priors, run, options)
+    return _result(data, idata, diagnostics, rope, settings, (system_a, system_b), pooled)
+
+
+def _fit(model: tuple[Any, ...], parameterization: str, run: dict[str, Any]) -> tuple[Any, Any]:
+    """Sample the model (data, priors, pooled, mass matrix); return its draws and diagnostics."""
+    data, priors, pooled, mass_matrix = model
     buffer = density.model_buffer(
         data.items,
         data.discordant,
@@ -166,16 +194,12 @@ def hierarchical_items(
         **run,
         backend="nutpie",
         compiled=density.compiled_model(buffer),
-        mass_matrix=mass_matrix,  # type: ignore[arg-type]
+        mass_matrix=mass_matrix,
         target_accept=TARGET_ACCEPT,
     )
     idata.posterior = idata.posterior.assign_coords(subtask=list(data.tasks))
     names = (*density.HYPER, "delta") if pooled else ("s", "phi", "delta")
-    diagnostics = diagnose(idata, names, backend="nutpie")
-    warn_if_poor(diagnostics, "hierarchical items model", stacklevel=2)
-    options = {"pooled": pooled, "parameterization": parameterization, "mass_matrix": mass_matrix}
-    settings = _settings(data, rope, priors, run, options)
-    return _result(data, idata, diagnostics, rope, settings, (system_a, system_b), pooled)
+    return idata, diagnose(idata, names, backend="nutpie")
 
 
 def _settings(
