@@ -289,20 +289,25 @@ def test_auto_chooses_the_parameterization_from_the_counts():
         counts = table[["n11", "n10", "n01", "n00"]].to_numpy()
         return choose_parameterization(SubtaskCounts(tuple(table["task"]), counts))
 
-    assert choice(agree)["parameterization"] == "noncentred"
-    assert choice(differ)["parameterization"] == "centred"
-    assert choice(agree.iloc[:1])["parameterization"] == "noncentred"
+    assert choice(agree)["direction"] == "noncentred"
+    assert choice(differ)["direction"] == "centred"
+    assert choice(agree.iloc[:1])["direction"] == "noncentred"
+    assert choice(agree)["rate"] == "centred"  # 300 items each: rates pinned, tau_phi 0.3
+    assert choice(_simulate(rng, 6, 60, 0.0, 0.5, -1.5, 0.02)[0])["rate"] == "noncentred"
 
 
 def test_a_flagged_centred_fit_is_refitted_non_centred(monkeypatch):
     from isbetter.items.hierarchical import model
 
     monkeypatch.setattr(
-        model, "choose_parameterization", lambda data: {"parameterization": "centred"}
+        model, "choose_parameterization", lambda data: {"direction": "centred", "rate": "centred"}
     )
     table = _table([50, 40], [5, 2], [1, 3], [40, 60])
     with pytest.warns(ConvergenceWarning):
         res = hierarchical_items(table, rng=1, draws=5, sampling=Sampling(tune=5, chains=2))
-    assert res.settings["refit_of"]["parameterization"] == "centred"
+    assert res.settings["refit_of"]["parameterization"] == {
+        "direction": "centred",
+        "rate": "centred",
+    }
     assert res.settings["refit_of"]["converged"] is False
-    assert res.settings["parameterization"] == "noncentred"
+    assert res.settings["parameterization"] == {"direction": "noncentred", "rate": "noncentred"}

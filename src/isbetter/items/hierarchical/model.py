@@ -44,8 +44,7 @@ from isbetter.results.items import ItemsHierarchicalResult
 __all__ = ["PARAMETERIZATIONS", "hierarchical_items"]
 
 Parameterization = Literal["auto", "noncentred", "centred"]
-#: how the direction coordinates are sampled (the rates are always centred: each subtask's
-#: hundreds of items pin its discordance rate, where the centred form is the efficient one)
+#: how the direction and rate coordinates are sampled (.route chooses for "auto")
 PARAMETERIZATIONS = ("auto", "noncentred", "centred")
 #: NUTS's target acceptance, and tuning steps per chain unless told
 TARGET_ACCEPT = 0.9
@@ -91,14 +90,14 @@ def hierarchical_items(
         the probabilities are then those of the mean of the :math:`\delta_t` over these
         subtasks (no next subtask without a population).
     parameterization : {"auto", "noncentred", "centred"}, default: "auto"
-        How :math:`\operatorname{logit} s_t` is sampled: as :math:`\mu + \sigma z_t`
-        (non-centred), or itself (centred). The centred one mixes better when the
-        subtasks differ more than their data are noisy, and meets its funnel when they
-        agree (two near-identical models). ``"auto"`` chooses from the counts
-        (:func:`.route.choose_parameterization`) and refits a flagged centred fit with
-        the non-centred model; ``settings["parameterization_choice"]`` and
-        ``settings["refit_of"]`` record it. The discordance rates are always centred
-        (each subtask's items pin its rate).
+        How :math:`\operatorname{logit} s_t` and :math:`\operatorname{logit}\phi_t` are
+        sampled: as :math:`\mu + \sigma z_t` (non-centred), or themselves (centred).
+        The centred form mixes better when the subtasks differ more than their data are
+        noisy, and meets its funnel when they agree (two near-identical models; rates of
+        few items). ``"auto"`` chooses for each from the counts
+        (:func:`.route.choose_parameterization`) and refits a flagged fit with a centred
+        part non-centred; ``settings["parameterization"]`` records what was sampled,
+        ``settings["parameterization_choice"]`` and ``settings["refit_of"]`` why.
     draws : int, default: 1000
         Posterior draws per chain.
     sampling : Sampling, optional
@@ -155,15 +154,16 @@ def hierarchical_items(
     }
     mass_matrix = "low_rank" if len(data.tasks) <= LOW_RANK_MAX_SUBTASKS else "diagonal"
     model = (data, priors, pooled, mass_matrix)
-    chosen, choice, refit_of = parameterization, None, None
+    chosen: dict[str, str] = {"direction": parameterization, "rate": parameterization}
+    choice, refit_of = None, None
     if parameterization == "auto":
         choice = choose_parameterization(data)
-        chosen = choice["parameterization"]
+        chosen = {"direction": choice["direction"], "rate": choice["rate"]}
     idata, diagnostics = _fit(model, chosen, run)
-    if parameterization == "auto" and chosen == "centred" and not diagnostics.converged:
-        # the safety net: a flagged centred fit is replaced by the non-centred one's
+    if choice is not None and "centred" in chosen.values() and not diagnostics.converged:
+        # the safety net: a flagged fit with a centred part is replaced by the non-centred one's
         refit_of = {"parameterization": chosen, **diagnostics.to_dict()}
-        chosen = "noncentred"
+        chosen = {"direction": "noncentred", "rate": "noncentred"}
         idata, diagnostics = _fit(model, chosen, run)
     warn_if_poor(diagnostics, "hierarchical items model", stacklevel=2)
     options = {
@@ -177,7 +177,9 @@ def hierarchical_items(
     return _result(data, idata, diagnostics, rope, settings, (system_a, system_b), pooled)
 
 
-def _fit(model: tuple[Any, ...], parameterization: str, run: dict[str, Any]) -> tuple[Any, Any]:
+def _fit(
+    model: tuple[Any, ...], parameterization: dict[str, str], run: dict[str, Any]
+) -> tuple[Any, Any]:
     """Sample the model (data, priors, pooled, mass matrix); return its draws and diagnostics."""
     data, priors, pooled, mass_matrix = model
     buffer = density.model_buffer(
@@ -187,7 +189,7 @@ def _fit(model: tuple[Any, ...], parameterization: str, run: dict[str, Any]) -> 
         scales=priors.scales,
         nu_bounds=priors.nu_bounds,
         pooled=pooled,
-        centred=(parameterization == "centred", True),
+        centred=(parameterization["direction"] == "centred", parameterization["rate"] == "centred"),
     )
     idata = sample(
         None,
