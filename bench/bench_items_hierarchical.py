@@ -24,8 +24,11 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # validation/
 
 N_SUBTASKS = 57
 TARGET_WARM_SECONDS = 5.0
@@ -33,26 +36,18 @@ TARGET_WARM_SECONDS = 5.0
 
 def simulated_counts(seed: int = 0):
     """57 subtasks, 14 000 items in all; A better by about 3 points of accuracy."""
-    import pandas as pd
     from scipy import special
+    from validation.items_sbc import draw_counts
 
     rng = np.random.default_rng(seed)
     sizes = rng.multinomial(14_000 - 100 * N_SUBTASKS, np.full(N_SUBTASKS, 1 / N_SUBTASKS))
-    n = sizes + 100
-    s = special.expit(0.4 + 0.35 * rng.standard_t(5, N_SUBTASKS))
-    phi = special.expit(-1.5 + 0.3 * rng.standard_normal(N_SUBTASKS))
-    d = rng.binomial(n, phi)
-    n10 = rng.binomial(d, s)
-    n11 = rng.binomial(n - d, 0.7)
-    return pd.DataFrame(
-        {
-            "task": [f"subject_{i:02d}" for i in range(N_SUBTASKS)],
-            "n11": n11,
-            "n10": n10,
-            "n01": d - n10,
-            "n00": n - d - n11,
-        }
-    )
+    truth = {
+        "share": special.expit(0.4 + 0.35 * rng.standard_t(5, N_SUBTASKS)),
+        "rate": special.expit(-1.5 + 0.3 * rng.standard_normal(N_SUBTASKS)),
+    }
+    counts = draw_counts(rng, truth, sizes + 100)
+    counts["task"] = [f"subject_{i:02d}" for i in range(N_SUBTASKS)]
+    return counts
 
 
 def _one_fit(counts, seed: int):

@@ -66,8 +66,12 @@ def draw_truth(rng: np.random.Generator, s: ItemsSetting) -> dict[str, Any]:
     return truth
 
 
-def draw_counts(rng: np.random.Generator, truth: dict[str, Any], n_items: int) -> Any:
-    """Draw each subtask's 2x2 counts (the concordant items split at random)."""
+def draw_counts(rng: np.random.Generator, truth: dict[str, Any], n_items: Any) -> Any:
+    """Draw each subtask's 2x2 counts (the concordant items split at random).
+
+    `truth` holds each subtask's ``share`` and ``rate``; `n_items` its items (one number
+    for all, or one per subtask).
+    """
     import pandas as pd
 
     q = truth["share"].size
