@@ -1,5 +1,6 @@
 """The hierarchical paired model of binary items over subtasks (DESIGN §4.3)."""
 
+import json
 import math
 import warnings
 
@@ -14,6 +15,7 @@ from isbetter.inference.sampling import Sampling
 from isbetter.items.hierarchical import density, population
 from isbetter.items.hierarchical.model import hierarchical_items
 from isbetter.items.hierarchical.priors import ItemsHierarchicalPriors
+from isbetter.results import ComparisonResult
 
 PRIORS = ItemsHierarchicalPriors()
 
@@ -206,6 +208,8 @@ def test_same_seed_same_result_and_a_signature():
     assert list(frame.columns[:5]) == ["subtask", "n11", "n10", "n01", "n00"]
     assert (frame["interval_low"] <= frame["mean"]).all()
     assert (frame["mean"] <= frame["interval_high"]).all()
+    light = ComparisonResult.from_dict(json.loads(json.dumps(a.to_dict())))
+    assert light == a.summary() and light.signature == a.signature
     assert a.predictive_probabilities(0.0).p_rope == 0.0
     assert sum(a.probabilities(0.05).as_tuple()) == pytest.approx(1.0)
 

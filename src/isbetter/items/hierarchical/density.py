@@ -38,6 +38,7 @@ from typing import Any
 import numba
 import numpy as np
 import pandas as pd
+from scipy import special
 
 from isbetter.inference.compiled_density import (
     digamma,
@@ -291,8 +292,6 @@ def model_buffer(
     """
     n, d, k = (np.asarray(v, dtype=float) for v in (n, d, k))
     # the binomial coefficients, constant in the parameters
-    from scipy import special
-
     const = float(
         np.sum(special.gammaln(n + 1) - special.gammaln(d + 1) - special.gammaln(n - d + 1))
         + np.sum(special.gammaln(d + 1) - special.gammaln(k + 1) - special.gammaln(d - k + 1))
