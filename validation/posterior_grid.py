@@ -11,7 +11,7 @@ sd in delta0 and std0, log(nu - 1) over the draws' range ± 1.5) from the per-da
 likelihood (:func:`isbetter.cv.hierarchical.numerics.kernels.compiled_kernels`, checked
 against adaptive quadrature in ``tests/cv/test_hierarchical_oracle.py`` and
 ``tests/cv/test_sigma_bound.py``) and nu's prior
-(:class:`isbetter.cv.hierarchical.numerics.nu_prior.NuPrior`, SciPy). Prints, per study,
+(:class:`isbetter.inference.nu_prior.NuPrior`, SciPy). Prints, per study,
 the grid's and the fit's posterior mean and sd of std0 (scaled units) and their
 difference in Monte Carlo standard errors, and the grid's mass on its edges (large where
 the posterior piles up at std0's prior bound: the grid treats the bound as a point, so
@@ -44,8 +44,8 @@ def study_check(setting: HierarchicalSetting, seed: int, model: object) -> str:
     """Fit one simulated study and compare its std0 posterior with the grid's."""
     from isbetter import ConvergenceWarning, from_arrays
     from isbetter.cv.hierarchical.numerics.kernels import NODE_SPACING, compiled_kernels, with_bound
-    from isbetter.cv.hierarchical.numerics.nu_prior import NuPrior
     from isbetter.cv.hierarchical.spec import prepare
+    from isbetter.inference.nu_prior import NuPrior
 
     rng = np.random.default_rng(seed)
     truth = draw_hierarchical_truth(setting, rng)

@@ -131,7 +131,7 @@ def test_nu_prior_table_interpolates_scipy(bounds):
     Measured: at most 4.4e-10 in log p and 7.4e-9 relative in its derivative over the
     table; its last 0.05 units in t, where log p < -690, carry SciPy's own denormal noise.
     """
-    from isbetter.cv.hierarchical.numerics.nu_prior import (
+    from isbetter.inference.nu_prior import (
         STEPS_PER_UNIT,
         T_LO,
         NuPrior,
@@ -170,7 +170,7 @@ def test_nutpie_still_has_the_private_fields_the_density_fills():
     # a nutpie release that renames one must fail here (and at run time) naming the field
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    from isbetter.cv.hierarchical.compiled_backend import NUTPIE_FIELDS, check_nutpie_fields
+    from isbetter.inference.compiled_density import NUTPIE_FIELDS, check_nutpie_fields
 
     check_nutpie_fields(CompiledPyMCModel)
     assert {"_n_dim", "_shapes", "_coords"} <= set(NUTPIE_FIELDS)

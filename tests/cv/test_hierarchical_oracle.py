@@ -853,9 +853,9 @@ def test_fit_of_near_identical_systems_matches_a_grid_posterior():
     from _oracle import integrated_loglik
 
     from isbetter.cv.hierarchical.numerics.kernels import _shared_reach
-    from isbetter.cv.hierarchical.numerics.nu_prior import NuPrior
     from isbetter.cv.hierarchical.priors import HierarchicalPriors
     from isbetter.cv.hierarchical.spec import prepare
+    from isbetter.inference.nu_prior import NuPrior
 
     q, g = 60, np.random.default_rng(21)
     x = g.normal(0.8, 0.02, size=(q, 100))

@@ -18,7 +18,7 @@ def compiled_log_bound():
     import numba
     from numba.extending import register_jitable
 
-    from isbetter.cv.hierarchical.numerics.nu_prior import interpolate
+    from isbetter.inference.nu_prior import interpolate
 
     register_jitable(interpolate)
     return numba.njit(log_bound)

@@ -19,6 +19,7 @@ from isbetter.plots.hierarchical import (
     plot_shrinkage,
     save_comparison_plot,
 )
+from isbetter.plots.items import plot_subtasks
 from isbetter.plots.power import plot_power, save_power_plot
 from isbetter.plots.ranking import (
     plot_hasse,
@@ -43,6 +44,7 @@ __all__ = [
     "plot_savage_dickey",
     "plot_shrinkage",
     "plot_simplex",
+    "plot_subtasks",
     "plot_triangle_grid",
     "project_simplex",
     "save_comparison_plot",

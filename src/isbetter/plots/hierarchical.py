@@ -16,6 +16,7 @@ from isbetter.core.vocabulary import dataset_text, rope_text
 from isbetter.plots._layout import PRINT_DPI, legend_outside, new_axes
 
 __all__ = [
+    "draw_forest",
     "plot_difference_posterior",
     "plot_next_posterior",
     "plot_shrinkage",
@@ -111,25 +112,57 @@ def plot_shrinkage(
     matplotlib.axes.Axes
     """
     delta = np.asarray(result.delta)
-    names = list(result.datasets)
     if observed is None:
         observed = getattr(result, "observed_means", None)
-    k = len(names) if max_datasets is None else min(len(names), max_datasets)
-    ax = new_axes(ax, (6, max(2.5, 0.22 * k + 1)))
+    k = delta.shape[1] if max_datasets is None else min(delta.shape[1], max_datasets)
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     lo, mid, hi = np.quantile(delta[:, :k], [lo_q, 0.5, hi_q], axis=0)
-    y = np.arange(k)[::-1]
-    _shade_rope(ax, result.rope)
-    ax.hlines(y, lo, hi, color=_LINE_COLOUR, lw=1.2)
-    ax.plot(mid, y, "o", color=_LINE_COLOUR, ms=3.5, label=f"posterior median, {level:.0%}")
-    if observed is not None:
-        ax.plot(np.asarray(observed)[:k], y, "x", color="0.35", ms=4, label="observed mean")
-    ax.axvline(
-        float(np.median(result.posterior.delta0)), color="0.3", ls="--", lw=1, label="δ0 (median)"
+    return draw_forest(
+        ax,
+        list(result.datasets)[:k],
+        (lo, mid, hi),
+        observed=None if observed is None else np.asarray(observed)[:k],
+        rope=result.rope,
+        labels=(
+            f"posterior median, {level:.0%}",
+            "observed mean",
+            "δ0 (median)",
+            f"mean difference, {result.system_a} − {result.system_b}",
+            "per-data-set shrinkage",
+        ),
+        centre=float(np.median(result.posterior.delta0)),
     )
-    ax.set_yticks(y, names[:k], fontsize="x-small")
-    ax.set_xlabel(f"mean difference, {result.system_a} − {result.system_b}")
-    ax.set_title("per-data-set shrinkage", fontsize="medium")
+
+
+def draw_forest(
+    ax: Any,
+    names: list[str],
+    intervals: tuple[np.ndarray, np.ndarray, np.ndarray],
+    *,
+    observed: np.ndarray | None,
+    rope: float,
+    labels: tuple[str, str, str, str, str],
+    centre: float,
+) -> Any:
+    """Draw a forest of per-group intervals with the observed values and a centre line.
+
+    `intervals` are the lower ends, centres and upper ends, one per name (top to bottom);
+    `labels` the legend's entries for the intervals, the observed values and the centre
+    line, then the x label and the title. A new figure sized to the names if `ax` is None.
+    """
+    k = len(names)
+    ax = new_axes(ax, (6, max(2.5, 0.22 * k + 1)))
+    lo, mid, hi = intervals
+    y = np.arange(k)[::-1]
+    _shade_rope(ax, rope)
+    ax.hlines(y, lo, hi, color=_LINE_COLOUR, lw=1.2)
+    ax.plot(mid, y, "o", color=_LINE_COLOUR, ms=3.5, label=labels[0])
+    if observed is not None:
+        ax.plot(observed, y, "x", color="0.35", ms=4, label=labels[1])
+    ax.axvline(centre, color="0.3", ls="--", lw=1, label=labels[2])
+    ax.set_yticks(y, names, fontsize="x-small")
+    ax.set_xlabel(labels[3])
+    ax.set_title(labels[4], fontsize="medium")
     legend_outside(ax, fontsize="x-small")
     return ax
 

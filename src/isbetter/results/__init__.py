@@ -28,6 +28,7 @@ from isbetter.inference.records import (
 )
 from isbetter.results.comparison import ComparisonResult, HierarchicalResult
 from isbetter.results.f1 import F1Result
+from isbetter.results.items import ItemsHierarchicalResult
 from isbetter.results.power import PowerResult
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "F1Result",
     "HierarchicalResult",
     "Interval",
+    "ItemsHierarchicalResult",
     "MCMCDiagnostics",
     "Observed",
     "PowerResult",

@@ -18,7 +18,7 @@ fit needs it (``Prepared.bounded``), read from the tables of :mod:`.sigma_bound`
 Both are handed to nutpie as numba C functions over one float64 buffer (no Python
 call per gradient; the chains run in parallel). :math:`\nu`'s integrated prior, an
 incomplete gamma function SciPy has and numba has not, is read from a table SciPy
-fills (:mod:`.nu_prior`).
+fills (:mod:`isbetter.inference.nu_prior`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from isbetter.core.errors import IsbetterError
 from isbetter.cv.hierarchical.numerics.kernels import (
     NODE_SPACING,
     _loglik_kernel,
@@ -40,22 +39,26 @@ from isbetter.cv.hierarchical.numerics.kernels import (
     register_jitable_helpers,
     with_bound,
 )
-from isbetter.cv.hierarchical.numerics.nu_prior import interpolate, nu_prior_table
 from isbetter.cv.hierarchical.numerics.sigma_bound import log_bound
+from isbetter.inference.compiled_density import digamma as _digamma
+from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
+from isbetter.inference.compiled_density import sigmoid as _sigmoid
+from isbetter.inference.compiled_density import softplus as _softplus
+from isbetter.inference.compiled_density import status as _status
+from isbetter.inference.nu_prior import interpolate, nu_prior_table
 
 __all__ = [
     "DENSITY_PARAMETERIZATIONS",
     "compiled_model",
     "load_density",
     "log_density",
-    "nutpie_cfuncs",
-    "nutpie_model",
 ]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
 CACHE_DEPENDS = (
+    "isbetter.inference.compiled_density",
     "isbetter.cv.hierarchical.numerics.kernels",
-    "isbetter.cv.hierarchical.numerics.nu_prior",
+    "isbetter.inference.nu_prior",
     "isbetter.cv.hierarchical.numerics.sigma_bound",
 )
 #: the parameterizations with a hand-written density (the others use PyMC's compiled one)
@@ -68,30 +71,7 @@ _BOUNDS = ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi", "delta0_hi", "std0_hi")
 # --------------------------------------------------------------------------- kernels
 # Plain Python, compiled by numba through isbetter.core.cache (on first use on a machine,
 # loaded from the cache after). x is the unconstrained position, in PyMC's order of the
-# free variables.
-def _softplus(v: float) -> float:  # pragma: no cover - compiled by numba
-    return max(v, 0.0) + math.log1p(math.exp(-abs(v)))
-
-
-def _sigmoid(v: float) -> float:  # pragma: no cover - compiled by numba
-    if v >= 0:
-        return 1.0 / (1.0 + math.exp(-v))
-    e = math.exp(v)
-    return e / (1.0 + e)
-
-
-def _digamma(v: float) -> float:  # pragma: no cover - compiled by numba
-    # v > 0: the recurrence psi(v) = psi(v + 1) - 1 / v up to v >= 10, then the asymptotic
-    # series (Abramowitz & Stegun 6.3.18) to v^-10: the first omitted term is < 3e-14 there
-    out = 0.0
-    while v < 10.0:
-        out -= 1.0 / v
-        v += 1.0
-    f = 1.0 / (v * v)
-    series = f * (1/12 - f * (1/120 - f * (1/252 - f * (1/240 - f * (1/132)))))  # fmt: skip
-    return out + math.log(v) - 0.5 / v - series
-
-
+# free variables. The scalar helpers (_softplus, ...) are isbetter.inference.compiled_density's.
 def _centred_kernel(
     x: np.ndarray, data: np.ndarray, bounds: np.ndarray, tables: np.ndarray, grad: np.ndarray
 ) -> float:  # pragma: no cover - compiled by numba
@@ -152,14 +132,6 @@ def _centred_kernel(
     grad[3] = d_delta0 * 2.0 * d_hi * s0 * (1.0 - s0) + 1.0 - 2.0 * s0
     grad[4] = d_std0 * s_hi * s1 * (1.0 - s1) + 1.0 - 2.0 * s1
     return logp
-
-
-def _status(logp: float, grad: np.ndarray) -> int:  # pragma: no cover - compiled by numba
-    # the C functions' return code, as nutpie's own: 3 a non-finite gradient, 4 a log density
-    for k in range(grad.shape[0]):
-        if not math.isfinite(grad[k]):
-            return 3
-    return 0 if math.isfinite(logp) else 4
 
 
 def _centred_logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
@@ -274,24 +246,6 @@ def _integrated_expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: igno
     out[1] = -b[5] + 2.0 * b[5] * _sigmoid(x[1])
     out[2] = b[6] * _sigmoid(x[2])
     return 0
-
-
-def nutpie_cfuncs(logp: Any, expand: Any, on_disk: bool) -> tuple[Any, Any]:
-    """Compile `logp` and `expand` as the C callbacks nutpie calls (cached on disk if `on_disk`).
-
-    ``logp(dim, x, grad, logp, user_data)`` writes the log density and its gradient;
-    ``expand(dim, expanded_dim, x, out, user_data)`` the draw's stored values. Both
-    return 0, or a nonzero status that nutpie reports as a divergence.
-    """
-    c = numba.types
-    logp_sig = c.int64(
-        c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.CPointer(c.double), c.voidptr
-    )
-    expand_sig = c.int64(c.uint64, c.uint64, c.CPointer(c.double), c.CPointer(c.double), c.voidptr)
-    return (
-        numba.cfunc(logp_sig, cache=on_disk, error_model="numpy")(logp),
-        numba.cfunc(expand_sig, cache=on_disk, error_model="numpy")(expand),
-    )
 
 
 def _build(on_disk: bool) -> dict[str, Any]:
@@ -515,77 +469,3 @@ def _unconstrained_names(parameterization: str, q: int) -> list[str]:
         hyper = ["alpha_interval__", "beta_interval__", "nu_minus_one_log__"]
         return hyper + ["delta0_interval__", "std0_interval__"] + [f"delta_{i}" for i in range(q)]
     return ["nu_minus_one_log__", "delta0_interval__", "std0_interval__"]
-
-
-#: the fields of nutpie's CompiledPyMCModel that nutpie_model fills; _n_dim, _shapes and _coords
-#: are private to nutpie (known to work with nutpie 0.16, which pyproject.toml pins)
-NUTPIE_FIELDS = (
-    "dims",
-    "compiled_logp_func",
-    "compiled_expand_func",
-    "initial_point_func",
-    "shared_data",
-    "user_data",
-    "n_expanded",
-    "shape_info",
-    "logp_func",
-    "expand_func",
-    "_n_dim",
-    "_shapes",
-    "_coords",
-)
-
-
-def check_nutpie_fields(cls: type) -> None:
-    """Raise a clear error if nutpie's compiled-model class lacks a field the density fills."""
-    import dataclasses
-    from importlib.metadata import version
-
-    have = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
-    missing = [name for name in NUTPIE_FIELDS if name not in have]
-    if missing:
-        raise IsbetterError(
-            f"nutpie {version('nutpie')} changed its CompiledPyMCModel: field(s) "
-            f"{', '.join(missing)} are gone, which isbetter's compiled densities fill."
-            " isbetter is known to work with nutpie 0.16: pip install 'nutpie>=0.16,<0.17' "
-            "(or pass backend='pymc')."
-        )
-
-
-def nutpie_model(
-    functions: tuple[Any, Any],
-    buffer: np.ndarray,
-    n_dim: int,
-    layout: tuple[list[str], list[tuple[int, ...]], dict[str, Any], dict[str, tuple[str, ...]]],
-    initial_point: Any,
-) -> Any:
-    """Return nutpie's compiled model around a density's C functions and data buffer.
-
-    `functions` are the log density's and the expansion's C functions (nutpie's
-    interface, as :func:`_centred_logp_cfunc`), `buffer` their data, `n_dim` the
-    number of unconstrained parameters; `layout` the stored variables' names, shapes,
-    coordinates and dimensions; ``initial_point(seed)`` the sampler's start.
-    """
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    check_nutpie_fields(CompiledPyMCModel)
-    names, shapes, coords, dims = layout
-    buffer.flags.writeable = False
-    sizes = [int(np.prod(shape)) for shape in shapes]
-    offsets = np.cumsum([0, *sizes])
-    slices = [slice(int(lo), int(hi)) for lo, hi in zip(offsets[:-1], offsets[1:], strict=True)]
-    return CompiledPyMCModel(
-        dims=dims,
-        compiled_logp_func=functions[0],
-        compiled_expand_func=functions[1],
-        initial_point_func=initial_point,
-        shared_data={},
-        user_data=buffer,
-        n_expanded=int(offsets[-1]),
-        shape_info=(names, slices, shapes),
-        logp_func=None,
-        expand_func=None,
-        _n_dim=n_dim,
-        _shapes=dict(zip(names, shapes, strict=True)),
-        _coords=coords,
-    )

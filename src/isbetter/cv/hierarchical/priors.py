@@ -17,51 +17,11 @@ References
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass
 
-from isbetter.core.errors import InputError, InputTypeError
+from isbetter.inference.prior_settings import PositivePriors
 
 __all__ = ["HierarchicalPriors", "PositivePriors"]
-
-
-class PositivePriors:
-    """Checks of a frozen dataclass of prior settings (its fields are the priors' bounds).
-
-    Every field must be a positive finite number, ``alpha_lower < alpha_upper`` and
-    ``beta_lower < beta_upper`` (the hyper-priors of nu); the fields named in
-    ``_CHOICES`` are choices among words, which the subclass checks.
-    """
-
-    _CHOICES: ClassVar[tuple[str, ...]] = ()
-
-    def __post_init__(self) -> None:
-        problems = []
-        for name, value in asdict(self).items():  # type: ignore[call-overload]
-            if name in self._CHOICES:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise InputTypeError(
-                    f"`{type(self).__name__}.{name}` must be a number, got "
-                    f"{type(value).__name__} {value!r}."
-                )
-            if not math.isfinite(value) or value <= 0:
-                problems.append(f"{name}={value!r} (must be finite and > 0)")
-            object.__setattr__(self, name, float(value))
-        for low, high in (("alpha_lower", "alpha_upper"), ("beta_lower", "beta_upper")):
-            if getattr(self, low) >= getattr(self, high):
-                problems.append(f"{low}={getattr(self, low)!r} >= {high}={getattr(self, high)!r}")
-        if problems:
-            raise InputError(
-                f"Bad `{type(self).__name__}`: "
-                + "; ".join(problems)
-                + ". Bounds must be positive, and each lower bound below its upper bound."
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the settings as a JSON-safe dictionary."""
-        return asdict(self)  # type: ignore[call-overload]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ every number of systems and data sets. ``tests/test_joint.py`` checks the value 
 the gradient against PyMC's compiled ``logp`` / ``dlogp`` of the model.
 
 The coordinates, PyMC's: ``x[0] = log(nu - 1)`` (nu's prior, :math:`\alpha, \beta`
-integrated out, read from the table of :mod:`isbetter.cv.hierarchical.numerics.nu_prior`),
+integrated out, read from the table of :mod:`isbetter.inference.nu_prior`),
 ``x[1 : K]`` the effects' coordinates :math:`\beta` (interval transform), then the q
 :math:`\xi_i` of the weights, the q rows of K - 1 :math:`\eta_i`, and last, with
 Huang and Wand's prior of the deviations' covariance only, :math:`\log\psi`, its
@@ -28,23 +28,20 @@ import numba
 import numpy as np
 import pandas as pd
 
-from isbetter.cv.hierarchical.compiled_backend import (
-    _digamma,
-    _sigmoid,
-    _softplus,
-    _status,
-    nutpie_cfuncs,
-    nutpie_model,
-)
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
-from isbetter.cv.hierarchical.numerics.nu_prior import interpolate, nu_prior_table
+from isbetter.inference.compiled_density import digamma as _digamma
+from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
+from isbetter.inference.compiled_density import sigmoid as _sigmoid
+from isbetter.inference.compiled_density import softplus as _softplus
+from isbetter.inference.compiled_density import status as _status
+from isbetter.inference.nu_prior import interpolate, nu_prior_table
 
 __all__ = ["compiled_model", "load_density", "log_density"]
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
 CACHE_DEPENDS = (
-    "isbetter.cv.hierarchical.compiled_backend",
-    "isbetter.cv.hierarchical.numerics.nu_prior",
+    "isbetter.inference.compiled_density",
+    "isbetter.inference.nu_prior",
 )
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
 #: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand)

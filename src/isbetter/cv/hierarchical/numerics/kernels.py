@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.cv.hierarchical.numerics.nu_prior import interpolate
 from isbetter.cv.hierarchical.numerics.sigma_bound import bound_tables, log_bound
+from isbetter.inference.nu_prior import interpolate
 
 __all__ = [
     "NODE_SPACING",
@@ -39,7 +39,7 @@ __all__ = [
 
 #: the modules whose functions the kernels call: their edits invalidate the cache
 CACHE_DEPENDS = (
-    "isbetter.cv.hierarchical.numerics.nu_prior",
+    "isbetter.inference.nu_prior",
     "isbetter.cv.hierarchical.numerics.sigma_bound",
 )
 #: the quadrature reaches so far that the tails beyond it hold about exp(-18.4) = 1e-8 of

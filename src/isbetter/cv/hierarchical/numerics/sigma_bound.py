@@ -12,8 +12,8 @@ where it cannot matter (``Prepared.bounded``).
 The compiled log densities (:mod:`.compiled_backend`) cannot call SciPy, so
 they read, per distinct :math:`a`, a table of :math:`f(t) = \log Q(a, e^t)` and
 :math:`f'(t)` in :math:`t = \log y` that SciPy fills, interpolated by cubic Hermite
-polynomials (:func:`.nu_prior.interpolate`), as :math:`\nu`'s prior is: the error is
-below 1e-8 in :math:`f` (``tests/cv/test_sigma_bound.py``). Below the table
+polynomials (:func:`isbetter.inference.nu_prior.interpolate`), as :math:`\nu`'s prior
+is: the error is below 1e-8 in :math:`f` (``tests/cv/test_sigma_bound.py``). Below the table
 :math:`Q = 1 - P` with :math:`P < 10^{-15}` is its leading term
 :math:`-\log Q \approx y^a e^{-y} / \Gamma(a + 1)`; above it, where SciPy's
 :math:`Q` underflows (:math:`< 10^{-290}`), the first term of its continued fraction,
@@ -29,7 +29,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from isbetter.cv.hierarchical.numerics.nu_prior import interpolate
+from isbetter.inference.nu_prior import interpolate
 
 __all__ = ["bound_tables", "log_bound", "log_q"]
 

@@ -10,14 +10,15 @@ r"""The prior of the hierarchical model's :math:`\nu` with :math:`\alpha, \beta`
     \frac{d\alpha}{\alpha_{hi} - \alpha_{lo}},
 
 and the one over :math:`\alpha` runs over Gauss-Legendre nodes, as in
-:func:`~.pymc_backend.build_model`. :class:`NuPrior` evaluates it with SciPy's
-regularised incomplete gamma function :math:`P`. The compiled log densities of
-:mod:`.compiled_backend` cannot call SciPy, so they read a table of
-:math:`f(t) = \log p(e^t)` and :math:`f'(t)` on a fine grid in :math:`t = \log x`
-(the sampler's own coordinate) and interpolate it by cubic Hermite polynomials:
-:func:`nu_prior_table` builds it with :class:`NuPrior`, :func:`interpolate` reads
-it (plain Python, compiled by numba where the kernels use it). The interpolation
-error is below 1e-9 in :math:`f` (``tests/cv/test_hierarchical_density.py``).
+:func:`isbetter.cv.hierarchical.pymc_backend.build_model`. :class:`NuPrior` evaluates
+it with SciPy's regularised incomplete gamma function :math:`P`. The compiled log
+densities (of the hierarchical model, :mod:`isbetter.cv.hierarchical.compiled_backend`;
+of the joint model; of the items' hierarchical model) cannot call SciPy, so they read a
+table of :math:`f(t) = \log p(e^t)` and :math:`f'(t)` on a fine grid in
+:math:`t = \log x` (the sampler's own coordinate) and interpolate it by cubic Hermite
+polynomials: :func:`nu_prior_table` builds it with :class:`NuPrior`, :func:`interpolate`
+reads it (plain Python, compiled by numba where the kernels use it). The
+interpolation error is below 1e-9 in :math:`f` (``tests/cv/test_hierarchical_density.py``).
 """
 
 from __future__ import annotations
