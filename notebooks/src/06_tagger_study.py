@@ -9,7 +9,7 @@
 #
 # * **data**: the whole Universal Dependencies English Web Treebank (v2.15, CC BY-SA 4.0),
 #   one data set per genre: answers, email, newsgroup, reviews, weblog (~255 k words);
-# * **splits**: 2 runs × 10 folds by document (`isbetter.tagging.split`, seed 1; 80/10/10
+# * **splits**: 3 runs × 10 folds by document (`isbetter.tagging.split`, seed 1; 80/10/10
 #   train/dev/test as in the paper, a document never split across parts);
 # * **taggers**, all trained here on each fold's train part: `mft` (most frequent tag of the
 #   word; unknown words the commonest tag), `tnt` (NLTK's TnT, the paper's weakest, with a
@@ -57,7 +57,7 @@ print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__v
 # ## The scores
 #
 # One row per (genre, tagger, run, fold): the three accuracies and the counts behind them.
-# The mean over the 20 folds of each genre:
+# The mean over the 30 folds of each genre:
 
 # %%
 frame = pd.read_csv(DATA / "scores.csv")
@@ -153,7 +153,7 @@ for metric in METRICS:
 #
 # The frequentist answer readers of Demšar (2006) expect: mean ranks over the five genres,
 # Friedman's test and Nemenyi's critical difference. With five data sets the CD is wide:
-# the rank test sees five observations per tagger, where the hierarchical model sees 20
+# the rank test sees five observations per tagger, where the hierarchical model sees 30
 # folds of each genre and the sizes of the differences.
 #
 # The joint correlated model (`method="joint"`) fits all four taggers' per-fold scores in
@@ -218,7 +218,7 @@ one = mcnemar[(mcnemar["run"] == 1) & (mcnemar["fold"] == 1)]
 one[["dataset", "system_a", "system_b", "only_a", "only_b", "p_value", "better"]].round(6)
 
 # %% [markdown]
-# And how often each claim comes up across all 100 folds: a single split is a draw from
+# And how often each claim comes up across all 150 folds: a single split is a draw from
 # this distribution. Where McNemar is significant on nearly every fold, one split would
 # have said "better" and the hierarchical model agrees; where it flips between folds, the
 # claim depended on the split. McNemar tests a difference on *these* tokens, not a

@@ -7,7 +7,7 @@ scored on token, sentence and OOV accuracy with ``isbetter.tagging.score_study``
 
     nice -n 10 python studies/ewt_taggers/run_study.py \
         --corpus-dir /path/to/ud_english_ewt --out /tmp/ewt_study \
-        --runs 2 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
+        --runs 3 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
 
 What it writes under ``--out`` (nothing in the working directory):
 
@@ -20,8 +20,10 @@ What it writes under ``--out`` (nothing in the working directory):
 
 Resumable: a prediction file that exists is complete (atomic write) and holds as many
 sentences as the fold's test file, so a rerun with the same arguments trains only what is
-missing, and the splits are reused when their manifest matches the arguments. Needs the
-``study`` extra (``pip install -e ".[study]"``: nltk, python-crfsuite).
+missing, and the splits are reused when their manifest matches the arguments. A larger
+``--runs`` on the same ``--out`` adds runs: the earlier ones are drawn again, checked byte
+for byte, and their predictions kept (``add_runs``). Needs the ``study`` extra
+(``pip install -e ".[study]"``: nltk, python-crfsuite).
 """
 
 from __future__ import annotations
