@@ -98,6 +98,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         p.add_argument_group("tagger studies (isbetter tagging split)"), required=False
     )
     cols = add_column_args(p)
+    drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
+    drop.help = f"{drop.help} (with --predictions: the folds without an OOV word, OOV accuracy 0/0)"
     cols.add_argument(
         "--gold",
         default=None,
