@@ -107,7 +107,8 @@ def test_make_figures_script(tmp_path):
     """The script, run as a user runs it, writes all five pictures; they match the committed.
 
     ~50 s on 2 cores with the compiled hierarchical model in isbetter's cache (the first run on
-    a machine compiles it, ~60 s more) for the UCI ranking's 10 fits, and the EWT taggers' 6.
+    a machine compiles it, ~60 s more) for the UCI ranking's 10 fits, ~100 s for the EWT
+    taggers' 18.
     """
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
     proc = subprocess.run(
