@@ -115,6 +115,32 @@ def _tagger_chains() -> dict[str, str]:
     return {f"{metric}_accuracy": chain for metric, chain in found.items()}
 
 
+def _tagger_table2() -> dict[tuple[str, str], str]:
+    """(A, B) -> the nine probabilities of the tagger study's likelihood table, as stated."""
+    rows = re.findall(r"^\| (\w+) vs (\w+) \| ([\d. /|]+) \|$", README, re.M)
+    assert len(rows) == 6, rows
+    return {(a, b): " ".join(re.findall(r"\d\.\d{4}", cells)) for a, b, cells in rows}
+
+
+def _printed_pairs(stdout: str) -> dict[tuple[str, str], str]:
+    """(A, B) -> the nine probabilities of a three-metric ranking's pairwise table."""
+    pairs = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if len(words) > 2 and re.fullmatch(r"\d\.\d{4}", words[2]):
+            pairs[words[0], words[1]] = " ".join(w for w in words if re.fullmatch(r"\d\.\d{4}", w))
+    return pairs
+
+
+def _tagger_rank_tests() -> dict[str, tuple[str, str, str]]:
+    """Metric -> (mean ranks, Friedman p, joint P(best)), as the README's table states them."""
+    rows = re.findall(
+        r"^\| (token|sentence|OOV) accuracy \| ([^|]+) \| (0\.\d+) \| ([^|]+) \|$", README, re.M
+    )
+    assert len(rows) == 3, rows
+    return {f"{m.lower()}_accuracy": (ranks.strip(), p, best.strip()) for m, ranks, p, best in rows}
+
+
 def _uci_order() -> str:
     return _stated(r"On the five UCI classifiers: `([^`]+)`")[0]
 
@@ -237,10 +263,17 @@ def test_command_runs_from_the_checkout(command, tmp_path):
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
         assert f"accuracy, next data set (ROPE ±0.01): {_uci_order()}" in run.stdout
-    if argv[1] == "rank" and "ud_ewt_taggers" in command:  # the tagger study's three chains
-        for metric, chain in _tagger_chains().items():
+    if argv[1] == "rank" and "ud_ewt_taggers" in command and "joint" not in argv:
+        for metric, chain in _tagger_chains().items():  # the tagger study's three chains
             line = f"{metric} chain, next data set: {chain}"
             assert line in run.stdout, (metric, chain, run.stdout)
+        assert _printed_pairs(run.stdout) == _tagger_table2(), run.stdout  # its Table 2
+    if argv[1] == "rank" and "ud_ewt_taggers" in command and "joint" in argv:
+        for metric, (_, _, best) in _tagger_rank_tests().items():  # P(best) of the leader
+            system, value = best.split()
+            assert re.search(
+                rf"{metric}, mean effects, .*P\(best\).*: {system} {value} ", run.stdout
+            )
     if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
         assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
     for flag in ("--plot", "--report"):
@@ -250,7 +283,15 @@ def test_command_runs_from_the_checkout(command, tmp_path):
 
 def test_every_runnable_command_is_tested():
     """The README's runnable commands: the main one, the rankings and the two reports."""
-    assert [c.split()[1] for c in _commands()] == ["cv", "rank", "rank", "f1", "rank", "rank"]
+    assert [c.split()[1] for c in _commands()] == [
+        "cv",
+        "rank",
+        "rank",
+        "f1",
+        "rank",
+        "rank",
+        "rank",
+    ]
 
 
 def test_tagger_study_numbers_are_the_shipped_tables():
@@ -279,6 +320,22 @@ def test_tagger_study_numbers_are_the_shipped_tables():
         int((pair["significant"] & pair["better"].eq("perceptron")).sum()),
     )
     assert (int(none), int(tnt), int(perceptron)) == counts and int(total) == len(pair)
+
+
+def test_tagger_study_rank_tests_are_the_shipped_tables():
+    """The mean ranks and Friedman p the README's tagger table states, recomputed (fast)."""
+    import isbetter
+
+    table = isbetter.read_scores(
+        ROOT / "data" / "ud_ewt_taggers" / "scores.csv",
+        score=["token_accuracy", "sentence_accuracy", "oov_accuracy"],
+    )
+    for metric, (ranks, p, _) in _tagger_rank_tests().items():
+        b = isbetter.friedman_nemenyi(table, metric=metric)
+        assert ranks == ", ".join(f"{s} {b.mean_ranks[s]:.1f}" for s in b.by_rank), metric
+        assert _agree(b.friedman.p_value, p), (metric, p, b.friedman.p_value)
+        (cd,) = _stated(r"Nemenyi's critical difference \((\d\.\d+) ranks at α 0\.05")
+        assert _agree(b.critical_difference(0.05).cd, cd)
 
 
 def test_synopsis_names_real_subcommands_and_flags():

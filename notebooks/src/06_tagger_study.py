@@ -9,7 +9,7 @@
 #
 # * **data**: the whole Universal Dependencies English Web Treebank (v2.15, CC BY-SA 4.0),
 #   one data set per genre: answers, email, newsgroup, reviews, weblog (~255 k words);
-# * **splits**: 2 runs × 10 folds by document (`isbetter.tagging.split`, seed 1; 80/10/10
+# * **splits**: 3 runs × 10 folds by document (`isbetter.tagging.split`, seed 1; 80/10/10
 #   train/dev/test as in the paper, a document never split across parts);
 # * **taggers**, all trained here on each fold's train part: `mft` (most frequent tag of the
 #   word; unknown words the commonest tag), `tnt` (NLTK's TnT, the paper's weakest, with a
@@ -57,7 +57,7 @@ print("quick settings" if QUICK else "full settings", "| isbetter", isbetter.__v
 # ## The scores
 #
 # One row per (genre, tagger, run, fold): the three accuracies and the counts behind them.
-# The mean over the 20 folds of each genre:
+# The mean over the 30 folds of each genre:
 
 # %%
 frame = pd.read_csv(DATA / "scores.csv")
@@ -89,9 +89,9 @@ table = isbetter.read_scores(DATA / "scores.csv", score=list(METRICS))
 ROPE = {"token_accuracy": 0.002, "sentence_accuracy": 0.02, "oov_accuracy": 0.02}
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", isbetter.ConvergenceWarning)  # flags kept in the table
-    ranking = isbetter.rank(
-        table, systems=TAGGERS, rope=ROPE, jobs=1, progress=False, rng=SEED, **MCMC
-    )
+    # no `systems`: in their sorted order, as the README's command, the same fits (each
+    # pair's seed follows its place among the pairs)
+    ranking = isbetter.rank(table, rope=ROPE, jobs=1, progress=False, rng=SEED, **MCMC)
 
 # %% [markdown]
 # ## The three chains
@@ -153,7 +153,7 @@ for metric in METRICS:
 #
 # The frequentist answer readers of Demšar (2006) expect: mean ranks over the five genres,
 # Friedman's test and Nemenyi's critical difference. With five data sets the CD is wide:
-# the rank test sees five observations per tagger, where the hierarchical model sees 20
+# the rank test sees five observations per tagger, where the hierarchical model sees 30
 # folds of each genre and the sizes of the differences.
 #
 # The joint correlated model (`method="joint"`) fits all four taggers' per-fold scores in
@@ -173,9 +173,7 @@ RESULTS["friedman_p"] = {m: float(baselines[m].friedman.p_value) for m in METRIC
 # %%
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", isbetter.ConvergenceWarning)
-    joint = isbetter.rank(
-        table, systems=TAGGERS, rope=ROPE, method="joint", progress=False, rng=SEED, **MCMC
-    )
+    joint = isbetter.rank(table, rope=ROPE, method="joint", progress=False, rng=SEED, **MCMC)
 p_best = pd.DataFrame({m: joint.joint[m].p_best for m in METRICS}).reindex(TAGGERS)
 RESULTS["joint_p_best"] = {m: joint.joint[m].p_best for m in METRICS}
 RESULTS["joint_chains"] = {m: joint.chain(m) for m in METRICS}
@@ -218,7 +216,7 @@ one = mcnemar[(mcnemar["run"] == 1) & (mcnemar["fold"] == 1)]
 one[["dataset", "system_a", "system_b", "only_a", "only_b", "p_value", "better"]].round(6)
 
 # %% [markdown]
-# And how often each claim comes up across all 100 folds: a single split is a draw from
+# And how often each claim comes up across all 150 folds: a single split is a draw from
 # this distribution. Where McNemar is significant on nearly every fold, one split would
 # have said "better" and the hierarchical model agrees; where it flips between folds, the
 # claim depended on the split. McNemar tests a difference on *these* tokens, not a
@@ -234,12 +232,14 @@ claims = m.groupby(["system_a", "system_b"], sort=False).agg(
     folds=("p_value", "size"), a_better=("a_better", "sum"), b_better=("b_better", "sum")
 )
 claims["no_difference"] = claims["folds"] - claims["a_better"] - claims["b_better"]
-token = pairs[pairs["metric"] == "token_accuracy"].set_index(["system_a", "system_b"])
-claims["hierarchical (token)"] = token["relation_symbol"]
-claims["P(>, ≈, <)"] = [
-    tuple(round(float(token.loc[k, c]), 3) for c in ("p_a_better", "p_rope", "p_b_better"))
-    for k in claims.index
-]
+token = {}  # (a, b) -> relation of a to b and P(a better, ≈, b better), both ways round
+MIRROR = str.maketrans("≫≪<>≳≲", "≪≫><≲≳")
+for r in pairs[pairs["metric"] == "token_accuracy"].itertuples():
+    ps = (r.p_a_better, r.p_rope, r.p_b_better)
+    token[r.system_a, r.system_b] = (r.relation_symbol, ps)
+    token[r.system_b, r.system_a] = (r.relation_symbol.translate(MIRROR), ps[::-1])
+claims["hierarchical (token)"] = [token[k][0] for k in claims.index]
+claims["P(>, ≈, <)"] = [tuple(round(float(p), 3) for p in token[k][1]) for k in claims.index]
 RESULTS["mcnemar_claims"] = {
     f"{a} vs {b}": [int(r["a_better"]), int(r["b_better"]), int(r["no_difference"])]
     for (a, b), r in claims.iterrows()

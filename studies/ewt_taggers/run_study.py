@@ -7,7 +7,7 @@ scored on token, sentence and OOV accuracy with ``isbetter.tagging.score_study``
 
     nice -n 10 python studies/ewt_taggers/run_study.py \
         --corpus-dir /path/to/ud_english_ewt --out /tmp/ewt_study \
-        --runs 2 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
+        --runs 3 --folds 10 --seed 1 --jobs 2 --scores data/ud_ewt_taggers/scores.csv
 
 What it writes under ``--out`` (nothing in the working directory):
 
@@ -20,14 +20,17 @@ What it writes under ``--out`` (nothing in the working directory):
 
 Resumable: a prediction file that exists is complete (atomic write) and holds as many
 sentences as the fold's test file, so a rerun with the same arguments trains only what is
-missing, and the splits are reused when their manifest matches the arguments. Needs the
-``study`` extra (``pip install -e ".[study]"``: nltk, python-crfsuite).
+missing, and the splits are reused when their manifest matches the arguments. A larger
+``--runs`` on the same ``--out`` adds runs: the earlier ones are drawn again, checked byte
+for byte, and their predictions kept (``add_runs``). Needs the ``study`` extra
+(``pip install -e ".[study]"``: nltk, python-crfsuite).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import shutil
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -64,18 +67,59 @@ def make_splits(corpora: dict[str, Path], args: argparse.Namespace) -> pd.DataFr
         manifest = pd.read_csv(manifest_path)
         same = (
             set(manifest["corpus"]) == set(corpora)
-            and manifest["run"].nunique() == args.runs
             and manifest["fold"].nunique() == args.folds
             and set(manifest["seed"]) == {args.seed}
         )
-        if not same:
+        drawn = manifest["run"].nunique()
+        if not same or drawn > args.runs:
             raise SystemExit(
                 f"run_study: {manifest_path} was drawn with other --runs/--folds/--seed or "
                 "corpora; use another --out or delete it"
             )
-        return manifest
+        if drawn == args.runs:
+            return manifest
+        return add_runs(corpora, manifest, args)
     split(corpora, args.runs, args.folds, dev=args.dev, by="document", seed=args.seed, out=splits)
     return pd.read_csv(manifest_path)
+
+
+def add_runs(corpora: dict[str, Path], old: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    """Extend the splits of ``--out`` to ``--runs`` runs, keeping the runs already drawn.
+
+    Each (seed, genre, run) has its own generator, so drawing all ``--runs`` runs anew
+    gives the earlier runs again, file for file: they are drawn into a new folder, every
+    earlier file is checked byte for byte (an error if one differs, and nothing is
+    replaced), and only then does the new folder take the place of the old one, so the
+    earlier runs' predictions are reused.
+    """
+    from isbetter.tagging import split
+
+    splits = args.out / "splits"
+    fresh = args.out / "splits.new"
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    split(corpora, args.runs, args.folds, dev=args.dev, by="document", seed=args.seed, out=fresh)
+    new = pd.read_csv(fresh / "manifest.csv")
+    for row in old.itertuples(index=False):
+        for part in ("train", "dev", "test"):
+            rel = getattr(row, part)
+            if (
+                isinstance(rel, str)
+                and rel
+                and (splits / rel).read_bytes() != (fresh / rel).read_bytes()
+            ):
+                raise SystemExit(
+                    f"run_study: redrawing the splits changed {splits / rel} (another isbetter "
+                    f"version?); use another --out; the new draw is in {fresh}"
+                )
+    print(f"splits: runs 1-{old['run'].max()} redrawn identically; adding the rest", flush=True)
+    retired = args.out / "splits.old"
+    if retired.exists():
+        shutil.rmtree(retired)
+    splits.rename(retired)
+    fresh.rename(splits)
+    shutil.rmtree(retired)
+    return new
 
 
 def _complete(path: Path, sentences: int) -> bool:

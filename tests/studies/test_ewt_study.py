@@ -70,3 +70,41 @@ def test_study_script_end_to_end_and_resumes(tmp_path):
     assert "6 of 8 predictions done; 2 to make" in _run(out)
     assert pd.read_csv(out / "scores.csv").equals(scores)
     assert not list(out.rglob("*.part"))
+
+
+def _study_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_study", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_more_runs_keep_the_runs_already_drawn(tmp_path, capsys):
+    """--runs 2 on a study drawn with --runs 1 keeps run 1's files (and so its predictions)."""
+    import argparse
+
+    study = _study_module()
+    corpora = study.find_corpora(SAMPLE)
+    args = argparse.Namespace(out=tmp_path, runs=1, folds=2, dev=0.1, seed=3)
+    first = study.make_splits(corpora, args)
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*.conllu")}
+    args.runs = 2
+    second = study.make_splits(corpora, args)
+    assert "splits: runs 1-1 redrawn identically" in capsys.readouterr().out
+    assert len(second) == 2 * len(first) and set(second["run"]) == {1, 2}
+    assert second[second["run"] == 1].reset_index(drop=True).equals(first)
+    for rel, data in before.items():
+        assert (tmp_path / rel).read_bytes() == data, rel
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["splits"]  # no splits.new/.old left
+    assert study.make_splits(corpora, args).equals(second)  # same --runs: reused as it is
+    # a run 1 that would come out otherwise (here: a file edited since) is refused, and
+    # the splits in place are kept
+    edited = tmp_path / "splits" / second.iloc[0]["test"]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    args.runs = 3
+    with pytest.raises(SystemExit, match="redrawing the splits changed"):
+        study.make_splits(corpora, args)
+    assert pd.read_csv(tmp_path / "splits" / "manifest.csv").equals(second)

@@ -152,3 +152,35 @@ def test_the_generator_depends_on_corpus_and_run() -> None:
     draws = {(c, r): _rng(3, c, r).permutation(50).tolist() for c in ("a", "b") for r in (1, 2)}
     assert len({tuple(v) for v in draws.values()}) == 4
     assert np.array_equal(_rng(3, "a", 1).permutation(50), draws["a", 1])
+
+
+def test_a_document_larger_than_a_fold_leaves_no_fold_empty(tmp_path: Path) -> None:
+    # found on the EWT weblog genre (run 3 of seed 1: fold 2 had no test sentence): by
+    # midpoints alone, a document of more than two folds' share pushes the next fold past
+    # an empty one; now every fold tests on at least one document
+    sizes = [40, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]  # one document of 40 sentences, ten of 1
+    text = "".join(
+        f"# sent_id = doc{d}-{i:04d}\n1\tw\tw\tX\tX\t_\t0\troot\t_\t_\n\n"
+        for d, n in enumerate(sizes)
+        for i in range(n)
+    )
+    (tmp_path / "c.conllu").write_text(text)
+    m = split([tmp_path / "c.conllu"], runs=20, folds=10, seed=1, by="document", out=tmp_path / "s")
+    assert (m.table["test_sentences"] > 0).all()
+    assert (m.table.groupby("run")["test_sentences"].sum() == sum(sizes)).all()
+    assert (m.table["test_sentences"] == 40).sum() == 20  # the big document, once per run
+
+
+def test_the_cut_keeps_folds_that_were_never_empty() -> None:
+    from isbetter.tagging.splits import _cut
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        parts = int(rng.integers(2, 12))
+        sizes = rng.pareto(0.8, int(rng.integers(parts, 40))).astype(int) + 1
+        cum = np.cumsum(sizes)
+        plain = np.minimum(((cum - sizes / 2) / cum[-1] * parts).astype(int), parts - 1)
+        cut = _cut(sizes, parts)
+        assert set(cut) == set(range(parts)) and set(np.diff(cut)) <= {0, 1}
+        if len(set(plain)) == parts:  # what the midpoints alone gave, where it was whole
+            assert np.array_equal(cut, plain)

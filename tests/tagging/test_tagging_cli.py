@@ -179,3 +179,93 @@ def test_score_a_dropped_sentence_names_file_sentence_and_line(study: Path, tmp_
     err = capsys.readouterr().err
     assert re.search(r"fair/answers/1/2.conllu: sentence \S+ of the gold file \(line 1\) is", err)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "flag"),
+    [
+        (["--system-col", "tagger"], "--system-col names a column of a score table"),
+        (["--dataset-col", "corpus"], "--dataset-col names a column of a score table"),
+        (["--run-col", ""], "--run-col names a column of a score table"),
+        (["--fold-col", "split"], "--fold-col names a column of a score table"),
+        (["--lower-is-better"], "--lower-is-better: a tagger study's metrics are accuracies"),
+        (["--lower-is-better", "oov_accuracy"], "--lower-is-better: a tagger study's metrics"),
+    ],
+)
+def test_rank_predictions_refuses_the_score_table_flags(study: Path, capsys, extra, flag) -> None:
+    # before: these were silently ignored (the study's table has its own columns and
+    # directions), so --lower-is-better ranked accuracies as if higher were better anyway
+    args = ["rank", str(study), "--predictions", TEMPLATE, "--systems", "good", "fair"]
+    assert main([*args, "--metric", "token_accuracy", "--rope", "0.01", *extra]) == 2
+    err = capsys.readouterr().err
+    assert flag in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def study_without_oov(study: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study, but run 1, fold 2 trains on its test sentences too: no test word is OOV."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("no_oov") / "splits"
+    shutil.copytree(study, root)
+    row = pd.read_csv(root / "manifest.csv").query("run == 1 and fold == 2").iloc[0]
+    train = root / row["train"]
+    train.write_text(train.read_text("utf-8") + (root / row["test"]).read_text("utf-8"), "utf-8")
+    return root
+
+
+def test_a_fold_without_oov_words_is_named_not_a_nan_error(study_without_oov: Path, capsys):
+    # before: "3 scores are missing (NaN) or infinite (index labels 3, 4, 5)", from
+    # `tagging score` too, which only writes the table
+    args = ["rank", str(study_without_oov), "--predictions", TEMPLATE, "--systems", *ERRORS]
+    args += ["--rope", "0.01", "--seed", "1", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (
+        "OOV accuracy is undefined on 1 of 6 folds: corpus 'answers', run 1, fold 2 has no OOV "
+        "word (every test word occurs in its training file). Leave that fold out with "
+        "--drop-incomplete" in err
+    )
+    assert "(--metric)" in err and "`" not in err
+    # token accuracy alone is defined on every fold: no error, nothing dropped
+    assert main([*args, "--metric", "token_accuracy", "--format", "json"]) == 0
+    assert "dropped" not in json.loads(capsys.readouterr().out)["settings"]
+
+
+def test_drop_incomplete_leaves_a_fold_without_oov_out_and_says_so(study_without_oov: Path, capsys):
+    args = ["rank", str(study_without_oov), "--predictions", TEMPLATE, "--systems", *ERRORS]
+    args += ["--rope", "0.01", "--seed", "1", "--quiet", "--metric", "oov_accuracy"]
+    assert main([*args, "--drop-incomplete", "--format", "json"]) == 0
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert settings["dropped"].startswith(
+        "3 rows, no OOV word in the test file, OOV accuracy undefined (3): system 'good', "
+        "data set 'answers', run 1, fold 2;"
+    )
+
+
+def test_score_writes_a_fold_without_oov_words_with_a_note(study_without_oov, tmp_path, capsys):
+    out = tmp_path / "scores.csv"
+    args = ["tagging", "score", str(study_without_oov), "--predictions", TEMPLATE]
+    assert main([*args, "--systems", *ERRORS, "--output", str(out)]) == 0
+    table = pd.read_csv(out)
+    empty = table[table["oov_accuracy"].isna()]
+    assert len(table) == 18 and len(empty) == 3 and (empty["oov_tokens"] == 0).all()
+    assert set(zip(empty["run"], empty["fold"], strict=True)) == {(1, 2)}
+    err = capsys.readouterr().err
+    assert "note: 1 fold without any OOV word ('answers' run 1 fold 2): oov_accuracy is left" in err
+
+
+def test_score_study_metrics_and_drop_incomplete(study_without_oov: Path) -> None:
+    from isbetter.core.errors import InputError
+    from isbetter.tagging import score_study
+
+    systems = list(ERRORS)
+    table = score_study(study_without_oov, TEMPLATE, systems=systems, metrics=["token_accuracy"])
+    assert table.metrics == ("token_accuracy",) and len(table.data) == 18
+    with pytest.raises(InputError, match="run 1, fold 2 has no OOV word"):
+        score_study(study_without_oov, TEMPLATE, systems=systems)
+    kept = score_study(study_without_oov, TEMPLATE, systems=systems, drop_incomplete=True)
+    assert len(kept.data) == 15 and set(kept.dropped["fold"]) == {2}
+    with pytest.raises(InputError, match="`metrics`: expected some of token_accuracy"):
+        score_study(study_without_oov, TEMPLATE, systems=systems, metrics=["f1"])

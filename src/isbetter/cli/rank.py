@@ -98,6 +98,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         p.add_argument_group("tagger studies (isbetter tagging split)"), required=False
     )
     cols = add_column_args(p)
+    drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
+    drop.help = f"{drop.help} (with --predictions: the folds without an OOV word, OOV accuracy 0/0)"
     cols.add_argument(
         "--gold",
         default=None,
@@ -269,14 +271,41 @@ def _read_study(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any
     if args.gold is not None or args.wide:
         flag = "--gold" if args.gold is not None else "--wide"
         raise InputError(f"--predictions scores a tagger study; {flag} reads another table.")
+    for flag in _SCORE_TABLE_ONLY:
+        if getattr(args, flag[2:].replace("-", "_")) != _SCORE_TABLE_ONLY[flag]:
+            raise InputError(
+                f"{flag} names a column of a score table; --predictions builds the study's "
+                "own (columns dataset = corpus, system, run, fold): leave it out."
+            )
+    if args.lower_is_better is not None:
+        raise InputError(
+            "--lower-is-better: a tagger study's metrics are accuracies (higher is better); "
+            "leave it out."
+        )
     unknown = [m for m in args.metric or [] if m not in METRICS]
     if unknown:
         raise InputError(
             f"--metric {unknown[0]!r}: a tagger study has the metrics {', '.join(METRICS)}."
         )
-    column = tag_column(args.tag_column)
-    study = read_study(args.file, args.predictions, systems=args.systems, column=column)
-    return study.table, args.metric or list(METRICS), {"mcnemar": study.baselines.record()}
+    metrics = args.metric or list(METRICS)
+    study = read_study(
+        args.file,
+        args.predictions,
+        systems=args.systems,
+        column=tag_column(args.tag_column),
+        metrics=metrics,
+        drop_incomplete=args.drop_incomplete,
+    )
+    return study.table, metrics, {"mcnemar": study.baselines.record()}
+
+
+#: score-table column flags and their defaults: a tagger study (--predictions) has fixed columns
+_SCORE_TABLE_ONLY = {
+    "--dataset-col": None,
+    "--system-col": "system",
+    "--run-col": "run",
+    "--fold-col": "fold",
+}
 
 
 def run(args: argparse.Namespace) -> int:

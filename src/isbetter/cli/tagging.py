@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from isbetter.cli.common import Parser, formatter
 
@@ -175,6 +176,7 @@ def _score(args: argparse.Namespace) -> int:
         args.predictions,
         systems=args.systems,
         column=tag_column(args.tag_column),
+        drop_incomplete=True,  # the table keeps every fold; a fold without OOV is noted below
         alpha=args.alpha,
     )
     text = study.frame.to_csv(index=False)
@@ -185,6 +187,7 @@ def _score(args: argparse.Namespace) -> int:
     if args.baselines is not None:
         study.baselines.table().to_csv(args.baselines, index=False)
     table = study.table
+    _note_undefined_oov(study.frame)
     print(
         f"scored {counted(len(table.systems), 'system')} on "
         f"{counted(len(study.manifest), 'fold')} of "
@@ -193,6 +196,25 @@ def _score(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _note_undefined_oov(frame: Any) -> None:
+    """Say on stderr which folds have no OOV word: their oov_accuracy is left empty."""
+    from isbetter.core.validate import counted
+
+    folds = frame.loc[frame["oov_tokens"].eq(0), ["dataset", "run", "fold"]].drop_duplicates()
+    if len(folds) == 0:
+        return
+    named = "; ".join(
+        f"{r.dataset!r} run {r.run} fold {r.fold}" for r in folds.head(3).itertuples()
+    )
+    more = f" and {len(folds) - 3} more" if len(folds) > 3 else ""
+    print(
+        f"isbetter tagging: note: {counted(len(folds), 'fold')} without any OOV word ({named}"
+        f"{more}): oov_accuracy is left empty there (0 / 0); isbetter rank leaves such folds "
+        "out with --drop-incomplete.",
+        file=sys.stderr,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

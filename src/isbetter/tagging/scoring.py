@@ -365,12 +365,57 @@ def score_folds(
         yield f, {s: scorer.score(paths[s, f.corpus, f.run, f.fold]) for s in names}
 
 
+def _metrics(metrics: Any) -> tuple[str, ...]:
+    """Return `metrics` as a tuple of the study's metric names, or raise naming them."""
+    chosen = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    unknown = [m for m in chosen if m not in METRICS]
+    if unknown or not chosen or len(set(chosen)) < len(chosen):
+        raise InputError(
+            f"`metrics`: expected some of {', '.join(METRICS)}, each once; got {list(chosen)!r}."
+        )
+    return chosen
+
+
+#: why a fold is dropped from a study's table: its OOV accuracy is 0 / 0
+NO_OOV = "no OOV word in the test file, OOV accuracy undefined"
+
+
+def _check_oov_defined(
+    frame: pd.DataFrame, metrics: tuple[str, ...], drop_incomplete: bool
+) -> None:
+    """Raise naming the first fold without OOV words, unless it may be dropped.
+
+    A fold whose test words all occur in its training file has no OOV accuracy (0 / 0),
+    for every system alike: ranking OOV accuracy leaves it out (with `drop_incomplete`,
+    recorded as dropped with :data:`NO_OOV`) or is this error.
+    """
+    if "oov_accuracy" not in metrics or drop_incomplete:
+        return
+    undefined = frame["oov_tokens"].eq(0).to_numpy()
+    if not undefined.any():
+        return
+    key = ["dataset", "run", "fold"]
+    folds = frame.loc[undefined, key].drop_duplicates()
+    first = folds.iloc[0]
+    one = len(folds) == 1
+    raise InputError(
+        f"OOV accuracy is undefined on {len(folds)} of {len(frame[key].drop_duplicates())} "
+        f"folds: corpus {first['dataset']!r}, run {first['run']}, fold {first['fold']} has no "
+        "OOV word (every test word occurs in its training file). Leave "
+        f"{'that fold' if one else 'those folds'} out with `drop_incomplete=True` (out of "
+        "every metric ranked, not only OOV accuracy), or rank token and sentence accuracy "
+        "only (`metrics`)."
+    )
+
+
 def read_study(
     manifest: Any,
     predictions: Any,
     *,
     systems: Sequence[str] | None = None,
     column: Any = "upos",
+    metrics: Sequence[str] = METRICS,
+    drop_incomplete: bool = False,
     alpha: float = 0.05,
 ) -> TaggerStudy:
     """Score a whole study in one pass: the score table, the tidy frame, the baselines.
@@ -381,7 +426,10 @@ def read_study(
     Returns
     -------
     TaggerStudy
+        Its frame holds every fold and all three metrics (``oov_accuracy`` NaN where a
+        fold has no OOV word); its table only `metrics`, without the folds dropped.
     """
+    metrics = _metrics(metrics)
     manifest = read_manifest(manifest)
     rows: list[dict[str, Any]] = []
 
@@ -395,7 +443,17 @@ def read_study(
 
     baselines = fold_baselines(folds(), alpha=alpha)
     frame = pd.DataFrame(rows)
-    table = read_scores(frame, score=list(METRICS), higher_is_better=True)
+    _check_oov_defined(frame, metrics, drop_incomplete)
+    table = read_scores(
+        frame[["dataset", "system", "run", "fold", *metrics]],
+        score=list(metrics),
+        higher_is_better=True,
+        drop_incomplete=drop_incomplete,
+    )
+    if len(table.dropped):  # say why: the only score a study leaves undefined is 0 / 0 OOV
+        dropped = table.dropped
+        why = dropped["reason"].eq("missing or infinite score")
+        table = replace(table, dropped=dropped.assign(reason=dropped["reason"].mask(why, NO_OOV)))
     source = input_record(frame, manifest.path, what="tagger study")
     return TaggerStudy(
         table=replace(table, source=source), frame=frame, baselines=baselines, manifest=manifest
@@ -408,6 +466,8 @@ def score_study(
     *,
     systems: Sequence[str] | None = None,
     column: Any = "upos",
+    metrics: Sequence[str] = METRICS,
+    drop_incomplete: bool = False,
 ) -> ScoreTable:
     """Score every tagger on every fold of a study: the score table that ranks them.
 
@@ -425,19 +485,34 @@ def score_study(
         The taggers (needed with one template; default with a mapping: its keys).
     column : str or int, default: "upos"
         The tag column scored.
+    metrics : sequence of str, default: all three
+        The metrics of the table, of ``token_accuracy``, ``sentence_accuracy`` and
+        ``oov_accuracy``.
+    drop_incomplete : bool, default: False
+        Leave out the folds whose test words all occur in their training file: their
+        OOV accuracy is 0 / 0 (only when `metrics` has ``oov_accuracy``; the table's
+        ``dropped`` names them, and the ranking's settings say so). Without it such
+        a fold is an error naming it.
 
     Returns
     -------
     ScoreTable
-        One row per (corpus = data set, run, fold, system), the metrics
-        ``token_accuracy``, ``sentence_accuracy`` and ``oov_accuracy`` (higher is
-        better); its ``source`` names the manifest. :func:`read_study` also gives
+        One row per (corpus = data set, run, fold, system), the `metrics` (accuracies:
+        higher is better); its ``source`` names the manifest. :func:`read_study` also gives
         the counts and the per-fold baselines.
 
     Raises
     ------
     InputError
         A placeholder the manifest does not fill, or one it needs missing; a predicted
-        file missing for a fold (named); any error of :func:`score`.
+        file missing for a fold (named); a fold without OOV words when ranking OOV
+        accuracy without `drop_incomplete` (named); any error of :func:`score`.
     """
-    return read_study(manifest, predictions, systems=systems, column=column).table
+    return read_study(
+        manifest,
+        predictions,
+        systems=systems,
+        column=column,
+        metrics=metrics,
+        drop_incomplete=drop_incomplete,
+    ).table

@@ -106,10 +106,22 @@ def _rng(seed: int, corpus: str, run: int) -> np.random.Generator:
 
 
 def _cut(sizes: np.ndarray, parts: int) -> np.ndarray:
-    """Assign consecutive units to `parts` parts of about equal total size (by midpoints)."""
+    """Assign consecutive units to `parts` parts of about equal total size (by midpoints).
+
+    Every part gets at least one unit (there are at least `parts` units): a unit larger
+    than a part's share would leave the part after it empty by midpoints alone, so a
+    part is never more than one ahead of the unit before it nor further behind the last
+    part than the units left. Where no part is empty this changes nothing.
+    """
     cum = np.cumsum(sizes)
     mid = (cum - sizes / 2) / cum[-1]
-    return np.minimum((mid * parts).astype(np.int64), parts - 1)
+    part = np.minimum((mid * parts).astype(np.int64), parts - 1)
+    n = len(part)
+    part = np.minimum(part, np.arange(n))  # forward: at most one part further per unit...
+    part = np.minimum.accumulate(part - np.arange(n)) + np.arange(n)
+    # ...backward: the last unit in the last part, and at most one part back per unit
+    left = np.arange(n)[::-1]  # units after each one
+    return np.maximum.accumulate((np.maximum(part, parts - 1 - left) + left)[::-1])[::-1] - left
 
 
 def _assign(units: _Units, folds: int, dev: float, rng: np.random.Generator) -> list[tuple]:
