@@ -6,7 +6,7 @@ says so beside the ROPE, for every kind of result that has a ROPE: a comparison 
 correlated t-test, the hierarchical model), an F1 comparison, a pairwise ranking (of
 scores, of predictions); the joint model's ranking and Plackett–Luce (which has no
 ROPE, so nothing is said of one) are checked beside their identical-systems tests
-(``tests/ranking/test_identical_systems.py``).
+(``tests/ranking/test_one_model_identical_systems.py``).
 """
 
 from __future__ import annotations

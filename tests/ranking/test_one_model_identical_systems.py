@@ -1,4 +1,4 @@
-"""Identical systems are never ordered, whatever the ROPE (issue 29, item 4).
+"""Identical systems are never ordered by the joint model or Plackett–Luce (issue 29, item 4).
 
 Two systems with the same score on every fold have a posterior symmetric in the two:
 P(A better) = P(B better) exactly, so at ROPE 0 the pair is undecided ("?"), and with a
@@ -7,7 +7,7 @@ read their pairs off per-draw masses, where Monte Carlo error alone wrote a dire
 between identical systems (joint, ROPE 0: b_better at P 0.525; Plackett–Luce: ">" at
 P 0.57) before each draw's masses were averaged with their mirror image, as the
 pairwise hierarchical model's are. Here three identical systems (three identical pairs)
-and a fourth, better one.
+and a fourth, better one; the pairwise routes are in ``tests/cv/test_identical_systems.py``.
 
 The same fits show how the joint ranking and Plackett–Luce report a ROPE left at its
 default (the command line's ``rope_default``): the joint one says so, Plackett–Luce,
