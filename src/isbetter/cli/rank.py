@@ -225,6 +225,13 @@ def _rope_option(
     return ropes, ropes, [m for m in metrics if m not in per and common is None]
 
 
+def _default_rope(args: argparse.Namespace) -> float:
+    """Return the ROPE of a metric without --rope: F1's for predictions (--gold), else 0."""
+    from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
+
+    return F1_DEFAULT_ROPE if args.gold is not None else 0.0
+
+
 def _scales(args: argparse.Namespace, data: Any, metrics: list[str]) -> dict[str, Any]:
     """Return what each metric's ROPE is judged against: its scores, or its measure's range."""
     from isbetter.f1.measures import measure_scale
@@ -327,11 +334,7 @@ def run(args: argparse.Namespace) -> int:
         data, metrics, study = _read_study(args)
     else:
         data, metrics = _read(args)
-    from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
-
-    rope, ropes, defaulted = _rope_option(
-        args.rope, metrics, F1_DEFAULT_ROPE if args.gold is not None else 0.0
-    )
+    rope, ropes, defaulted = _rope_option(args.rope, metrics, _default_rope(args))
     client = None
     if args.scheduler is not None:
         client = _dask_client(args.scheduler)

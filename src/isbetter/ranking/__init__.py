@@ -281,6 +281,19 @@ def _check_rope_fits(
         check(m, f" on metric {m!r}" if len(ropes) > 1 and name == "rope" else "", name)
 
 
+def _check_score_ropes(
+    table: Any, names: tuple[str, ...], ropes: dict[str, float], given: Any
+) -> None:
+    """Warn once per metric whose ROPE does not fit the scores of `names` (as compare does)."""
+    _check_rope_fits(
+        ropes,
+        given,
+        lambda m, where, name: check_rope_fit(
+            table, m, names, ropes[m], name, where=where, stacklevel=8
+        ),
+    )
+
+
 def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[str, ...]:
     if systems is None:
         names = tuple(available)
@@ -324,13 +337,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
-    _check_rope_fits(
-        ropes,
-        request.rope,
-        lambda m, where, name: check_rope_fit(
-            table, m, names, ropes[m], name, where=where, stacklevel=7
-        ),
-    )
+    _check_score_ropes(table, names, ropes, request.rope)
     check_choice(request.method, "method", RANKING_METHODS)  # the error lists them all
     method = choose_method(request.method, len(table.datasets), table.per_dataset)
     check_options(method, request.options)  # before any pair runs
@@ -443,13 +450,7 @@ def _one_model(
         data._metric(m)  # unknown metric: InputError naming it
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
     if method == "joint":  # Plackett–Luce has no ROPE
-        _check_rope_fits(
-            ropes,
-            request.rope,
-            lambda m, where, name: check_rope_fit(
-                data, m, names, ropes[m], name, where=where, stacklevel=7
-            ),
-        )
+        _check_score_ropes(data, names, ropes, request.rope)
     fit_metric = _metric_fits(method, ropes, request)
     if len(data.datasets) < 2:
         raise InputError(
