@@ -20,6 +20,7 @@ from isbetter.core.errors import (
     InputTypeError,
     IsbetterError,
     RenamedArgumentWarning,
+    RopeWarning,
 )
 
 __version__ = "0.1.0"
@@ -76,6 +77,7 @@ __all__ = [
     "InputTypeError",
     "IsbetterError",
     "RenamedArgumentWarning",
+    "RopeWarning",
     "__version__",
     "Baselines",
     "ComparisonResult",

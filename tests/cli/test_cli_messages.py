@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from isbetter import ConvergenceWarning
 from isbetter.cli import main
 from isbetter.cli.messages import cli_message
 
@@ -283,6 +285,7 @@ def test_measure_is_an_alias_of_metric(capsys, multiclass, command):
     # before: `f1 --measure f1` but `rank --gold ... --metric f1`: one thing, two words
     if command == "f1":
         argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--draws", "2000", "--no-baselines"]
+        argv += ["--rope", "0.05"]  # without it, a note on the default ROPE
     else:
         argv = ["power", "--scenario", "sigir-a", "--sizes", "200", "--replicates", "5"]
     argv += ["--draws", "500"] if command == "power" else []
@@ -363,17 +366,32 @@ def test_an_interrupted_ranking_says_what_was_kept_and_how_to_resume(
         )
 
 
-def test_cv_without_rope_says_so_and_suggests_one(capsys, one):
-    assert main(["cv", one, "--a", "a", "--b", "b", "--format", "json"]) == 0
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            "cv",
+            "ROPE: zero width, no region of practical equivalence (only d = 0 counts as "
+            "equivalent) (the default: no --rope given)",
+        ),
+        ("rank", "score, this data set (no ROPE; the default: no --rope given):"),
+    ],
+)
+def test_cv_and_rank_without_rope_say_so_and_suggest_one(capsys, one, command, said):
+    argv = [command, one] + (["--a", "a", "--b", "b"] if command == "cv" else [])
+    assert main([*argv, "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert err == (
-        "isbetter cv: note: no --rope given, so the ROPE is 0 and no practical equivalence can "
-        "be concluded; give --rope in the units of score, e.g. --rope 0.01 (one point of the "
-        "scores' scale; see the README, 'How to choose a ROPE').\n"
+        f"isbetter {command}: note: no --rope given, so the ROPE is 0 and no practical "
+        "equivalence can be concluded; give --rope in the units of score, e.g. --rope 0.01 "
+        "(one point of the scores' scale; see the README, 'How to choose a ROPE').\n"
     )
     assert json.loads(out)["settings"]["rope_default"] is True
-    assert main(["cv", one, "--a", "a", "--b", "b"]) == 0
-    assert "(the default: no --rope given)" in capsys.readouterr().out
+    assert main(argv) == 0
+    assert said in capsys.readouterr().out
+    assert main([*argv, "--rope", "0.01", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["settings"]["rope_default"] is False
 
 
 @pytest.mark.parametrize(
@@ -383,3 +401,95 @@ def test_cv_warns_of_a_rope_that_does_not_fit_the_scores(capsys, one, rope, said
     assert main(["cv", one, "--a", "a", "--b", "b", "--rope", rope]) == 0
     err = capsys.readouterr().err
     assert err.startswith(f"isbetter cv: warning: --rope {float(rope):g}: the ROPE") and said in err
+
+
+def _two_metrics(tmp_path):
+    """One data set, three systems: accuracy in [0, 1] and the same in percent."""
+    df = _scores().assign(percent=lambda d: 100 * d.score)
+    path = tmp_path / "two_metrics.csv"
+    df.to_csv(path, index=False)
+    return [str(path), "--metric", "score", "--metric", "percent"]
+
+
+def test_rank_suggests_a_rope_per_metric_in_its_units(capsys, tmp_path):
+    argv = ["rank", *_two_metrics(tmp_path)]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (
+        "isbetter rank: note: no --rope given, so the ROPE is 0 and no practical equivalence "
+        "can be concluded; give --rope in the units of each metric, e.g. --rope score=0.01 "
+        "--rope percent=1 (one point of each metric's scale; see the README, 'How to choose "
+        "a ROPE').\n"
+    )
+    assert main([*argv, "--rope", "score=0.01"]) == 0
+    assert capsys.readouterr().err == (
+        "isbetter rank: note: no --rope given for percent, so its ROPE is 0 and no practical "
+        "equivalence can be concluded; give --rope in the units of percent, e.g. --rope "
+        "percent=1 (one point of the scores' scale; see the README, 'How to choose a ROPE').\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rope", "said"),
+    [
+        ("percent=0.01", "--rope percent=0.01: the ROPE ±0.01 is below a tenth of one point"),
+        ("score=0.5", "--rope score=0.5: the ROPE ±0.5 is as wide as the spread of all"),
+    ],
+)
+def test_rank_warns_of_a_rope_that_does_not_fit_the_scores(capsys, tmp_path, rope, said):
+    other = "score=0.01" if rope.startswith("percent") else "percent=1"
+    assert main(["rank", *_two_metrics(tmp_path), "--rope", rope, "--rope", other]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"isbetter rank: warning: {said}") and err.count("\n") == 1
+
+
+def _f1_note(command):
+    """The note of a command without --rope whose default ROPE is F1's, 0.05."""
+    return (
+        f"isbetter {command}: note: no --rope given: using the default ROPE ±0.05 in the units "
+        "of f1 (differences within it count as practically equivalent); give --rope for your "
+        "application (see the README, 'How to choose a ROPE').\n"
+    )
+
+
+def test_rank_of_predictions_names_its_default_rope(capsys, multiclass):
+    argv = ["rank", multiclass, "--gold", "gold", "--systems", "svm", "nb", "--draws", "2000"]
+    assert main([*argv, "--seed", "1", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == _f1_note("rank")
+    assert json.loads(out)["settings"]["rope_default"] is True
+    assert main([*argv, "--rope", "5"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("isbetter rank: warning: --rope 5: the ROPE ±5 is as wide as")
+
+
+def test_f1_without_rope_names_its_default(capsys, multiclass):
+    argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--draws", "2000", "--no-baselines"]
+    assert main([*argv, "--seed", "1", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == _f1_note("f1")
+    data = json.loads(out)
+    assert data["settings"]["rope_default"] is True and data["rope"] == 0.05
+    assert main([*argv, "--seed", "1"]) == 0
+    assert "ROPE ±0.05 (the default: no --rope given)" in capsys.readouterr().out
+    assert main([*argv, "--seed", "1", "--rope", "0.05"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "the default" not in out
+
+
+@pytest.mark.parametrize(
+    ("rope", "said"), [("5", "as wide as the spread"), ("0.0001", "below a tenth")]
+)
+def test_f1_warns_of_a_rope_that_does_not_fit_the_measure(capsys, multiclass, rope, said):
+    argv = ["f1", multiclass, "--a", "svm", "--b", "nb", "--draws", "2000", "--no-baselines"]
+    assert main([*argv, "--rope", rope]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith(f"isbetter f1: warning: --rope {float(rope):g}: the ROPE") and said in err
+
+
+def test_plackett_luce_has_no_rope_to_speak_of(capsys, three):
+    argv = ["rank", three, "--method", "plackett-luce", "--draws", "200", "--tune", "200"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a small run: not the point
+        assert main([*argv, "--chains", "2", "--seed", "1", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "rope" not in err.lower() and "rope_default" not in json.loads(out)["settings"]

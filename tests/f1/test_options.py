@@ -135,6 +135,7 @@ def test_cli_flags_map_to_the_typed_options_without_warnings(tmp_path, capsys):
     pd.DataFrame(frame).astype(int).to_csv(path, index=False)
     argv = ["f1", str(path), "--draws", "500", "--resamples", "50", "--seed", "1"]
     argv += ["--metric", "dcf", "--cost-fp", "3", "--positive", "0", "--format", "json"]
+    argv += ["--rope", "0.05"]  # without it, a note on the default ROPE
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert err == ""

@@ -24,7 +24,7 @@ from isbetter.cli import interrupt
 
 # only what the first line of main() needs: the subcommands, and what they import
 # (numpy, for one), are imported inside it, where a Ctrl-C is already caught
-from isbetter.core.errors import IsbetterError
+from isbetter.core.errors import IsbetterError, RopeWarning
 
 __all__ = ["main", "program"]
 
@@ -100,6 +100,8 @@ def _run(args: argparse.Namespace) -> int:
         # PyTensor's notice that it found no BLAS library concerns how it was installed,
         # not the results; it would otherwise be the first thing every user reads.
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
+        # a ROPE that does not fit the scores: the subcommand's own line names --rope
+        warnings.filterwarnings("ignore", category=RopeWarning)
         check_destinations(args)
         code = int(args._run(args))
         interrupt.check()  # a sampler may have caught the Ctrl-C: still stop with 130

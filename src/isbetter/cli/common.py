@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -324,40 +324,66 @@ def score_columns(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def rope_note(args: argparse.Namespace, values: Any, default: float, metric: str) -> float:
-    """Say on stderr what the ROPE is when --rope was not given; return the ROPE used.
+def rope_note(
+    args: argparse.Namespace,
+    ropes: Mapping[str, float],
+    values: Mapping[str, Any],
+    defaulted: Collection[str] = (),
+) -> None:
+    """Say on stderr which ROPEs are defaults (no --rope), and warn of one that does not fit.
 
-    Without --rope: a note that the ROPE is the default (0: no practical equivalence can
-    be concluded) with a suggestion in the metric's units
-    (:func:`isbetter.core.rope.suggested_rope`). With one that does not fit the scores'
-    scale (:func:`isbetter.core.rope.rope_misfit`): a warning.
+    `ropes` are the ROPEs used, per metric; `values` each metric's scores, or its
+    measure's range (None: not judged); `defaulted` the metrics given no --rope.
+    For those, one note: a ROPE of 0 concludes no practical equivalence, another
+    default is named; with a suggestion in the metric's units
+    (:func:`isbetter.core.rope.suggested_rope`). For every other, a warning when it
+    does not fit the scores' scale (:func:`isbetter.core.rope.rope_misfit`).
     """
-    from isbetter.core.rope import rope_misfit, suggested_rope
+    from isbetter.core.rope import rope_misfit
 
     name = f"isbetter {args.command}:"
-    if args.rope is None:
-        point = suggested_rope(values) if values is not None else 0.01
-        if default == 0:
-            said = "no --rope given, so the ROPE is 0 and no practical equivalence can be concluded"
-        else:
-            said = f"no --rope given: the ROPE is the default ±{default:g}"
-        print(
-            f"{name} note: {said}; give --rope in the units of {metric}, e.g. --rope {point:g} "
-            "(one point of the scores' scale; see the README, 'How to choose a ROPE').",
-            file=sys.stderr,
+    default = [m for m in ropes if m in defaulted]
+    if default:
+        print(f"{name} note: {_default_note(ropes, values, default)}.", file=sys.stderr)
+    for m, rope in ropes.items():
+        misfit = None if m in default or values.get(m) is None else rope_misfit(rope, values[m])
+        if misfit:
+            flag = f"--rope {rope:g}" if len(ropes) == 1 else f"--rope {m}={rope:g}"
+            print(f"{name} warning: {flag}: {misfit}.", file=sys.stderr)
+
+
+def _default_note(ropes: Mapping[str, float], values: Mapping[str, Any], default: list[str]) -> str:
+    """Return the note on the `default` metrics' ROPEs (:func:`rope_note`)."""
+    from isbetter.core.rope import suggested_rope
+
+    some = len(default) < len(ropes)
+    given = "no --rope given" + (f" for {', '.join(default)}" if some else "")
+    units = default[0] if len(default) == 1 else "each metric"
+    guide = "see the README, 'How to choose a ROPE'"
+    value = ropes[default[0]]
+    if value:
+        return (
+            f"{given}: using the default ROPE ±{value:g} in the units of {units} (differences "
+            f"within it count as practically equivalent); give --rope for your application "
+            f"({guide})"
         )
-        return default
-    rope = float(args.rope)
-    misfit = rope_misfit(rope, values) if values is not None else None
-    if misfit:
-        print(f"{name} warning: --rope {rope:g}: {misfit}.", file=sys.stderr)
-    return rope
+    points = {m: suggested_rope(values[m]) if values.get(m) is not None else 0.01 for m in default}
+    if len(ropes) == 1:
+        example = f"--rope {points[default[0]]:g}"
+    else:
+        example = " ".join(f"--rope {m}={p:g}" for m, p in points.items())
+    scale = "the scores' scale" if len(default) == 1 else "each metric's scale"
+    return (
+        f"{given}, so {'its' if some else 'the'} ROPE is 0 and no practical equivalence can be "
+        f"concluded; give --rope in the units of {units}, e.g. {example} (one point of {scale}; "
+        f"{guide})"
+    )
 
 
 def mark_default_rope(args: argparse.Namespace, result: Any) -> Any:
-    """Record in the result's settings that its ROPE is the default (no --rope given)."""
+    """Record in the result's settings whether its ROPE is the default (no --rope given)."""
     import dataclasses
 
-    if args.rope is not None:
-        return result
-    return dataclasses.replace(result, settings={**result.settings, "rope_default": True})
+    return dataclasses.replace(
+        result, settings={**result.settings, "rope_default": args.rope is None}
+    )

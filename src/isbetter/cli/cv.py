@@ -145,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from isbetter.cli.interrupt import check
 
     check()
-    rope_note(args, table.data[args.metric].to_numpy(dtype=float), 0.0, args.metric)
+    scores = {args.metric: table.data[args.metric].to_numpy(dtype=float)}
+    rope_note(args, {args.metric: rope}, scores, () if args.rope is not None else scores)
     result = mark_default_rope(args, result)
     return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))

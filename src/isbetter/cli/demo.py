@@ -135,6 +135,7 @@ def _predictions_step(preds_path: Any, seed: int, plot_dir: Any, plots: dict[str
         table,
         system_a="svm",
         system_b="nb",
+        rope=0.05,  # the default, said (the command without --rope would note it)
         draws=20_000,
         baselines=isbetter.Baselines(resamples=2000),
         rng=seed,
@@ -142,7 +143,8 @@ def _predictions_step(preds_path: Any, seed: int, plot_dir: Any, plots: dict[str
     _step(3, "Per-document predictions: paired Bayesian F1 (Zhang et al. 2016)",
           "One test set of 2 000 documents, four topics: the F1 difference of svm and nb per "
           "topic, with the HDI + ROPE decision and the frequentist tests beside it.",
-          f"isbetter f1 {preds} --a svm --b nb --draws 20000 --resamples 2000 --seed {seed}",
+          f"isbetter f1 {preds} --a svm --b nb --rope 0.05 --draws 20000 --resamples 2000 "
+          f"--seed {seed}",
           render(f1, "text"))  # fmt: skip
     _plot(plot_dir, "3_f1.png", plots.get("f1"), f1)
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from isbetter.cli.common import Renamed, add_output_args, emit, formatter, lazy_plot
+from isbetter.cli.common import (
+    Renamed,
+    add_output_args,
+    emit,
+    formatter,
+    lazy_plot,
+    mark_default_rope,
+    rope_note,
+)
 from isbetter.core.vocabulary import F1_MODELS
 
 
@@ -75,7 +83,12 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         help="paired or unpaired model of Zhang et al. (SIGIR 2016), or their hierarchical "
         "model of the confusion matrices (ICDM 2015, MCMC)",
     )
-    p.add_argument("--rope", type=float, default=0.05, help="ROPE half-width")
+    p.add_argument(
+        "--rope",
+        type=float,
+        default=None,
+        help="ROPE half-width in the measure's units (default 0.05; a note says so)",
+    )
     p.add_argument("--draws", type=int, default=50_000, help="posterior draws per class")
     p.add_argument(
         "--resamples", type=int, default=10_000, help="bootstrap / randomization resamples"
@@ -91,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     from isbetter.core.errors import InputError
     from isbetter.f1.baselines import Baselines
-    from isbetter.f1.compare import compare_f1
-    from isbetter.f1.measures import get_measure
+    from isbetter.f1.compare import DEFAULT_ROPE, compare_f1
+    from isbetter.f1.measures import get_measure, measure_scale
     from isbetter.f1.predictions import read_predictions
     from isbetter.inference.sampling import Sampling
 
@@ -113,25 +126,30 @@ def run(args: argparse.Namespace) -> int:
                 "--positive is for binary tasks; a multi-class one compares every class."
             )
         positive = table.check_label(args.positive, "positive")
+    measure = get_measure(
+        args.metric,
+        beta=args.beta,
+        cost_fn=args.cost_fn,
+        cost_fp=args.cost_fp,
+        p_positive=args.p_positive,
+    )
+    rope = DEFAULT_ROPE if args.rope is None else args.rope
     result = compare_f1(
         table,
         system_a=args.a,
         system_b=args.b,
-        metric=get_measure(
-            args.metric,
-            beta=args.beta,
-            cost_fn=args.cost_fn,
-            cost_fp=args.cost_fp,
-            p_positive=args.p_positive,
-        ),
+        metric=measure,
         model=args.model,
-        rope=args.rope,
+        rope=rope,
         draws=args.draws,
         sampling=Sampling(tune=args.tune, chains=args.chains),
         classes=positive,
         baselines=not args.no_baselines and Baselines(resamples=args.resamples),
         rng=args.seed,
     )
+    scale = {args.metric: measure_scale(measure)}
+    rope_note(args, {args.metric: rope}, scale, () if args.rope is not None else scale)
+    result = mark_default_rope(args, result)
     classes = None
     if args.classes:
         _check_classes(args, list(result.classes))

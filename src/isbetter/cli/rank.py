@@ -14,6 +14,8 @@ from isbetter.cli.common import (
     emit,
     formatter,
     lazy_plot,
+    mark_default_rope,
+    rope_note,
     score_columns,
 )
 from isbetter.cli.tagging import add_prediction_args, tag_column
@@ -187,11 +189,14 @@ def _add_execution_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
+def _rope_option(
+    values: list[str] | None, metrics: list[str], default: float
+) -> tuple[Any, dict[str, float], list[str]]:
+    """Read --rope: the ROPE for :func:`isbetter.rank`, each metric's, those left at `default`."""
     from isbetter.core.errors import InputError
 
     if not values:
-        return None
+        return None, dict.fromkeys(metrics, default), list(metrics)
     per: dict[str, float] = {}
     common = None
     for v in values:
@@ -210,15 +215,35 @@ def _rope_option(values: list[str] | None, metrics: list[str]) -> Any:
             per[col] = value
         else:
             common = value
-    if not per:
-        return common
+    if common is not None and not per:
+        return common, dict.fromkeys(metrics, common), []
     unknown = [col for col in per if col not in metrics]
     if unknown:
         raise InputError(
             f"--rope {unknown[0]}=...: {unknown[0]!r} is not a metric of this ranking; "
             f"metrics: {', '.join(metrics)} (choose them with --metric)."
         )
-    return {m: per.get(m, common if common is not None else 0.0) for m in metrics}
+    ropes = {m: per.get(m, common if common is not None else default) for m in metrics}
+    return ropes, ropes, [m for m in metrics if m not in per and common is None]
+
+
+def _default_rope(args: argparse.Namespace) -> float:
+    """Return the ROPE of a metric without --rope: F1's for predictions (--gold), else 0."""
+    from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
+
+    return F1_DEFAULT_ROPE if args.gold is not None else 0.0
+
+
+def _scales(args: argparse.Namespace, data: Any, metrics: list[str]) -> dict[str, Any]:
+    """Return what each metric's ROPE is judged against: its scores, or its measure's range."""
+    from isbetter.f1.measures import measure_scale
+
+    if args.gold is not None:
+        return {m: measure_scale(m) for m in metrics}
+    frame = data.data
+    if args.systems:
+        frame = frame[frame["system"].isin(args.systems)]
+    return {m: frame[m].to_numpy(dtype=float) for m in metrics}
 
 
 def _dask_client(address: str) -> Any:
@@ -338,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
         data, metrics, study = _read_study(args)
     else:
         data, metrics = _read(args)
-    rope = _rope_option(args.rope, metrics)
+    rope, ropes, defaulted = _rope_option(args.rope, metrics, _default_rope(args))
     client = None
     if args.scheduler is not None:
         client = _dask_client(args.scheduler)
@@ -367,4 +392,7 @@ def run(args: argparse.Namespace) -> int:
         result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
     if study:
         result = dataclasses.replace(result, settings={**result.settings, **study})
+    if args.method.replace("-", "_") != "plackett_luce":  # it has no ROPE: nothing to say
+        rope_note(args, ropes, _scales(args, data, metrics), defaulted)
+        result = mark_default_rope(args, result)
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))

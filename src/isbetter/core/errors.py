@@ -5,7 +5,8 @@ Every error isbetter raises for bad input derives from :class:`InputError`
 the command line can print it as one line. Numerical trouble is reported with
 :class:`ConvergenceWarning`; an argument or attribute used by its old name with
 :class:`RenamedArgumentWarning`; a damaged or unusable cache, bypassed, with
-:class:`CacheWarning`.
+:class:`CacheWarning`; a ROPE that does not fit the scores' scale with
+:class:`RopeWarning`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "InputTypeError",
     "IsbetterError",
     "RenamedArgumentWarning",
+    "RopeWarning",
 ]
 
 
@@ -49,4 +51,14 @@ class CacheWarning(RuntimeWarning):
 
     The results are unaffected: what the cache would have given is computed again.
     The message names the folder and what was done instead.
+    """
+
+
+class RopeWarning(UserWarning):
+    """A ROPE does not fit the scores' scale: it is likely in other units than the metric's.
+
+    Below a tenth of one point of the scale, or as wide as the spread of all the
+    scores (:func:`isbetter.core.rope.rope_misfit`). The result is computed with the
+    ROPE given; the message says what is wrong with it and suggests one in the
+    metric's units.
     """

@@ -5,15 +5,27 @@ The ROPE is a half-width in the metric's units, chosen for the application
 scores' scale: 1 point of the scale, that is 0.01 for scores in [0, 1] (Benavoli
 et al. 2017 use 0.01 on accuracy), 1 for scores in [0, 100] (percent), and
 otherwise 1% of the median absolute score, rounded to a power of ten.
+
+The Python API warns (:class:`~isbetter.core.errors.RopeWarning`,
+:func:`warn_rope_misfit`) when a ROPE does not fit; it does not warn when the ROPE
+is left at its default: the default is the documented value of the argument (0,
+no ROPE, for scores; 0.05 for F1), which every result records (``rope``) and every
+report states, whereas a caller who wrote nothing cannot be told apart from one
+who chose the default. The command line, whose user may not have read the
+defaults, says so on stderr (:func:`isbetter.cli.common.rope_note`).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
 
 import numpy as np
 
-__all__ = ["rope_misfit", "suggested_rope"]
+from isbetter.core.errors import RopeWarning
+
+__all__ = ["rope_misfit", "suggested_rope", "warn_rope_misfit"]
 
 
 def suggested_rope(values: np.ndarray) -> float:
@@ -54,6 +66,7 @@ def rope_misfit(rope: float, values: np.ndarray) -> str | None:
     True
     """
     x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
     if rope <= 0 or x.size == 0:
         return None
     point = suggested_rope(x)
@@ -71,3 +84,27 @@ def rope_misfit(rope: float, values: np.ndarray) -> str | None:
             f"equivalent; is it in the metric's units? e.g. {point:g}"
         )
     return None
+
+
+def warn_rope_misfit(
+    rope: float, values: Any, name: str = "rope", stacklevel: int = 3, where: str = ""
+) -> None:
+    """Warn (:class:`~isbetter.core.errors.RopeWarning`) when `rope` does not fit `values`.
+
+    `values` are the scores (or the measure's range) the ROPE applies to; None: no
+    check. `name` is the argument named in the message, `where` what it applies to
+    (e.g. ``" on metric 'time'"``); `stacklevel` points the warning at the caller of
+    the public function (3: the caller of the caller).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     warn_rope_misfit(0.01, np.array([81.0, 93.0]))
+    >>> str(seen[0].message)[:36]
+    '`rope=0.01`: the ROPE ±0.01 is below'
+    """
+    misfit = None if values is None else rope_misfit(rope, values)
+    if misfit:
+        warnings.warn(f"`{name}={rope:g}`{where}: {misfit}.", RopeWarning, stacklevel=stacklevel)

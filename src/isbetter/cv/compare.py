@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,15 @@ from isbetter.core.vocabulary import CV_METHODS
 from isbetter.cv.scores import PairedScores, ScoreTable, as_scores
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["MCMC_OPTIONS", "METHODS", "OPTIONS", "check_options", "choose_method", "compare"]
+__all__ = [
+    "MCMC_OPTIONS",
+    "METHODS",
+    "OPTIONS",
+    "check_options",
+    "check_rope_fit",
+    "choose_method",
+    "compare",
+]
 
 METHODS = CV_METHODS
 
@@ -92,7 +100,12 @@ def compare(
     metric : str, optional
         Metric column of a table with several metrics.
     rope : float, default: 0.0
-        Half-width of the region of practical equivalence, in score units.
+        Half-width of the region of practical equivalence, in score units. The
+        default 0 is no ROPE: no practical equivalence can be concluded (identical
+        systems are undecided), as the result's report states. A ROPE that does not
+        fit the scores of a ScoreTable (below a tenth of one point of their scale, or
+        as wide as the spread of all of them) warns; leaving it at its default does
+        not (:mod:`isbetter.core.rope` says why).
     method : {"auto", "correlated_t", "sign", "signed_rank", "hierarchical"}
         ``"auto"``: the correlated t-test for the per-fold scores of one data set,
         the hierarchical model for several, the signed-rank test for one score per
@@ -107,6 +120,11 @@ def compare(
     Returns
     -------
     ComparisonResult
+
+    Warns
+    -----
+    RopeWarning
+        `rope` does not fit the scores' scale (e.g. 0.01 on scores in percent).
 
     Examples
     --------
@@ -126,6 +144,7 @@ def compare(
                 "available systems: " + ", ".join(repr(s) for s in scores.systems) + "."
             )
         paired = scores.paired(system_a, system_b, metric=metric)
+        check_rope_fit(scores, paired.metric, (system_a, system_b), rope)
     else:
         paired = scores
     method = choose_method(method, paired.n_datasets, paired.per_dataset)
@@ -136,6 +155,30 @@ def compare(
     if dropped:  # say what drop_incomplete removed: the reader sees n shrink otherwise
         result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
     return result
+
+
+def check_rope_fit(
+    table: ScoreTable,
+    metric: str,
+    systems: Sequence[str],
+    rope: Any,
+    name: str = "rope",
+    *,
+    where: str = "",
+    stacklevel: int = 4,
+) -> None:
+    """Warn (:class:`~isbetter.core.errors.RopeWarning`) when `rope` does not fit the scores.
+
+    The scores are those of `systems` on `metric` (:func:`~isbetter.core.rope.rope_misfit`);
+    `stacklevel` points the warning at the caller of :func:`compare` (4) or of
+    :func:`~isbetter.rank`.
+    """
+    from isbetter.core.rope import warn_rope_misfit
+    from isbetter.core.validate import check_rope
+
+    data = table.data
+    values = data.loc[data["system"].isin(list(systems)), metric].to_numpy(dtype=float)
+    warn_rope_misfit(check_rope(rope, name), values, name, stacklevel, where)
 
 
 def _fit(

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from isbetter.core.rope import warn_rope_misfit
 from isbetter.core.validate import legacy_keywords
 from isbetter.core.vocabulary import F1_MODELS
 from isbetter.f1.averages import AVERAGE_MAX_RESAMPLES, HIERARCHICAL_MAX_DRAWS
 from isbetter.f1.baselines import Baselines
 from isbetter.f1.draws import count, draw
 from isbetter.f1.legacy import COMPARE_F1, compare_f1_keywords
-from isbetter.f1.measures import Measure
+from isbetter.f1.measures import Measure, measure_scale
 from isbetter.f1.paired import F1Model
 from isbetter.f1.plan import plan_comparison
 from isbetter.f1.rows import assemble
@@ -106,7 +107,9 @@ def compare_f1(
         sets the paired or unpaired model's prior; default: uniform (Beta(1, 1),
         Dir(1, 1, 1, 1)).
     rope : float, default: 0.05
-        ROPE half-width on the measure's scale.
+        ROPE half-width on the measure's scale. One that does not fit a measure in
+        [0, 1] (below 0.001, or 1 and above: in percent?) warns; the default does not
+        (:mod:`isbetter.core.rope` says why): the report states it.
     hdi_prob : float, default: 0.95
         Mass of the HDI used for the decision.
     draws : int, default: 50000
@@ -154,6 +157,8 @@ def compare_f1(
     -----
     ConvergenceWarning
         The hierarchical model's MCMC converged poorly (see ``diagnostics``).
+    RopeWarning
+        `rope` does not fit the measure's scale [0, 1] (e.g. ``rope=5``, in percent).
 
     Notes
     -----
@@ -204,5 +209,7 @@ def compare_f1(
         baselines=baselines,
         rng=rng,
     )
+    # the caller of compare_f1 (through the legacy_keywords wrapper)
+    warn_rope_misfit(plan.rope, measure_scale(plan.measure), stacklevel=4)
     counts = count(plan)
     return assemble(plan, counts, draw(plan, counts))

@@ -44,6 +44,7 @@ __all__ = [
     "f1",
     "fbeta",
     "get_measure",
+    "measure_scale",
     "precision",
     "recall",
     "specificity",
@@ -216,6 +217,31 @@ MEASURES: dict[str, Measure] = {
 
 #: every measure name :func:`get_measure` takes
 MEASURE_NAMES: tuple[str, ...] = (*MEASURES, "fbeta", "dcf")
+
+
+def measure_scale(measure: Measure | str) -> np.ndarray | None:
+    """Return the range a ROPE on `measure` (or its name) is judged against: ``[0, 1]``, or None.
+
+    A ratio of the contingency table (F1, precision, accuracy ...) lies in [0, 1],
+    so a ROPE is in those units (:func:`isbetter.core.rope.rope_misfit`); a DCF (its
+    scale set by the costs) and a measure found outside [0, 1] on the extreme tables
+    are not judged (None).
+
+    Examples
+    --------
+    >>> measure_scale("f1"), measure_scale(dcf(cost_fp=10.0)) is None
+    (array([0., 1.]), True)
+    """
+    measure = get_measure(measure)
+    if measure.dcf_costs is not None:
+        return None
+    corners = np.eye(4).tolist() + [[0, 1, 1, 0], [1, 0, 0, 1]]  # tp, fp, fn, tn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.array([float(measure(*cells)) for cells in corners])
+    values = values[np.isfinite(values)]
+    if values.size == 0 or values.min() < 0 or values.max() > 1:
+        return None
+    return np.array([0.0, 1.0])
 
 
 def get_measure(

@@ -23,10 +23,11 @@ from typing import Any
 
 from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
 from isbetter.core.provenance import input_settings, make_settings, signature_method
+from isbetter.core.rope import warn_rope_misfit
 from isbetter.core.validate import check_choice, check_path, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
 from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, method_family
-from isbetter.cv.compare import check_options, choose_method
+from isbetter.cv.compare import check_options, check_rope_fit, choose_method
 from isbetter.inference.sampling import Sampling, chain_cores
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
 from isbetter.ranking.result import RankingResult, check_rule, orders_of, relations_of
@@ -266,6 +267,33 @@ def _ropes(rope: float | Mapping[str, float], metrics: Sequence[str]) -> dict[st
     return dict.fromkeys(metrics, value)
 
 
+def _check_rope_fits(
+    ropes: dict[str, float], given: Any, check: Callable[[str, str, str], None]
+) -> None:
+    """Warn once per metric whose ROPE does not fit its scores (``check(metric, where, name)``).
+
+    A ROPE left at its default is not checked (:mod:`isbetter.core.rope` says why).
+    """
+    if given is None:
+        return
+    for m in ropes:
+        name = f"rope[{m!r}]" if isinstance(given, Mapping) else "rope"
+        check(m, f" on metric {m!r}" if len(ropes) > 1 and name == "rope" else "", name)
+
+
+def _check_score_ropes(
+    table: Any, names: tuple[str, ...], ropes: dict[str, float], given: Any
+) -> None:
+    """Warn once per metric whose ROPE does not fit the scores of `names` (as compare does)."""
+    _check_rope_fits(
+        ropes,
+        given,
+        lambda m, where, name: check_rope_fit(
+            table, m, names, ropes[m], name, where=where, stacklevel=8
+        ),
+    )
+
+
 def _systems(available: Sequence[str], systems: Sequence[str] | None) -> tuple[str, ...]:
     if systems is None:
         names = tuple(available)
@@ -309,6 +337,7 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
             if counts.get(s, 0) == 0:
                 raise InputError(f"System {s!r} has no scores on metric {m!r}.")
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
+    _check_score_ropes(table, names, ropes, request.rope)
     check_choice(request.method, "method", RANKING_METHODS)  # the error lists them all
     method = choose_method(request.method, len(table.datasets), table.per_dataset)
     check_options(method, request.options)  # before any pair runs
@@ -325,11 +354,17 @@ def _cv_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]
 
 def _f1_tasks(table: Any, request: _Request) -> tuple[list[PairTask], dict, str]:
     from isbetter.f1.compare import DEFAULT_ROPE as F1_DEFAULT_ROPE
+    from isbetter.f1.measures import measure_scale
     from isbetter.f1.predictions import PredictionTable
 
     names = _systems(table.systems, request.systems)
     measures = ("f1",) if request.metrics is None else tuple(request.metrics)
     ropes = _ropes(F1_DEFAULT_ROPE if request.rope is None else request.rope, measures)
+    _check_rope_fits(
+        ropes,
+        request.rope,
+        lambda m, where, name: warn_rope_misfit(ropes[m], measure_scale(m), name, 6, where),
+    )
     method = request.method
     method = "paired" if method == "auto" else check_choice(method, "method", F1_MODELS)
     _check_f1_options(method, request.options)
@@ -414,6 +449,8 @@ def _one_model(
     for m in metrics:
         data._metric(m)  # unknown metric: InputError naming it
     ropes = _ropes(0.0 if request.rope is None else request.rope, metrics)
+    if method == "joint":  # Plackett–Luce has no ROPE
+        _check_score_ropes(data, names, ropes, request.rope)
     fit_metric = _metric_fits(method, ropes, request)
     if len(data.datasets) < 2:
         raise InputError(

@@ -23,6 +23,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
+
 from isbetter.cv.compare import MCMC_OPTIONS
 from isbetter.inference import diagnostics as mcmc
 from isbetter.inference.posterior import HierarchicalPosterior
@@ -68,7 +70,12 @@ def joint_metric(
         )
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
-    pairs, simplex = _pairs(fit, systems, metric, rope)
+    identical = {
+        (a, b)
+        for a, b in itertools.combinations(systems, 2)
+        if not any(np.any(d) for d in table.paired(a, b, metric=metric).differences)
+    }
+    pairs, simplex = _pairs(fit, systems, metric, rope, identical)
     return MetricFit(
         pairs=pairs,
         simplex=simplex,
@@ -78,9 +85,15 @@ def joint_metric(
 
 
 def _pairs(
-    fit: Any, systems: tuple[str, ...], metric: str, rope: float
+    fit: Any, systems: tuple[str, ...], metric: str, rope: float, identical: set[tuple[str, str]]
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
-    """Return every pair's comparison from the joint fit's draws, and its simplex points."""
+    """Return every pair's comparison from the joint fit's draws, and its simplex points.
+
+    The pairs in `identical` (the same score on every fold) have a posterior symmetric
+    in their two effects, as the pairwise hierarchical model's: their masses are
+    averaged with their mirror image (``symmetric``), so that Monte Carlo error cannot
+    decide a side between identical systems.
+    """
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
     scales = fit.pair_scales().reshape(chains * draws, -1)
@@ -92,7 +105,9 @@ def _pairs(
     pairs_ab = itertools.combinations(enumerate(systems), 2)
     for column, ((ia, a), (ib, b)) in enumerate(pairs_ab):  # the order of fit.pair_scales
         loc = effects[:, ia] - effects[:, ib]
-        posterior = HierarchicalPosterior(delta0=loc, std0=scales[:, column], nu=nu)
+        posterior = HierarchicalPosterior(
+            delta0=loc, std0=scales[:, column], nu=nu, symmetric=(a, b) in identical
+        )
         masses = posterior.region_masses(rope)
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(

@@ -73,8 +73,8 @@ def plackett_luce_metric(
             rng=pair_seed(seed, "plackett_luce", metric),
             **options,
         )
-    means = dataset_means(table, metric, systems).mean(axis=0)
-    pairs, simplex = _pairs(fit, systems, metric, means)
+    per_dataset = dataset_means(table, metric, systems)
+    pairs, simplex = _pairs(fit, systems, metric, per_dataset)
     return MetricFit(
         pairs=pairs,
         simplex=simplex,
@@ -85,12 +85,19 @@ def plackett_luce_metric(
 
 
 def _pairs(
-    fit: Any, systems: tuple[str, ...], metric: str, means: Any
+    fit: Any, systems: tuple[str, ...], metric: str, per_dataset: Any
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
     """Return every pair's summary, ``(P(w_a > w_b), 0, P(w_b > w_a))``, and its simplex points.
 
-    `means` are each system's mean score over the data sets (the observed scores).
+    `per_dataset` is each system's mean score per data set (data sets x systems), the
+    scores the model ranks. Two systems with the same scores on every data set have a
+    posterior symmetric in their weights (the Dirichlet prior is, and so is the
+    likelihood of their ties), so P(w_a > w_b) is 1/2 exactly: each draw's masses are
+    averaged with their mirror image, ``(1/2, 0, 1/2)``, as for the other models
+    (:class:`~isbetter.inference.posterior.HierarchicalPosterior`), and the pair is
+    undecided — Monte Carlo error alone wrote ">" between identical systems (P 0.57).
     """
+    means = per_dataset.mean(axis=0)
     sign = 1.0 if fit.higher_is_better else -1.0
     settings = {
         **fit.settings,
@@ -99,6 +106,8 @@ def _pairs(
     pairs, simplex = [], {}
     for a, b in itertools.combinations(systems, 2):
         q = fit.p_above(a, b)
+        if per_dataset[a].equals(per_dataset[b]):  # identical: symmetric, 1/2 exactly
+            q = np.full_like(q, 0.5)
         masses = np.column_stack([q, np.zeros_like(q), 1.0 - q])
         pairs.append(
             pair_from_masses(

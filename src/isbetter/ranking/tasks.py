@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from isbetter.core.errors import RopeWarning
 from isbetter.core.provenance import versions
 
 if TYPE_CHECKING:
@@ -227,7 +229,9 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
     # a ranking's options keep the names of every comparison (tune, chains, beta, ...):
     # mapped here to compare_f1's typed options, as the F1 comparison's old keywords are
     compare_f1_keywords({k: v for k, v in task.options.items() if k in COMPARE_F1}, arguments)
-    f1 = compare_f1(**arguments)
+    with warnings.catch_warnings():  # rank checked each metric's ROPE once, not per pair
+        warnings.simplefilter("ignore", RopeWarning)
+        f1 = compare_f1(**arguments)
     # a multi-class task with every class reported is ranked on its macro and micro rows;
     # otherwise on each reported class (a binary task: its positive class)
     rows = ("macro", "micro") if "macro" in f1.comparisons else f1.classes

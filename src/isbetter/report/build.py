@@ -25,7 +25,7 @@ from isbetter.ranking.result import metric_of
 from isbetter.report.table import Column, ReportTable
 from isbetter.results import ComparisonResult, F1Result, PowerResult, Summary
 
-__all__ = ["as_summary", "to_table"]
+__all__ = ["as_summary", "default_rope", "to_table"]
 
 
 def as_summary(result: Any) -> Summary:
@@ -49,6 +49,19 @@ def to_table(result: Any) -> ReportTable:
     return _comparison_table(summary)
 
 
+def default_rope(settings: dict[str, Any], inside: bool = False) -> str:
+    """Return ``" (the default: no --rope given)"`` for a ROPE left at its default, else "".
+
+    `inside`: to go inside a parenthesis already open, ``"; the default: ..."``. The
+    command line records ``rope_default`` in the settings; the Python API, whose
+    default is its argument's documented value, does not (:mod:`isbetter.core.rope`).
+    """
+    if settings.get("rope_default") is not True:
+        return ""
+    said = "the default: no --rope given"
+    return f"; {said}" if inside else f" ({said})"
+
+
 def _direction(higher_is_better: bool) -> str:
     return "higher is better" if higher_is_better else "lower is better"
 
@@ -61,8 +74,7 @@ def _metric_note(s: ComparisonResult | F1Result, metric: str) -> str:
         if s.rope == 0
         else _regions(s.rope)[1]
     )
-    if s.settings.get("rope_default"):
-        rope += " (the default: no --rope given)"
+    rope += default_rope(s.settings)
     return (
         f"metric: {metric} ({_direction(s.higher_is_better)}); d = {d}, positive when {a} "
         f"is better; ROPE: {rope}"
@@ -251,8 +263,8 @@ def _f1_table(s: F1Result) -> ReportTable:
     direction = "" if s.higher_is_better else " (a cost: delta = B - A, positive = A better)"
     title = (
         f"{s.model} Bayesian comparison of {s.metric} ({_direction(s.higher_is_better)}): "
-        f"{s.system_a} (A) vs {s.system_b} (B); delta = A - B{direction}, {rope_text(s.rope)}, "
-        f"{s.hdi_prob:.0%} HDI"
+        f"{s.system_a} (A) vs {s.system_b} (B); delta = A - B{direction}, {rope_text(s.rope)}"
+        f"{default_rope(s.settings)}, {s.hdi_prob:.0%} HDI"
     )
     notes = [_test_line(t) for t in s.across_classes]
     notes += _bayes_factor_notes(records, s.rope)
@@ -403,7 +415,8 @@ def _ranking_metric_notes(r: Any, m: str) -> list[str]:
     order = r.orders[m]
     rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
     about = pair_quantity(r.pair_method(m))[0]
-    where = f"{m}, {about}" + (f" ({rope_text(rope)})" if rope is not None else "")
+    said = default_rope(r.settings, inside=True)
+    where = f"{m}, {about}" + (f" ({rope_text(rope)}{said})" if rope is not None else "")
     notes = [f"{where}: {order.line}"]
     notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]
     notes.append(f"{m} chain, {about}: {order.chain}")

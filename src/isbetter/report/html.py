@@ -27,7 +27,7 @@ from isbetter.core.errors import InputError
 from isbetter.core.vocabulary import FORMAT_SUFFIXES, METHOD_NAMES, ranking_text, rope_text
 from isbetter.core.writable import write_text
 from isbetter.ranking.result import metric_of
-from isbetter.report.build import as_summary, to_table
+from isbetter.report.build import as_summary, default_rope, to_table
 from isbetter.report.render import render_html
 from isbetter.report.table import Column, format_cell
 
@@ -321,7 +321,8 @@ def _facts(s: Any) -> str:
             pair = directions.get(m)
             way = _direction(pair.higher_is_better) if pair is not None else ""
             rope = ropes.get(m, ropes.get(m.split(" ")[0], s.settings.get("rope")))
-            rows.append((f"metric {m}", f"{way}; {rope_text(rope)}" if rope is not None else way))
+            rope_said = f"{rope_text(rope)}{default_rope(s.settings)}" if rope is not None else ""
+            rows.append((f"metric {m}", f"{way}; {rope_said}" if rope_said else way))
     elif hasattr(s, "true_delta"):  # power
         rows += [
             ("method", "power of the F1 models by simulation"),
@@ -339,7 +340,7 @@ def _facts(s: Any) -> str:
             ("method", str(method)),
             ("systems", f"A = {s.system_a}, B = {s.system_b}"),
             ("metric", f"{metric} ({_direction(s.higher_is_better)})"),
-            ("ROPE", _rope(s.rope)),
+            ("ROPE", _rope(s.rope) + default_rope(s.settings)),
         ]
     items = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in rows)
     record = (getattr(s, "settings", None) or {}).get("input")
