@@ -149,7 +149,9 @@ def test_joint_recovers_a_known_order():
     res = rank(score_table(scores), rope=0.01, method="joint", rng=1)
     assert res.order("acc") == "s0 ≈ s1 < s2 < s3"
     j = res.joint["acc"]
-    assert j.p_best["s3"] > 0.99 and j.rank_interval["s3"] == (1, 1)
+    # a long run (4 x 5000 draws, seed 105): s3 best in every draw (was P > 0.99)
+    ess = res.pairs[0].diagnostics.ess_bulk_min
+    assert near_certain(j.p_best["s3"], ess) and j.rank_interval["s3"] == (1, 1)
     assert j.rank_interval["s2"] == (2, 2)
     assert {j.top_orders[0][0], j.top_orders[1][0]} == {"s0 < s1 < s2 < s3", "s1 < s0 < s2 < s3"}
     assert res.pairs[0].diagnostics is not None and res.pairs[0].diagnostics.converged
