@@ -40,12 +40,15 @@ if __package__ in (None, ""):  # run as a script: import `validation` as a packa
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
     sys.path.insert(0, str(_here.parent))
 
+from isbetter.cv.joint.spec import JointPriors
 from validation.calibration import hdi_covers, kept_draws, ranks, uniformity
 from validation.report import check_out_dir, markdown_table, plot_rank_histograms, write_json
 from validation.runner import replicate
 
 N_RANKS = 100
 BINS = 10
+#: the prior of the deviations' covariance the studies use unless told: the model's default
+DEFAULT_SPREAD_PRIOR: str = JointPriors().spread_prior
 #: the quantities whose ranks are checked
 QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1")
 
@@ -60,7 +63,7 @@ class JointSetting:
     rho: float = 0.1
     rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
-    spread_prior: str = "inverse-wishart"  # or "huang-wand" (JointPriors.spread_prior)
+    spread_prior: str = DEFAULT_SPREAD_PRIOR  # JointPriors.spread_prior's default, or the other
     spread_var: float = 0.0004  # inverse-Wishart: psi
     spread_df: float = 1.0  # inverse-Wishart: IW(d + spread_df, psi I)
     spread_pair_scale: float = 0.02  # Huang-Wand: a pair's half-t scale, sqrt(2) A
@@ -279,8 +282,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--spread-prior",
         choices=["inverse-wishart", "huang-wand"],
-        default="inverse-wishart",
-        help="the prior of the deviations' covariance (default inverse-wishart)",
+        default=DEFAULT_SPREAD_PRIOR,
+        help=f"the deviations' covariance prior (default: the model's, {DEFAULT_SPREAD_PRIOR})",
     )
     args = p.parse_args(argv)
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:

@@ -545,16 +545,20 @@ def test_shared_rule_where_std0_is_far_below_the_width(narrow_cases):
             assert together[0][i] == pytest.approx(alone, abs=1e-6)
 
 
-def test_numpy_rule_is_the_same_rule(adaptive_cases, far_cases):
-    # the NumPy form (fixed nodes) of the same rule; QUADRATURE_NODES = 64 is coarse only
-    # for the extreme scale ratios, and converges as the nodes increase
+def test_numpy_rule_converges_to_adaptive_quadrature(adaptive_cases, far_cases):
+    """The oracle's rule (tests/cv/_oracle.py: its own quadratic form, widths, reach and
+    mode search, the real roots of a cubic, nothing imported from src) against scipy's
+    adaptive quadrature: QUADRATURE_NODES = 64 is coarse only for the extreme scale
+    ratios, and converges as the nodes increase."""
     errors = {nodes: _numpy_errors(adaptive_cases, nodes) for nodes in (64, 256)}
-    assert errors[64].max() < 1e-2 and np.median(errors[64]) < 1e-6
-    assert errors[256].max() < 1e-6
+    # measured: 64 nodes at most 1.7e-3 (median 1.9e-7), 256 at most 1.2e-8 (when the
+    # oracle shared the compiled rule's EM mode search: < 1e-2 and < 1e-6 were asserted)
+    assert errors[64].max() < 5e-3 and np.median(errors[64]) < 1e-6
+    assert errors[256].max() < 1e-7
     # FAR_CASES: 64 nodes span the wider range of u of the map with mode centres (measured
-    # 9e-3; without them 1.2), 256 converge (measured 7e-12; without: 1.5e-3)
+    # 3.5e-3; without centres 1.2), 256 converge (measured 7e-12; without: 1.5e-3)
     far = {nodes: _numpy_errors(far_cases, nodes) for nodes in (64, 256)}
-    assert far[64].max() < 2e-2 and far[256].max() < FAR_LOGLIK_TOL
+    assert far[64].max() < 1e-2 and far[256].max() < FAR_LOGLIK_TOL
 
 
 def test_compiled_nu_gradient_is_the_rule_derivative(adaptive_cases):

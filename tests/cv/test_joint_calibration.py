@@ -5,10 +5,17 @@ draws the parameters from the prior (K = 4 systems, 10 folds), scores from the
 model, fits it with isbetter's code and ranks the truths among the posterior draws
 (Talts et al. 2018) — two effect differences, a pair's deviation scale, nu, the
 next data set's difference and the first data set's. A calibrated fit passes
-(p > 0.001 on every quantity; seeds are fixed, so the outcome is reproducible); a
-fit told the wrong correlation of the scores must fail by far (p < 1e-6), which
-shows the check has teeth. The full setting (q = 5, 10, 50; 1000 studies each;
-histograms) is the script.
+(p > 0.001 on every quantity, for the binned χ² test and Neyman's smooth test of a
+shift or a ∪/∩ shape of the ranks; seeds are fixed, so the outcome is reproducible).
+
+The default prior's test is sized to catch a posterior 30 % too narrow, 50 % too wide
+or shifted by half its sd in any one quantity at least 80 % of the time
+(``python -m validation.teeth``, docs/teeth.md): 200 studies at q = 5, 10 and 50. Its
+studies are the pools of ``validation/teeth.py`` (``joint_studies``: cached in the
+user's cache, keyed by a digest of isbetter's source, so the slow step fits them once
+for both). The other prior form keeps its former check (χ² only; 200, 200, 100
+studies); a fit told the wrong correlation of the scores must fail by far (p < 1e-6). The full
+setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
 """
 
 import sys
@@ -20,49 +27,68 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from validation.calibration import uniformity  # noqa: E402
+from validation.calibration import smooth_uniformity, uniformity  # noqa: E402
 from validation.joint_sbc import QUANTITIES, JointSetting, replication  # noqa: E402
+from validation.teeth import JOINT_TESTS, joint_studies  # noqa: E402
+
+from isbetter.cv.joint.spec import JointPriors  # noqa: E402
 
 N_RANKS = 100
 CALIBRATED_P = 1e-3
 BROKEN_P = 1e-6
+DEFAULT = JointPriors().spread_prior
+OTHER = "huang-wand" if DEFAULT == "inverse-wishart" else "inverse-wishart"
 
 
-def _pvalues(setting: JointSetting, reps: int, seed: int) -> dict[str, float]:
+def _both(ranks: np.ndarray) -> float:
+    """The smaller of the χ² (10 bins) and smooth-test p-values of one quantity's ranks."""
+    return min(uniformity(ranks, N_RANKS, 10)[1], smooth_uniformity(ranks, N_RANKS))
+
+
+def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = False):
     seeds = np.random.SeedSequence(seed).spawn(reps)
     out = [replication(setting, s, N_RANKS) for s in seeds]
-    return {
-        k: uniformity(np.array([o["ranks"][k] for o in out]), N_RANKS, 10)[1] for k in QUANTITIES
-    }
+    ranks = {k: np.array([o["ranks"][k] for o in out]) for k in QUANTITIES}
+    if chi2_only:
+        return {k: uniformity(r, N_RANKS, 10)[1] for k, r in ranks.items()}
+    return {k: _both(r) for k, r in ranks.items()}
 
 
-def _setting(q: int, spread_prior: str = "inverse-wishart") -> JointSetting:
+def _setting(q: int, spread_prior: str) -> JointSetting:
     return JointSetting(q, draws=300, tune=300, chains=2, cores=2, spread_prior=spread_prior)
+
+
+def test_the_studies_use_the_default_prior():
+    """The SBC settings follow JointPriors' default, whatever it is (issue 33)."""
+    assert JointSetting(5).spread_prior == DEFAULT
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("q", "reps", "rule"), JOINT_TESTS, ids=lambda v: str(v)[:3])
+def test_joint_model_is_calibrated(q, reps, rule):
+    """K = 4 on q data sets from the prior (the default prior): every quantity's ranks uniform."""
+    pool = joint_studies(q, reps, workers=2)
+    ranks = pool.statistic(1.0, 0.0)
+    assert ranks.shape == (reps, len(QUANTITIES))
+    p = {k: _both(ranks[:, j]) for j, k in enumerate(QUANTITIES)}
+    assert rule(ranks) and min(p.values()) > CALIBRATED_P, p
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200), (50, 100)])
-def test_joint_model_is_calibrated(q, reps):
-    """K = 4 on q data sets from the prior: every quantity's ranks uniform."""
-    p = _pvalues(_setting(q), reps=reps, seed=q)
+def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
+    """The spread prior that is not the default (docs/joint_prior.md): the studies draw
+    the spread from it (the fit's factor matched to it per study)."""
+    p = _pvalues(_setting(q, OTHER), reps=reps, seed=q, chi2_only=True)
     assert min(p.values()) > CALIBRATED_P, p
 
 
 @pytest.mark.slow
 def test_joint_sbc_fails_with_a_wrong_rho():
     """Scores correlated with rho = 0.6, fitted with rho = 0.1: a data set's difference too sure."""
-    p = _pvalues(replace(_setting(10), rho=0.6, rho_fit=0.1), reps=60, seed=6)
+    broken = replace(_setting(10, "inverse-wishart"), rho=0.6, rho_fit=0.1)
+    p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
     assert p["data set 0: 0 - 1"] < BROKEN_P, p
-
-
-# Huang and Wand's prior of the deviations' covariance (JointPriors(spread_prior=
-# "huang-wand"), docs/joint_prior.md): the studies draw the spread from it (a half-t
-# scale fixed in score units, the fit's factor matched to it per study)
-@pytest.mark.slow
-@pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200), (50, 100)])
-def test_joint_model_is_calibrated_with_the_huang_wand_prior(q, reps):
-    p = _pvalues(_setting(q, "huang-wand"), reps=reps, seed=q)
-    assert min(p.values()) > CALIBRATED_P, p
 
 
 @pytest.mark.slow
@@ -70,6 +96,7 @@ def test_joint_sbc_with_the_huang_wand_prior_fails_with_a_wrong_rho():
     """Scores correlated with rho = 0.6, fitted with rho = 0.1: each data set's mean looks
     better known than it is, so the spread of the means is put into the deviations (the
     pair's scale too large: p ~ 1e-23) and a data set's difference is too sure."""
-    p = _pvalues(replace(_setting(10, "huang-wand"), rho=0.6, rho_fit=0.1), reps=60, seed=6)
+    broken = replace(_setting(10, "huang-wand"), rho=0.6, rho_fit=0.1)
+    p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
     assert p["scale 0-1"] < BROKEN_P, p
     assert p["data set 0: 0 - 1"] < CALIBRATED_P, p

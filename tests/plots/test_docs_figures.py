@@ -39,11 +39,37 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
+#: what every committed picture shows, measured on docs/img at 59ad4f8 (least of the
+#: four in brackets): non-white pixels (ink) at least INK of the canvas (0.045, hasse),
+#: spanning at least SPAN of its width and of its height (0.77, triangle's width), text
+#: and lines (pixels darker than DARK per channel on average) at least TEXT of it (0.008,
+#: hasse), and anti-aliased edges: at least COLOURS distinct colours (256, cd). A blank
+#: canvas, a stray mark or a picture drawn into a corner fails.
+INK, SPAN, DARK, TEXT, COLOURS = 0.02, 0.6, 100, 0.003, 100
+
+
 def check_picture(path: Path, name: str) -> None:
     assert path.is_file(), f"{name} was not written"
     size = path.stat().st_size
     assert 0 < size < MAX_BYTES, f"{name}: {size} bytes"
     assert png_size(path) == EXPECTED[name]
+    check_content(pixels(path), name)
+
+
+def check_content(image: np.ndarray, name: str) -> None:
+    """The picture shows something: ink over the canvas, dark text and lines, smooth edges."""
+    rgb = np.round(image[..., :3] * 255).astype(int)
+    assert np.all(rgb[0, 0] == 255) and np.all(rgb[-1, -1] == 255), f"{name}: not on white"
+    ink = np.any(rgb < 255, axis=-1)
+    assert ink.mean() >= INK, f"{name}: ink on {ink.mean():.4f} of the canvas"
+    for axis, what in ((1, "height"), (0, "width")):
+        where = np.flatnonzero(ink.any(axis=axis))
+        span = (where[-1] - where[0] + 1) / ink.shape[1 - axis] if where.size else 0.0
+        assert span >= SPAN, f"{name}: ink spans {span:.2f} of the {what}"
+    dark = (rgb.mean(axis=-1) < DARK).mean()
+    assert dark >= TEXT, f"{name}: text and lines on {dark:.4f} of the canvas"
+    colours = len(np.unique(rgb.reshape(-1, 3), axis=0))
+    assert colours >= COLOURS, f"{name}: {colours} colours"
 
 
 def _readme_tagger_chain() -> str:
@@ -74,8 +100,23 @@ def pixels(path: Path) -> np.ndarray:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_committed_pictures(name):
-    """The pictures the README embeds are committed, small and of the script's size."""
+    """The pictures the README embeds are committed, small, of the script's size and drawn."""
     check_picture(COMMITTED / name, name)
+
+
+def test_check_content_fails_on_a_blank_or_barely_drawn_canvas():
+    """The content check can fail: a white canvas, one stray line, a plot in one corner."""
+    white = np.ones((400, 640, 4))
+    with pytest.raises(AssertionError, match="ink on"):
+        check_content(white, "blank")
+    stray = white.copy()
+    stray[200, :, :3] = 0.0  # a full-width black line: 0.25 % ink
+    with pytest.raises(AssertionError, match="ink on"):
+        check_content(stray, "stray")
+    corner = pixels(COMMITTED / "f1_posterior.png").copy()
+    corner[:, 200:, :3] = 1.0  # the picture cut to its left third
+    with pytest.raises(AssertionError, match="spans"):
+        check_content(corner, "corner")
 
 
 def test_f1_picture_in_process(tmp_path, capsys):

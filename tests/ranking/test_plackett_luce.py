@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.special import gammaln
 
 from isbetter import InputError, rank, read_scores
@@ -544,6 +545,15 @@ def test_demsar_ties_in_the_likelihood_do_not_move_with_the_seed():
 
 
 # --------------------------------------------------------------- scmamp's published example
+#: sd over random tie-breaks of E[w] and of the expected rank of the five near-equal
+#: algorithms of scmamp's example (ties="random", seeds 10-29, 4 x 1000 draws each; the
+#: MCMC error of E[w] is ~2.7e-5, of a rank ~0.01)
+TIE_BREAK_SD = {
+    "Shukla": (0.00054, 0.36), "Ikeda": (0.00052, 0.25), "Turau": (0.00055, 0.26),
+    "Rand1": (0.00048, 0.26), "Rand2": (0.00059, 0.31),
+}  # fmt: skip
+
+
 def test_scmamp_blum2015_published_example():
     """scmamp's vignette: 8 algorithms on 300 graphs of 100 nodes, maximising; with
     scmamp's random tie-break (``ties="random"``).
@@ -572,10 +582,20 @@ def test_scmamp_blum2015_published_example():
     assert fit.settings["ties"] == TIES["random"]
     r = fit.ranks()
     # tolerances: about the spread over tie-breaks measured above
-    tolerance = {"FrogCOL": 0.025, "FrogMIS": 0.01}
-    for s, w in published_w.items():  # scmamp's "expected win probability" is E[w]
-        assert r.p_wins_next[s] == pytest.approx(w, abs=tolerance.get(s, 0.005)), s
+    tolerance = {"FrogCOL": 0.025, "FrogMIS": 0.01, "FruitFly": 0.005}
+    for s in tolerance:  # scmamp's "expected win probability" is E[w]
+        assert r.p_wins_next[s] == pytest.approx(published_w[s], abs=tolerance[s]), s
     for s in ("FrogCOL", "FrogMIS", "FruitFly"):
         assert r.expected_rank[s] == pytest.approx(published_rank[s], abs=0.01)
-    for s in ("Shukla", "Ikeda", "Turau", "Rand1", "Rand2"):
-        assert abs(r.expected_rank[s] - published_rank[s]) < 1.5, s
+    # the five near-equal algorithms: the published numbers and this fit are each one
+    # random tie-break, so they differ by sqrt(2) x the sd over tie-breaks (TIE_BREAK_SD,
+    # 20 fits, plus the MCMC error, ~5 % of it): each within 4 of those, and the five
+    # together within chi-squared(5)'s 99.9 % point. Was: E[w] within 0.005 of weights of
+    # 0.0044-0.0053 (a weight of 0 passed), ranks within 1.5 (a third of their spread).
+    z_w, z_rank = [], []
+    for s, (sd_w, sd_rank) in TIE_BREAK_SD.items():
+        z_w.append((r.p_wins_next[s] - published_w[s]) / (np.sqrt(2) * sd_w))
+        z_rank.append((r.expected_rank[s] - published_rank[s]) / (np.sqrt(2) * sd_rank))
+    assert np.all(np.abs(z_w) < 4) and np.all(np.abs(z_rank) < 4), (z_w, z_rank)
+    bound = stats.chi2.ppf(0.999, len(TIE_BREAK_SD))
+    assert np.sum(np.square(z_w)) < bound and np.sum(np.square(z_rank)) < bound, (z_w, z_rank)
