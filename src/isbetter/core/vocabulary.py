@@ -39,6 +39,8 @@ METHOD_NAMES: dict[str, str] = {
     "f1_paired": "paired Bayesian F1 model",
     "f1_unpaired": "unpaired Bayesian F1 model",
     "f1_hierarchical": "hierarchical Bayesian F1 model",
+    "items_exact": "exact paired model of binary items",
+    "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
@@ -74,6 +76,8 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "correlated_t": ("this data set", "the mean difference on this data set"),
     "f1": ("this test set", "the difference in the measure on the population of this test set"),
     "plackett_luce": ("weights", "the Plackett–Luce weights w (no ROPE)"),
+    "items_exact": ("this task", "the accuracy difference on the population of the task's items"),
+    "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
 }
 #: what the ranks and orders of a model of all the systems are about: (short name, in words)
 RANK_QUANTITIES: dict[str, tuple[str, str]] = {

@@ -102,7 +102,7 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on {dataset_text(s.dataset, s.settings.get('dataset_name'))}" if s.dataset else ""
+    where = f" on {_where(s)}" if s.dataset else ""
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
@@ -113,6 +113,8 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         notes.append(f"dropped as incomplete: {s.settings['dropped']}")
     if s.observed is not None:
         notes.append(_observed_note(s, s.observed))
+    if "counts" in s.settings:
+        notes.append(_counts_note(s, s.settings["counts"]))
     if s.estimate is not None:
         notes.append(_estimate_note(s, s.estimate))
     if "rho" in s.settings and s.method == "correlated_t":
@@ -137,10 +139,30 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
     )
 
 
+def _where(s: ComparisonResult) -> str:
+    """Where a one-data-set comparison was made: its data set, or the task of item scores."""
+    if s.method.startswith("items_"):
+        return f"task {s.dataset}"
+    return dataset_text(str(s.dataset), s.settings.get("dataset_name"))
+
+
+def _counts_note(s: ComparisonResult, c: dict[str, int]) -> str:
+    """Return the note of the 2 x 2 counts of binary items."""
+    a, b = s.system_a, s.system_b
+    return (
+        f"counts: both right n11 = {c['n11']}, only {a} n10 = {c['n10']}, only {b} n01 = "
+        f"{c['n01']}, neither n00 = {c['n00']}"
+    )
+
+
 def _observed_note(s: ComparisonResult, o: Observed) -> str:
     """Return the note of the observed mean scores and their difference."""
     a, b = s.system_a, s.system_b
     size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
+    if s.method.startswith("items_"):
+        size = f"{o.n} items" + (
+            f" in {s.settings['clusters']} clusters" if "clusters" in s.settings else ""
+        )
     if "n_datasets" in s.settings and s.method == "hierarchical":
         size += f" on {s.settings['n_datasets']} data sets"
     return (
