@@ -231,3 +231,22 @@ def test_wide_partly_text_column_is_an_error():
 def test_equality():
     assert ItemTable.from_frame(_long()) == ItemTable.from_frame(_long())
     assert ItemTable.from_frame(_long()) != ItemTable.from_frame(_long(), metric="acc")
+
+
+def test_common_items_drops_and_notes():
+    df = _long().drop(index=5)  # y lacks item 2 of t1
+    table = ItemTable.from_frame(df, source="s").common_items()
+    pair = table.paired("x", "y", task="t1")
+    assert pair.items.tolist() == ["0", "1"]
+    assert table.notes == (
+        "t1: kept the 2 items every system has; dropped 1 item ('2') some systems lack",
+    )
+    assert len(table.restrict(task="t2")) == 4
+
+
+def test_groups_are_kept_and_restricted():
+    table = ItemTable(ItemTable.from_frame(_long()).frame, groups={"g": ("t1", "t9"), "h": ("t9",)})
+    assert table.groups == {"g": ("t1",)}
+    assert table.restrict(group="g").tasks == ("t1",)
+    with pytest.raises(InputError, match="no group 'h'"):
+        table.restrict(group="h")

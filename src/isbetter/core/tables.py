@@ -44,14 +44,15 @@ def _delimiter(path: Path) -> str:
     return best if counts[best] else ","
 
 
-def read_table(source: Any, *, argument: str = "source") -> pd.DataFrame:
+def read_table(source: Any, *, argument: str = "source", text: Sequence[str] = ()) -> pd.DataFrame:
     """Read a DataFrame, or a CSV / TSV / Parquet / JSON-lines file named by a path.
 
     Text tables are read as UTF-8 with their delimiter (comma, tab or semicolon)
     sniffed from the header line, whatever the file's extension; ``.parquet`` /
     ``.pq`` files with pyarrow; ``.jsonl`` / ``.ndjson`` files as JSON lines, and
     ``.json`` files as JSON lines or as one array of records. Text tables may be
-    compressed (``.gz``, ``.bz2``, ``.xz``, e.g. ``scores.csv.gz``).
+    compressed (``.gz``, ``.bz2``, ``.xz``, e.g. ``scores.csv.gz``). The columns named
+    in `text` are read from text tables as written (``1.10`` stays ``"1.10"``).
     """
     if isinstance(source, pd.DataFrame):
         return source
@@ -73,7 +74,7 @@ def read_table(source: Any, *, argument: str = "source") -> pd.DataFrame:
             return pd.read_json(path, lines=True, precise_float=True)
         if suffix == ".json":
             return _read_json(path)
-        return pd.read_csv(path, sep=_delimiter(path))
+        return pd.read_csv(path, sep=_delimiter(path), dtype=dict.fromkeys(text, str) or None)
     except ImportError as exc:
         raise InputError(
             f"Reading {suffix} files needs pyarrow; install it with "

@@ -7,6 +7,7 @@ models, pools the comparison over subtasks hierarchically, and hands many models
 :func:`isbetter.rank` (``../shared/DESIGN.md`` §4.3).
 """
 
+from isbetter.items.reader import read
 from isbetter.items.table import ItemTable, PairedItems
 
-__all__ = ["ItemTable", "PairedItems"]
+__all__ = ["ItemTable", "PairedItems", "read"]

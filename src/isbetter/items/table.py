@@ -8,7 +8,7 @@ hierarchical models take the items two systems share from it
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,9 @@ class ItemTable:
         Short provenance: the files read, the metric and filter chosen.
     notes : tuple of str
         Choices made while reading (runs dropped, columns skipped), each a sentence.
+    groups : mapping of str to tuple of str
+        Groups of tasks (lm-evaluation-harness's ``group_subtasks``: ``mmlu`` → its 57
+        subjects), flattened to the table's tasks; groups with no task here are dropped.
 
     Raises
     ------
@@ -164,6 +167,7 @@ class ItemTable:
     metric: str = "score"
     source: str = ""
     notes: tuple[str, ...] = ()
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         """Check and normalise the frame (a copy; the caller's frame is left alone)."""
@@ -173,6 +177,9 @@ class ItemTable:
             )
         object.__setattr__(self, "data", _normalise(self.data))
         object.__setattr__(self, "notes", tuple(self.notes))
+        tasks = set(self.data["task"])
+        groups = {str(g): tuple(sorted(set(map(str, ts)) & tasks)) for g, ts in self.groups.items()}
+        object.__setattr__(self, "groups", {g: ts for g, ts in groups.items() if ts})
 
     def __eq__(self, other: object) -> bool:
         """Equal frames, metric, source and notes."""
@@ -182,6 +189,7 @@ class ItemTable:
             self.metric == other.metric
             and self.source == other.source
             and self.notes == other.notes
+            and dict(self.groups) == dict(other.groups)
             and self.data.equals(other.data)
         )
 
@@ -222,7 +230,7 @@ class ItemTable:
         return bool(self.data["cluster"].notna().any())
 
     @functools.cached_property
-    def _groups(self) -> dict[tuple[str, str], np.ndarray]:
+    def _rows_of(self) -> dict[tuple[str, str], np.ndarray]:
         # row positions of each (task, system), in table order; computed once
         grouped = self.data.groupby(["task", "system"], sort=False).indices
         return {(str(t), str(s)): np.asarray(rows) for (t, s), rows in grouped.items()}
@@ -385,6 +393,7 @@ class ItemTable:
         *,
         task: str | Sequence[str] | None = None,
         systems: Sequence[str] | None = None,
+        group: str | None = None,
     ) -> ItemTable:
         """Return the table of some tasks and/or some systems.
 
@@ -392,6 +401,8 @@ class ItemTable:
         ----------
         task : str or sequence of str, optional
             The task(s) to keep; default all.
+        group : str, optional
+            Keep the tasks of this group (see `groups`).
         systems : sequence of str, optional
             The systems to keep; default all.
 
@@ -401,6 +412,11 @@ class ItemTable:
             A task or system is not in the table (the message lists those present).
         """
         keep = np.ones(len(self.data), bool)
+        if group is not None:
+            if group not in self.groups:
+                known = ", ".join(self.groups) or "none"
+                raise InputError(f"`group`: no group {group!r}; the table's groups: {known}")
+            keep &= self.data["task"].isin(self.groups[group]).to_numpy()
         if task is not None:
             tasks = [task] if isinstance(task, str) else list(task)
             for t in tasks:
@@ -416,6 +432,38 @@ class ItemTable:
             metric=self.metric,
             source=self.source,
             notes=self.notes,
+            groups=self.groups,
+        )
+
+    def common_items(self) -> ItemTable:
+        """Return the table of the items every system has on each task; the drop is noted.
+
+        Two logs of one benchmark often cover different items (one run was cut short,
+        another used a larger sample): only the shared items pair. Each task's dropped
+        items are counted in the returned table's notes; a task some system lacks
+        altogether is kept (pairing it is an error that names it).
+        """
+        data = self.data
+        per_task = data.groupby("task", sort=True)["system"].nunique()
+        have = data.groupby(["task", "item"], sort=False)["system"].nunique()
+        full = have.to_numpy() == per_task.loc[have.index.get_level_values("task")].to_numpy()
+        keep_items = have.index[full]
+        index = pd.MultiIndex.from_frame(data[["task", "item"]])
+        keep = index.isin(keep_items)
+        notes = list(self.notes)
+        kept = pd.Series(full, index=have.index).groupby(level="task").sum()
+        for task, dropped in data.loc[~keep].groupby("task", sort=True):
+            notes.append(
+                f"{task}: kept the {counted(int(kept[task]), 'item')} "
+                f"every system has; dropped {counted(dropped['item'].nunique(), 'item')} "
+                f"({_examples(pd.unique(dropped['item']))}) some systems lack"
+            )
+        return ItemTable(
+            data.loc[keep].reset_index(drop=True),
+            metric=self.metric,
+            source=self.source,
+            notes=tuple(notes),
+            groups=self.groups,
         )
 
     def _check_system(self, system: str) -> None:
@@ -442,9 +490,9 @@ class ItemTable:
         return self.tasks[0]
 
     def _system_rows(self, task: str, system: str) -> pd.DataFrame:
-        rows = self._groups.get((task, system))
+        rows = self._rows_of.get((task, system))
         if rows is None:
-            have = sorted(t for t, s in self._groups if s == system)
+            have = sorted(t for t, s in self._rows_of if s == system)
             raise InputError(
                 f"system {system!r} has no items of task {task!r} "
                 f"(it has {counted(len(have), 'task')}: {_examples(have)})"
@@ -482,11 +530,13 @@ class ItemTable:
         if len(items_a) != len(items_b) or (items_b.get_indexer(items_a) < 0).any():
             only_a = items_a.difference(items_b)
             only_b = items_b.difference(items_a)
+            only = "; ".join(
+                f"only {s!r}: {_examples(o)}" for s, o in ((a, only_a), (b, only_b)) if len(o)
+            )
             raise InputError(
                 f"task {task!r}: {a!r} has {counted(len(items_a), 'item')} and {b!r} "
-                f"{len(items_b)}, {len(items_a) - len(only_a)} in common "
-                f"(only {a!r}: {_examples(only_a)}; only {b!r}: {_examples(only_b)}); "
-                "compare models on the same items"
+                f"{len(items_b)}, {len(items_a) - len(only_a)} in common ({only}); compare "
+                "models on the same items (common_items() keeps those every system has)"
             )
         pa, pb = per[0], per[1].loc[items_a]
         clusters = None
