@@ -13,6 +13,7 @@ __all__ = [
     "F1_MODELS",
     "FORMATS",
     "FORMAT_SUFFIXES",
+    "ITEM_MODELS",
     "JOINT_METHODS",
     "METHOD_NAMES",
     "POWER_GOALS",
@@ -50,6 +51,9 @@ RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
+#: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
+#: Bayesian bootstrap of the paired mean difference, or the one that suits the items
+ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
 #: goals of :func:`isbetter.power_analysis` (relation keys of the HDI + ROPE rule)
 POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 #: report formats of :func:`isbetter.report.render`

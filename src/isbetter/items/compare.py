@@ -16,10 +16,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.provenance import make_settings
+from isbetter.core.provenance import input_record, make_settings
 from isbetter.core.validate import check_choice, check_positive_int, check_probability, check_rope
+from isbetter.core.vocabulary import ITEM_MODELS
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.records import Observed, TestResult
 from isbetter.inference.seeds import RNGLike, child, resolve_seed
@@ -33,8 +35,6 @@ __all__ = ["DEFAULT_ROPE", "ITEM_MODELS", "compare_items", "compare_paired_items
 #: the ROPE half-width of :func:`compare_items` by default (as :func:`isbetter.compare`: 0,
 #: no practical equivalence can be concluded; the command line says so and suggests one)
 DEFAULT_ROPE = 0.0
-#: the models of :func:`compare_items`
-ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
 
 
 def _model(model: str, binary: bool, clustered: bool) -> str:
@@ -246,13 +246,35 @@ def compare_items(
         resamples=resamples,
         baselines=baselines,
         rng=rng,
-        source=_source(table),
+        source=_source(table, a, b),
     )
 
 
-def _source(table: Any) -> dict[str, Any]:
-    """``{"input": ...}`` for the settings: what the table says it was read from."""
-    source = getattr(table, "source", None)
-    if not source:
-        return {}
-    return {"input": dict(source) if isinstance(source, dict) else {"source": str(source)}}
+def _mentions(note: str, system: str) -> bool:
+    """Whether a reader's note names `system` (or its folder: ``org/model`` as ``org__model``)."""
+    return system in note or system.replace("/", "__") in note
+
+
+def _source(table: Any, a: str, b: str) -> dict[str, Any]:
+    """Return what the table says it was read from, and the choices made reading it.
+
+    ``{"input": {"source", "rows", "sha256"}, "reading": [note, ...]}`` for the settings
+    (:func:`~isbetter.core.provenance.input_record` of the table's rows); reports show
+    the notes (a run left out, an all-zero run kept), so no choice goes unsaid. Notes
+    that name only other systems of the table are left to them.
+    """
+    out: dict[str, Any] = {}
+    data = getattr(table, "data", None)
+    if isinstance(data, pd.DataFrame):
+        out["input"] = input_record(data, what=str(getattr(table, "source", "") or "ItemTable"))
+    others = [s for s in getattr(table, "systems", ()) if s not in (a, b)]
+    notes = [
+        str(n)
+        for n in getattr(table, "notes", ())
+        if _mentions(str(n), a)
+        or _mentions(str(n), b)
+        or not any(_mentions(str(n), s) for s in others)
+    ]
+    if notes:
+        out["reading"] = notes
+    return out

@@ -111,6 +111,7 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
     notes = [_metric_note(s, s.metric)]
     if s.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {s.settings['dropped']}")
+    notes += [f"read: {note}" for note in s.settings.get("reading", ())]
     if s.observed is not None:
         notes.append(_observed_note(s, s.observed))
     if "counts" in s.settings:
@@ -163,6 +164,9 @@ def _observed_note(s: ComparisonResult, o: Observed) -> str:
         size = f"{o.n} items" + (
             f" in {s.settings['clusters']} clusters" if "clusters" in s.settings else ""
         )
+        runs = [r for r in s.settings.get("runs", ()) if r != 1]
+        if runs:
+            size += f", each the mean of its {'/'.join(map(str, runs))} runs"
     if "n_datasets" in s.settings and s.method == "hierarchical":
         size += f" on {s.settings['n_datasets']} data sets"
     return (
