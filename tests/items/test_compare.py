@@ -122,3 +122,21 @@ def test_bad_input() -> None:
         compare_items(table, "llama", "nobody")
     with pytest.raises(InputError, match="rope"):
         compare_items(table, "llama", "mistral", rope=-1)
+
+
+def test_the_readers_notes_on_the_pair_are_reported() -> None:
+    frame = pd.concat([_binary(5, 2, 1, 2), _binary(5, 2, 1, 2).assign(system="org/other")])
+    frame = frame.drop_duplicates(["item", "system"])
+    notes = (
+        "org__other: arc: read the latest of 2 runs",
+        "llama: arc: every item scores 0 on acc; kept",
+        "the first column 'item' taken as the items",
+    )
+    table = ItemTable.from_frame(frame, metric="acc", source="test", notes=notes)
+    res = compare_items(table, "llama", "mistral", rng=1, draws=2_000)
+    assert res.settings["reading"] == list(notes[1:])  # not the other model's
+    assert res.settings["input"]["rows"] == len(table.data)
+    text = render(res)
+    assert "read: llama: arc: every item scores 0" in text and "org__other" not in text
+    mirrored = compare_items(table, "org/other", "llama", rng=1, draws=2_000)
+    assert mirrored.settings["reading"] == list(notes)

@@ -23,6 +23,7 @@ __all__ = [
     "dataset_text",
     "method_family",
     "pair_quantity",
+    "place_text",
     "ranking_text",
     "rope_text",
 ]
@@ -141,6 +142,21 @@ def ranking_text(method: str) -> str:
 def rope_text(rope: float) -> str:
     """How reports name a ROPE half-width: ``ROPE ±0.01``, or ``no ROPE`` (never ``±0``)."""
     return f"ROPE ±{rope:g}" if rope else "no ROPE"
+
+
+def place_text(method: str, dataset: str, name: str | None = None) -> str:
+    """Where a one-data-set comparison was made, as reports and plots say it.
+
+    The task of a comparison of item scores (``task arc``), else :func:`dataset_text`.
+
+    Examples
+    --------
+    >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
+    ('task arc', 'data set anneal (1)')
+    """
+    if method.startswith("items_"):
+        return f"task {dataset}"
+    return dataset_text(dataset, name)
 
 
 def dataset_text(dataset: str, name: str | None = None) -> str:

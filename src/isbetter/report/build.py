@@ -14,8 +14,8 @@ from isbetter.core.errors import InputTypeError
 from isbetter.core.vocabulary import (
     METHOD_NAMES,
     RANK_QUANTITIES,
-    dataset_text,
     pair_quantity,
+    place_text,
     ranking_text,
     rope_text,
 )
@@ -102,7 +102,11 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on {_where(s)}" if s.dataset else ""
+    where = (
+        f" on {place_text(s.method, s.dataset, s.settings.get('dataset_name'))}"
+        if s.dataset
+        else ""
+    )
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
@@ -138,13 +142,6 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         records=(s.to_record(),),
         data=s.to_dict(),
     )
-
-
-def _where(s: ComparisonResult) -> str:
-    """Where a one-data-set comparison was made: its data set, or the task of item scores."""
-    if s.method.startswith("items_"):
-        return f"task {s.dataset}"
-    return dataset_text(str(s.dataset), s.settings.get("dataset_name"))
 
 
 def _counts_note(s: ComparisonResult, c: dict[str, int]) -> str:
