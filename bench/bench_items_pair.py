@@ -7,7 +7,8 @@ resamples, Miller's standard error and the unpaired z-test). Side by side: the e
 closed forms it must agree with, ``P(delta > 0) = P(Beta(1 + n10, 1 + n01) > 1/2)``
 (scipy) and the Dirichlet mean and sd of delta, and the time they take; the ratio of
 the two times is printed. A graded variant (4 runs per item, the Bayesian bootstrap) is
-timed too.
+timed too, and one of continuous scores (every item a distinct value: the bootstrap's
+draws by default are then 10 000, its cost being draws x distinct values).
 
 Run: ``python bench/bench_items_pair.py [--repeats 10]``. Times are the median of
 `repeats` runs after one warm-up (imports and first calls excluded: "in a running
@@ -103,6 +104,21 @@ def main() -> None:
         args.repeats,
     )
     print(f"compare_items (4 runs, bootstrap):  {t_graded:8.1f} ms")
+
+    # continuous scores (a per-item F1): every item a distinct unit of the bootstrap
+    rng = np.random.default_rng(1)
+    frame = graded.data[graded.data["run"] == 0].copy()
+    frame["score"] = np.clip(frame["score"] * 0.8 + rng.random(len(frame)) * 0.2, 0, 1)
+    continuous = ItemTable.from_frame(frame, task=None, metric="f1")
+    res = compare_items(continuous, "model-a", "model-b", rope=0.02, rng=1)
+    t_cont = median_ms(
+        lambda: compare_items(continuous, "model-a", "model-b", rope=0.02, rng=1),
+        max(1, args.repeats // 3),
+    )
+    print(
+        f"compare_items (continuous, bootstrap, {res.settings['draws']} draws by default): "
+        f"{t_cont:8.1f} ms"
+    )
 
 
 if __name__ == "__main__":

