@@ -236,6 +236,10 @@ def test_the_fast_path_agrees_with_full_parsing(tmp_path):
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     path.write_text("\n".join(json.dumps(r, separators=(",", ":")) for r in lines) + "\n")
     assert read([folder]).frame.equals(fast.frame)
+    # with a cluster from the doc: the doc parsed alone, or the line whole
+    by_answer = read([META], cluster="answer").frame
+    assert by_answer["cluster"].tolist() == [r["doc"]["answer"] for r in lines]
+    assert read([folder], cluster="answer").frame.equals(by_answer)
 
 
 # ---------------------------------------------------------------------------- Inspect
@@ -340,7 +344,7 @@ def test_aime_wide_with_runs():
 def test_aime_without_run_suffix_says_how():
     table = read(DATA / "no_clt_paper" / "matharena_aime_II.csv")
     assert len(table.paired("o3-mini (high)", "DeepSeek-R1")) == 60
-    assert any("pass run_suffix=True" in n for n in table.notes)
+    assert any("pass `run_suffix=True`" in n for n in table.notes)
 
 
 def test_tool_use_wide_skips_the_reference_column():
@@ -353,16 +357,19 @@ def test_tool_use_wide_skips_the_reference_column():
 def test_long_tables_in_every_format(tmp_path):
     long = read(DATA / "no_clt_paper" / "langchain_data_tool_use_FULL.csv").frame
     long = long.drop(columns="cluster")
+    number = long["item"].astype(int)
+    long["task"] = np.where(number > 10, "t2", "t1")
+    long["run"] = number % 2
+    long = ItemTable.from_frame(long, run="run").frame.drop(columns="cluster")
     long.to_csv(tmp_path / "t.csv", index=False)
     long.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
-    expected = read(tmp_path / "t.csv", task="task", run="run").frame
+    expected = read(tmp_path / "t.csv").frame  # its task and run columns found by name
+    pd.testing.assert_frame_equal(expected.drop(columns="cluster"), long)
     got = read(tmp_path / "t.jsonl", task="task", run="run").frame
     pd.testing.assert_frame_equal(got, expected)
     pytest.importorskip("pyarrow")
     long.to_parquet(tmp_path / "t.parquet")
-    pd.testing.assert_frame_equal(
-        read(tmp_path / "t.parquet", task="task", run="run").frame, expected
-    )
+    pd.testing.assert_frame_equal(read(tmp_path / "t.parquet").frame, expected)
 
 
 def test_data_frames_and_mixed_inputs():
@@ -385,3 +392,42 @@ def test_options_for_another_kind_and_bad_paths(tmp_path):
         read([tmp_path / "x.bin"])
     with pytest.raises(InputError, match="`runs` must be 'latest' or 'all'"):
         read([META], runs="first")
+
+
+def test_a_filter_key_inside_the_doc_does_not_fool_the_fast_path(tmp_path):
+    # ko_winogrande's lines name no filter; a doc field called "filter" is the last
+    # ', "filter": ' of the line, and the fast path must notice and parse lines whole
+    [folder] = _copy(tmp_path, META)
+    path = next(folder.glob("samples_*.jsonl"))
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in lines:
+        record["doc"]["filter"] = "x"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in lines) + "\n")
+    assert read([folder]).frame.equals(read([META]).frame)
+
+
+def test_json_tables_are_not_taken_for_inspect_logs(tmp_path):
+    df = pd.DataFrame({"item": [1, 2], "system": ["a", "b"], "score": [1, 0], "version": [1, 1]})
+    df.to_json(tmp_path / "records.json", orient="records")
+    df.to_json(tmp_path / "lines.json", orient="records", lines=True)
+    for name in ("records.json", "lines.json"):
+        table = read(tmp_path / name)
+        assert table.systems == ("a", "b") and "long table" in table.source
+
+
+def test_nan_in_a_table_names_the_file(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("item,m1,m2\n1,1,0\n2,,1\n")
+    with pytest.raises(
+        InputError,
+        match=r"wide.csv': row \d \(task 'all', item '2', system 'm1'.*not a finite number",
+    ):
+        read(path)
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "  \n"])
+def test_an_empty_samples_file(tmp_path, text):
+    [folder] = _copy(tmp_path, META)
+    next(folder.glob("samples_*.jsonl")).write_text(text)
+    with pytest.raises(InputError, match="has no lines: an empty samples file"):
+        read([folder])

@@ -64,7 +64,7 @@ def is_inspect_json(path: Path) -> bool:
     """Whether a ``.json`` file looks like an Inspect log (an object with ``eval``)."""
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip()
-    return head.startswith(b"{") and b'"eval"' in head or b'"version"' in head[:200]
+    return head.startswith(b"{") and b'"eval"' in head and b'"version"' in head[:200]
 
 
 def _load(path: Path) -> _Log:
@@ -207,7 +207,7 @@ def read_inspect(
         if runs == "latest" and len(group) > 1:
             notes.append(
                 f"{task} by {model}: read the latest of {len(group)} logs "
-                f"({group[-1].path.name}); runs='all' reads every log"
+                f"({group[-1].path.name}); `runs='all'` reads every log"
             )
             group = group[-1:]
         offset = 0

@@ -70,6 +70,8 @@ _NOT_METRICS = frozenset(
 )
 _PREFIX = b'{"doc_id": '
 _TAILS = (b', "filter": ', b', "doc_hash": ')
+_DOC = b', "doc": '
+_DECODER = json.JSONDecoder()
 
 
 @dataclass
@@ -83,15 +85,34 @@ class _Folder:
 
 @dataclass
 class _Lines:
-    """The lines of one samples file for one filter, as arrays."""
+    """The lines of one samples file for one filter; columns taken on demand."""
 
     path: Path
     filter: str
-    doc_id: np.ndarray
-    doc_hash: list[Any]
+    records: list[dict[str, Any]]
     line: np.ndarray
-    values: dict[str, list[Any]]
-    doc: list[Any] | None = None
+    metrics: list[str]
+    full: bool = False
+
+    @property
+    def doc_id(self) -> np.ndarray:
+        return np.array([r["doc_id"] for r in self.records])
+
+    @property
+    def doc_hash(self) -> list[Any]:
+        return [r.get("doc_hash") for r in self.records]
+
+    @property
+    def doc(self) -> list[Any] | None:
+        return [r.get("doc") for r in self.records] if self.full else None
+
+    def values(self, metric: str) -> list[Any]:
+        """Return the metric's value on each line (None where a line lacks it)."""
+        return [r.get(metric) for r in self.records]
+
+    def part(self, rows: slice, name: str) -> _Lines:
+        """Return some of the lines, under another filter's name."""
+        return _Lines(self.path, name, self.records[rows], self.line[rows], self.metrics, self.full)
 
 
 def find_model_folders(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -168,18 +189,8 @@ def _model_name(results: dict[str, Any] | None, folder: Path) -> str:
     return folder.name
 
 
-def _parse(raw: bytes, path: Path, number: int, full: bool) -> dict[str, Any]:
-    """Parse one samples line; only its tail (filter, hashes, metrics) unless `full`."""
-    if not full and raw.startswith(_PREFIX):
-        for key in _TAILS:
-            i = raw.rfind(key)
-            if i > 0:
-                try:
-                    tail = json.loads(b"{" + raw[i + 2 :])
-                    tail["doc_id"] = int(raw[len(_PREFIX) : raw.index(b",", len(_PREFIX))])
-                except ValueError:
-                    break  # not the shape lm-evaluation-harness writes: parse it whole
-                return tail
+def _parse(raw: bytes, path: Path, number: int) -> dict[str, Any]:
+    """Parse one whole samples line, or raise naming the file and line."""
     try:
         record = json.loads(raw)
     except ValueError as exc:
@@ -192,7 +203,57 @@ def _parse(raw: bytes, path: Path, number: int, full: bool) -> dict[str, Any]:
     return record
 
 
+def _parse_tails(data: bytes, docs: bool = False) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """Parse the lines' ends only (filter, hashes, metrics), all in one JSON call.
+
+    lm-evaluation-harness writes ``{"doc_id": N, "doc": …, …, "filter": …, "metrics":
+    …, "doc_hash": …, …, "<metric>": value}`` with ``json.dumps``'s separators; a quote
+    inside a string is escaped, so the last ``, "filter": `` of a line is the top-level
+    key. With `docs`, each line's ``doc`` is parsed too (not its prompts and answers).
+    Returns None (parse every line whole) when a line is not of that shape.
+    """
+    ends = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
+    if data and not data.endswith(b"\n"):
+        ends = np.append(ends, len(data))
+    if not ends.size:
+        return [], []
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    keep = ends > starts  # a blank line is skipped; a line of spaces takes the slow path
+    numbers = (np.flatnonzero(keep) + 1).tolist()
+    heads, tails, texts = [], [], []
+    startswith, rfind, find = data.startswith, data.rfind, data.find
+    first = len(_PREFIX)
+    for s, e in zip(starts[keep].tolist(), ends[keep].tolist(), strict=True):
+        if not startswith(_PREFIX, s):
+            return None
+        i = rfind(_TAILS[0], s, e)
+        if i < 0:
+            i = rfind(_TAILS[1], s, e)
+            if i < 0:
+                return None
+        comma = find(b",", s + first, e)
+        heads.append(data[s + first : comma])
+        tails.append(data[i + 2 : e].rstrip())
+        if docs:
+            if not startswith(_DOC, comma):
+                return None
+            texts.append(data[comma + len(_DOC) : i])
+    try:
+        ids = np.asarray(json.loads(b"[" + b",".join(heads) + b"]"))
+        records = json.loads(b"[{" + b",{".join(tails) + b"]")
+        if len(records) != len(tails) or ids.dtype.kind != "i":
+            return None
+        for record, doc_id in zip(records, ids.tolist(), strict=True):
+            record["doc_id"] = doc_id
+        for record, text in zip(records, texts, strict=False):
+            record["doc"] = _DECODER.raw_decode(text.decode("utf-8"))[0]
+    except (ValueError, TypeError):  # not JSON, or an element that is not an object
+        return None
+    return records, numbers
+
+
 def _metric_keys(record: dict[str, Any]) -> list[str]:
+    """Return the metrics of a line: its ``metrics`` list, else its other top-level keys."""
     if isinstance(record.get("metrics"), list):
         return [str(m) for m in record["metrics"]]
     return [k for k in record if k not in _NOT_METRICS]
@@ -201,30 +262,24 @@ def _metric_keys(record: dict[str, Any]) -> list[str]:
 def _read_samples(path: Path, *, full: bool) -> dict[str | None, _Lines]:
     """Read one samples file into arrays per filter (None: lines name no filter)."""
     with open(path, "rb") as fh:
-        lines = fh.read().split(b"\n")
-    out: dict[str | None, _Lines] = {}
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        record = _parse(raw, path, number, full)
-        key = record.get("filter")
-        block = out.get(key)
-        if block is None:
-            block = out[key] = _Lines(path, str(key), [], [], [], {}, [] if full else None)  # type: ignore[arg-type]
-            for metric in _metric_keys(record):
-                block.values[metric] = []
-        block.doc_id.append(record["doc_id"])  # type: ignore[attr-defined]
-        block.doc_hash.append(record.get("doc_hash"))
-        block.line.append(number)  # type: ignore[attr-defined]
-        if block.doc is not None:
-            block.doc.append(record.get("doc"))
-        for metric, values in block.values.items():
-            values.append(record.get(metric))
-    if not out:
+        data = fh.read()
+    fast = _parse_tails(data, docs=full)
+    if fast is not None:
+        records, numbers = fast
+    else:
+        lines = data.split(b"\n")
+        numbers = [n for n, raw in enumerate(lines, start=1) if raw and not raw.isspace()]
+        records = [_parse(lines[n - 1], path, n) for n in numbers]
+    if not records:
         raise InputError(f"{str(path)!r} has no lines: an empty samples file")
-    for block in out.values():
-        block.doc_id = np.asarray(block.doc_id)
-        block.line = np.asarray(block.line)
+    keys = [r.get("filter") for r in records]
+    out: dict[str | None, _Lines] = {}
+    several = len(set(keys)) > 1
+    for key in dict.fromkeys(keys):
+        rows = [k for k, f in enumerate(keys) if f == key] if several else None
+        block = records if rows is None else [records[k] for k in rows]
+        lines_of = numbers if rows is None else [numbers[k] for k in rows]
+        out[key] = _Lines(path, str(key), block, np.array(lines_of), _metric_keys(block[0]), full)
     return out
 
 
@@ -243,9 +298,14 @@ def _split_unnamed(
                 filters.append(name)
             aggregates.setdefault(f"{metric},{name}", value)
     if len(unique) == len(ids):
-        name = filters[0] if len(filters) == 1 else "none"
-        block.filter = name
-        return {name: block}
+        if len(filters) > 1:
+            raise InputError(
+                f"{str(block.path)!r}: the lines name no filter and the results file of the "
+                f"same time lists {len(filters)} ({', '.join(filters)}): cannot tell which "
+                "filter the lines are"
+            )
+        name = filters[0] if filters else "none"
+        return {name: block.part(slice(None), name)}
     k, n = len(ids) // len(unique), len(unique)
     blocks_ok = len(ids) == k * n and all(
         np.array_equal(ids[j * n : (j + 1) * n], ids[:n]) for j in range(k)
@@ -260,28 +320,19 @@ def _split_unnamed(
     out = {}
     for j, name in enumerate(filters):
         part = slice(j * n, (j + 1) * n)
-        values = {m: v[part] for m, v in block.values.items()}
-        for metric, vals in values.items():
+        lines = block.part(part, name)
+        for metric in lines.metrics:
             expected = aggregates.get(f"{metric},{name}")
             if expected is None:
                 continue
-            got = float(np.mean(np.asarray(vals, dtype=float)))
+            got = float(np.mean(np.asarray(lines.values(metric), dtype=float)))
             if not np.isclose(got, float(expected)):
                 raise InputError(
                     f"{str(block.path)!r}: the lines name no filter, and block {j + 1} of "
                     f"{k} has mean {metric} {got:.6g} where the results file gives "
                     f"{float(expected):.6g} for filter {name!r}: cannot tell the filters apart"
                 )
-        doc = block.doc[part] if block.doc is not None else None
-        out[name] = _Lines(
-            block.path,
-            name,
-            ids[part],
-            block.doc_hash[part],
-            block.line[part],
-            values,
-            doc,
-        )
+        out[name] = lines
     notes.append(
         f"{block.path.name}: the lines name no filter; blocks of {n} lines taken as the "
         f"filters {', '.join(filters)} in the results file's order (their means agree)"
@@ -386,7 +437,7 @@ def _choose_metric_filter(
     filters = [f for r in runs for f in r.blocks]
     chosen_filter, how_f = _choose("filter", filter, filters, "none", where)
     _check_filter(runs, chosen_filter)
-    values = [r.blocks[chosen_filter].values for r in runs]
+    values = [r.blocks[chosen_filter].metrics for r in runs]
     metrics = [m for v in values for m in v]
     common = [m for m in dict.fromkeys(metrics) if all(m in v for v in values)]
     if metric is not None:
@@ -400,39 +451,39 @@ def _choose_metric_filter(
     return chosen_metric, how_m, chosen_filter, how_f
 
 
-def _frame(
+def _columns(
     task: str, r: _Run, lines: _Lines, metric: str, subtask: str | None, cluster: str | None
-) -> pd.DataFrame:
-    """One file's rows: task, item, system, run, score, and what names them (hash, line)."""
-    scores = _score_array(lines.values[metric], lines, metric, task)
-    frame = pd.DataFrame(
-        {
-            "task": task,
-            "item": lines.doc_id,
-            "system": r.system,
-            "run": r.run,
-            "score": scores,
-            "doc_hash": lines.doc_hash,
-            "line": lines.line,
-            "file": str(lines.path),
-        }
-    )
+) -> dict[str, Any]:
+    """One file's rows as columns: task, item, system, run, score, and its hashes and lines."""
+    scores = _score_array(lines.values(metric), lines, metric, task)
+    n = len(scores)
+    doc_id = lines.doc_id
+    if len(pd.unique(doc_id)) < n:
+        i = int(np.flatnonzero(pd.Series(doc_id).duplicated().to_numpy())[0])
+        raise InputError(
+            f"{str(lines.path)!r} line {lines.line[i]}: doc_id {doc_id[i]} occurs "
+            f"twice for filter {lines.filter!r}"
+        )
+    columns: dict[str, Any] = {
+        "task": [task] * n,
+        "item": doc_id,
+        "system": [r.system] * n,
+        "run": np.full(n, r.run),
+        "score": scores,
+        "doc_hash": lines.doc_hash,
+        "line": lines.line,
+        "file": [str(lines.path)] * n,
+        "cluster": [None] * n,
+    }
     if lines.doc is not None:
         docs = list(enumerate(lines.doc))
         if subtask is not None:
-            frame["task"] = [
+            columns["task"] = [
                 f"{task}/{_doc_field(d, subtask, lines, i, 'subtask')}" for i, d in docs
             ]
         if cluster is not None:
-            frame["cluster"] = [_doc_field(d, cluster, lines, i, "cluster") for i, d in docs]
-    repeated = frame["item"].duplicated()
-    if repeated.any():
-        i = int(np.flatnonzero(repeated.to_numpy())[0])
-        raise InputError(
-            f"{str(lines.path)!r} line {lines.line[i]}: doc_id {lines.doc_id[i]} occurs "
-            f"twice for filter {lines.filter!r}"
-        )
-    return frame
+            columns["cluster"] = [_doc_field(d, cluster, lines, i, "cluster") for i, d in docs]
+    return columns
 
 
 def read_lm_eval(
@@ -498,7 +549,7 @@ def read_lm_eval(
             if len(kept) < len(files):
                 notes.append(
                     f"{folder.path.name}: {task}: read the latest of {len(files)} runs "
-                    f"({kept[0][1].name}); runs='all' reads every run"
+                    f"({kept[0][1].name}); `runs='all'` reads every run"
                 )
             for time, path in kept:
                 res = results.get(time)
@@ -524,7 +575,7 @@ def read_lm_eval(
                 named |= _split_unnamed(blocks[None], res, task, notes)
             per_task[task].append(_Run(system, run, path, named))
 
-    frames = []
+    parts: list[dict[str, Any]] = []
     choices = set()
     for task, read_runs in sorted(per_task.items()):
         chosen_metric, how_m, chosen_filter, how_f = _choose_metric_filter(
@@ -533,15 +584,22 @@ def read_lm_eval(
         choices.add((chosen_metric, how_m, chosen_filter, how_f))
         for r in read_runs:
             lines = r.blocks[chosen_filter]
-            frame = _frame(task, r, lines, chosen_metric, subtask, cluster)
-            if len(frame) and not frame["score"].any():
+            part = _columns(task, r, lines, chosen_metric, subtask, cluster)
+            if len(part["score"]) and not part["score"].any():
                 notes.append(
                     f"{lines.path.name} ({r.system}, {task}): every item scores 0 on "
                     f"{chosen_metric}; kept — check the prompt and the answer filter if "
                     "that is not the model's real result"
                 )
-            frames.append(frame)
-    data = pd.concat(frames, ignore_index=True)
+            parts.append(part)
+    data = pd.DataFrame(
+        {
+            key: np.concatenate([np.asarray(p[key], dtype=object) for p in parts])
+            if key in ("task", "system", "doc_hash", "file", "cluster")
+            else np.concatenate([p[key] for p in parts])
+            for key in parts[0]
+        }
+    )
     _check_hashes(data)
     metrics_used = sorted({c[0] for c in choices})
     source = (
@@ -550,7 +608,7 @@ def read_lm_eval(
         + "; ".join(f"metric {m} ({hm}), filter {f} ({hf})" for m, hm, f, hf in sorted(choices))
         + f"; runs: {runs}"
     )
-    tasks = set(data["task"])
+    tasks = set(data["task"].unique())
     split: dict[str, list[str]] = defaultdict(list)
     for t in sorted(tasks):
         split[t.split("/", 1)[0] if subtask is not None else t].append(t)
@@ -591,8 +649,9 @@ def _check_hashes(data: pd.DataFrame) -> None:
     known = data[data["doc_hash"].notna()]
     if known.empty:
         return
-    counts = known.groupby(["task", "item"], sort=False)["doc_hash"].nunique()
-    bad = counts[counts > 1]
+    codes = pd.Series(pd.factorize(known["doc_hash"])[0], index=known.index)
+    spread = codes.groupby([known["task"], known["item"]], sort=False).agg(["min", "max"])
+    bad = spread[spread["min"] != spread["max"]]
     if bad.empty:
         return
     task, item = bad.index[0]

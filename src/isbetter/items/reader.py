@@ -50,7 +50,16 @@ def _kind(path: Path) -> str:
     )
 
 
-def _read_flat(
+def _read_flat(source: Any, *, name: str, **options: Any) -> ItemTable:
+    """Read a table; its errors name it."""
+    try:
+        return _read_table(source, name=name, **options)
+    except InputError as exc:
+        message = str(exc)
+        raise InputError(message if name in message else f"{name}: {message}") from exc
+
+
+def _read_table(
     source: Any,
     *,
     name: str,
@@ -73,10 +82,10 @@ def _read_flat(
             )
         return ItemTable.from_frame(
             df,
-            task=task,
+            task=task or ("task" if "task" in df.columns else None),
             item=item or "item",
             system=system,
-            run=run,
+            run=run or ("run" if "run" in df.columns else None),
             score=score,
             cluster=cluster,
             metric=metric,
@@ -94,7 +103,7 @@ def _read_flat(
         notes.append(
             f"{name}: items such as {ids[ids.str.contains('.', regex=False)].iloc[0]!r} read "
             "as items of their own; if they are runs of an item (1, 1.1, 1.2 = item 1, "
-            "runs 0-2), pass run_suffix=True"
+            "runs 0-2), pass `run_suffix=True`"
         )
     if run is not None:
         raise InputError(
@@ -187,9 +196,10 @@ def read(
     names : mapping, optional
         lm-evaluation-harness: a model folder's name → the system's name.
     item, system, score, task, run : str, optional
-        Tables: the columns. A table with the columns `system` and `score` is long;
-        otherwise it is wide with the items in `item` (default ``item``, else the
-        first column) and a column per system.
+        Tables: the columns. A table with the columns `system` and `score` is long
+        (its columns ``item``, ``task`` and ``run`` are used when present and not
+        named otherwise); otherwise it is wide with the items in `item` (default
+        ``item``, else the first column) and a column per system.
     systems : sequence of str, optional
         Wide tables: the system columns (default every column holding numbers).
     run_suffix : bool

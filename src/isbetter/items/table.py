@@ -177,7 +177,7 @@ class ItemTable:
             )
         object.__setattr__(self, "data", _normalise(self.data))
         object.__setattr__(self, "notes", tuple(self.notes))
-        tasks = set(self.data["task"])
+        tasks = set(self.data["task"].unique())
         groups = {str(g): tuple(sorted(set(map(str, ts)) & tasks)) for g, ts in self.groups.items()}
         object.__setattr__(self, "groups", {g: ts for g, ts in groups.items() if ts})
 
@@ -485,7 +485,7 @@ class ItemTable:
         if len(self.tasks) > 1:
             raise InputError(
                 f"the table has {counted(len(self.tasks), 'task')} ({_examples(self.tasks)}): "
-                "name one (task=), or pool them over subtasks (subtasks())"
+                "name one with `task`, or pool them over subtasks"
             )
         return self.tasks[0]
 
