@@ -55,6 +55,7 @@ def test_long_csv_table_and_html_report(tmp_path: Path, capsys: pytest.CaptureFi
     csv = tmp_path / "items.csv"
     pd.DataFrame(
         {
+            "task": "qa",
             "item": list(range(40)) * 2,
             "system": ["x"] * 40 + ["y"] * 40,
             "score": [1] * 30 + [0] * 10 + [1] * 20 + [0] * 20,
@@ -77,7 +78,7 @@ def test_long_csv_table_and_html_report(tmp_path: Path, capsys: pytest.CaptureFi
         ]
     )
     assert code == 0
-    assert "exact paired model of binary items: x vs y on task all" in capsys.readouterr().out
+    assert "exact paired model of binary items: x vs y on task qa" in capsys.readouterr().out
     page = report.read_text()
     assert "n10 = 10" in page and "80 rows" in page
 
