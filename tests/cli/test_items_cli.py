@@ -121,3 +121,13 @@ def test_a_folder_without_samples_is_one_line(
     (tmp_path / "empty").mkdir()
     assert main(["items", str(tmp_path / "empty"), "--a", "x", "--b", "y"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_common_items_pairs_models_on_different_items(capsys: pytest.CaptureFixture[str]) -> None:
+    logs = [str(DATA / "inspect" / f"data_arc_{m}.json") for m in ("sonnet", "qwen")]
+    pair = ["--a", "anthropic/claude-sonnet-4-0", "--b", "ollama/qwen2.5:0.5b", *FAST]
+    assert main(["items", *logs, *pair]) == 2
+    assert "(--common-items keeps those both have)" in capsys.readouterr().err
+    assert main(["items", *logs, *pair, "--common-items", "--rope", "0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "kept the 3 items every system has; dropped 2 items" in out and "(3 items)" in out

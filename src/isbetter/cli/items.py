@@ -63,6 +63,12 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="wide tables: rows <item>.<k> are run k of <item> (MathArena's AIME table)",
     )
     p.add_argument(
+        "--common-items",
+        action="store_true",
+        help="compare on the items both models have (the others are left out, and the report "
+        "says how many); without it, models on different items are an error",
+    )
+    p.add_argument(
         "--rope",
         type=float,
         default=None,
@@ -117,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
             f"--task {args.task!r}: no such task in the input; its tasks: "
             + ", ".join(map(repr, table.tasks))
         )
+    if args.common_items:
+        table = table.restrict(systems=[args.a, args.b]).common_items()
     result = compare_items(
         table,
         args.a,

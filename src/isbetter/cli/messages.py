@@ -228,6 +228,11 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
     out = _UNKNOWN.sub(_unknown, out, count=1)
     if out.startswith("--method: unknown method"):  # the CLI spells the methods with hyphens
         out = re.sub(r"'(\w+)'", lambda m: "'" + m.group(1).replace("_", "-") + "'", out)
+    if command == "items":
+        out = out.replace(
+            "(common_items() keeps those every system has)",
+            "(--common-items keeps those both have)",
+        )
     if command in _COMMAND_FLAGS:
         flags, quoted = _COMMAND_FLAGS[command]
         out = quoted.sub(lambda m: flags[m.group(1)], out)
