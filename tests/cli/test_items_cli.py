@@ -107,6 +107,17 @@ def test_bad_input_one_line_exit_2_nothing_written(
     assert not out.exists()
 
 
+def test_several_tasks_ask_for_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "two.csv"
+    pd.DataFrame(
+        {"task": ["t1"] * 4 + ["t2"] * 4, "item": [1, 2] * 4, "system": ["x", "x", "y", "y"] * 2}
+    ).assign(score=[1, 0, 1, 1] * 2).to_csv(csv, index=False)
+    assert main(["items", str(csv), "--a", "x", "--b", "y"]) == 2
+    assert "name one with --task" in capsys.readouterr().err
+    assert main(["items", str(csv), "--a", "x", "--b", "y", "--task", "t2", *FAST]) == 0
+    assert "on task t2" in capsys.readouterr().out
+
+
 def test_exact_model_on_graded_items_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["items", str(AIME), "--a", "o3-mini (high)", "--b", "DeepSeek-R1", "--run-suffix"]
     assert main([*args, "--model", "exact"]) == 2

@@ -79,12 +79,14 @@ _TAGGING_FLAGS = {
     "predictions": "--predictions",
     "column": "--tag-column",
 }
-#: Python argument -> flag of `isbetter items` alone (the readers' options)
+#: Python argument -> flag of `isbetter items` alone (the readers' options; `task` is the task
+#: compared: the command line names no task column)
 _ITEMS_FLAGS = {
     "filter": "--filter",
     "cluster": "--cluster",
     "runs": "--runs",
     "run_suffix": "--run-suffix",
+    "task": "--task",
 }
 #: the subcommands with flags of their own, and the pattern of their arguments in backquotes
 _COMMAND_FLAGS = {
