@@ -32,6 +32,13 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="lm-evaluation-harness output folders, Inspect logs (.eval, .json) or an "
         "item-level table (CSV, TSV, Parquet or JSON lines)",
     )
+    _add_reading_args(p)
+    _add_model_args(p)
+    add_output_args(p, "write the posterior plot of the difference here")
+
+
+def _add_reading_args(p: argparse.ArgumentParser) -> None:
+    """Declare the pair, the task and how the logs are read."""
     p.add_argument("--a", required=True, metavar="MODEL", help="model A")
     p.add_argument("--b", required=True, metavar="MODEL", help="model B")
     p.add_argument(
@@ -68,6 +75,10 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="compare on the items both models have (the others are left out, and the report "
         "says how many); without it, models on different items are an error",
     )
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    """Declare the ROPE, the model, its draws and the baselines."""
     p.add_argument(
         "--rope",
         type=float,
@@ -93,7 +104,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
     )
     p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
-    add_output_args(p, "write the posterior plot of the difference here")
 
 
 def run(args: argparse.Namespace) -> int:

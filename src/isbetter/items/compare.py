@@ -86,6 +86,71 @@ def _model(model: str, binary: bool, clustered: bool) -> str:
     return model
 
 
+def _scores(items: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Return the per-item scores of A and B of a PairedItems, checked."""
+    for name in ("a", "b", "task", "system_a", "system_b", "binary"):
+        if not hasattr(items, name):
+            raise InputTypeError(
+                f"`items` must be a PairedItems (ItemTable.paired(a, b, task)), got "
+                f"{type(items).__name__} without `{name}`."
+            )
+    a = np.asarray(items.a, dtype=float)
+    b = np.asarray(items.b, dtype=float)
+    if a.size == 0:
+        raise InputError(f"task {items.task!r}: no items to compare.")
+    bad = ~(np.isfinite(a) & np.isfinite(b))
+    if bad.any():
+        item = np.asarray(items.items)[np.flatnonzero(bad)[0]] if hasattr(items, "items") else ""
+        raise InputError(f"task {items.task!r}: item {item!r} has a score that is not a number.")
+    return a, b
+
+
+#: what a model's sampler returns: posterior draws, prior draws, their effective sizes
+_Drawn = tuple[np.ndarray, np.ndarray | None, int | None, int | None]
+
+
+def _settings(items: Any) -> dict[str, Any]:
+    """Return the settings a pair's data give: the task, the number of items, their runs."""
+    settings: dict[str, Any] = {"task": items.task, "items": int(np.size(items.a))}
+    runs = getattr(items, "runs", None)
+    if runs is not None and np.size(runs):
+        settings["runs"] = sorted({int(r) for r in np.unique(runs)})
+    return settings
+
+
+def _exact(
+    a: np.ndarray,
+    b: np.ndarray,
+    draws: int,
+    stream: np.random.SeedSequence,
+    settings: dict[str, Any],
+) -> _Drawn:
+    """Posterior and prior draws of the exact model, their effective sizes; counts to settings."""
+    counts = paired.ItemCounts.from_scores(a, b)
+    delta = paired.sample_delta(counts, draws=draws, rng=np.random.default_rng(child(stream, 0)))
+    prior = paired.prior_delta(draws=draws, rng=np.random.default_rng(child(stream, 1)))
+    half = (draws + 1) // 2  # mirrored draws: the prior's, and a symmetric posterior's
+    settings.update(alpha=paired.ALPHA, counts=counts.to_dict())
+    return delta, prior, half if counts.n10 == counts.n01 else None, half
+
+
+def _bootstrap(
+    d: np.ndarray,
+    clusters: Any,
+    draws: int | None,
+    stream: np.random.SeedSequence,
+    settings: dict[str, Any],
+) -> _Drawn:
+    """Draws of the Bayesian bootstrap (no prior: no Bayes factor); clusters to settings."""
+    u = bootstrap.units(d, clusters)
+    draws = draws or bootstrap_draws(u.counts.size)
+    delta = bootstrap.sample_delta(u, draws=draws, rng=np.random.default_rng(child(stream, 0)))
+    if clusters is not None:
+        settings["clusters"] = u.n_units
+    settings["bayes_factor"] = "none: the Bayesian bootstrap has no proper prior"
+    return delta, None, None, None
+
+
 def compare_paired_items(
     items: Any,
     *,
@@ -104,53 +169,23 @@ def compare_paired_items(
     The work of :func:`compare_items` once the pair is chosen; its parameters are the
     same (`source`: the settings of what the table was read from).
     """
-    for name in ("a", "b", "task", "system_a", "system_b", "binary"):
-        if not hasattr(items, name):
-            raise InputTypeError(
-                f"`items` must be a PairedItems (ItemTable.paired(a, b, task)), got "
-                f"{type(items).__name__} without `{name}`."
-            )
     rope = check_rope(rope)
     hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
     if draws is not None:
         draws = check_positive_int(draws, "draws")
     resamples = check_positive_int(resamples, "resamples")
-    a = np.asarray(items.a, dtype=float)
-    b = np.asarray(items.b, dtype=float)
-    if a.size == 0:
-        raise InputError(f"task {items.task!r}: no items to compare.")
-    bad = ~(np.isfinite(a) & np.isfinite(b))
-    if bad.any():
-        item = np.asarray(items.items)[np.flatnonzero(bad)[0]] if hasattr(items, "items") else ""
-        raise InputError(f"task {items.task!r}: item {item!r} has a score that is not a number.")
+    a, b = _scores(items)
     clusters = getattr(items, "clusters", None)
     chosen = _model(model, bool(items.binary), clusters is not None)
     seed = resolve_seed(rng)
     stream = np.random.SeedSequence(seed)
     d = a - b
-    settings: dict[str, Any] = {"task": items.task, "items": int(a.size)}
-    runs = getattr(items, "runs", None)
-    if runs is not None and np.size(runs):
-        settings["runs"] = sorted({int(r) for r in np.unique(runs)})
-    ess = prior = prior_ess = None
+    settings = _settings(items)
     if chosen == "exact":
-        draws = draws or DEFAULT_DRAWS
-        counts = paired.ItemCounts.from_scores(a, b)
-        delta = paired.sample_delta(
-            counts, draws=draws, rng=np.random.default_rng(child(stream, 0))
-        )
-        prior = paired.prior_delta(draws=draws, rng=np.random.default_rng(child(stream, 1)))
-        prior_ess = (draws + 1) // 2  # the prior's draws are mirrored in halves
-        if counts.n10 == counts.n01:
-            ess = (draws + 1) // 2
-        settings.update(alpha=paired.ALPHA, counts=counts.to_dict())
+        delta, prior, ess, prior_ess = _exact(a, b, draws or DEFAULT_DRAWS, stream, settings)
     else:
-        u = bootstrap.units(d, clusters)
-        draws = draws or bootstrap_draws(u.counts.size)
-        delta = bootstrap.sample_delta(u, draws=draws, rng=np.random.default_rng(child(stream, 0)))
-        if clusters is not None:
-            settings["clusters"] = u.n_units
-        settings["bayes_factor"] = "none: the Bayesian bootstrap has no proper prior"
+        delta, prior, ess, prior_ess = _bootstrap(d, clusters, draws, stream, settings)
+    draws = delta.size
     settings["draws"] = draws
     tests: tuple[TestResult, ...] = ()
     if baselines:
