@@ -99,6 +99,18 @@ def test_joint_ranking_bad_input(small_study, tmp_path):
         rank(small_study, method="jointly")
 
 
+def test_poor_convergence_warns_once_naming_the_one_fit(small_study):
+    """The joint model's K(K-1)/2 pairs are read from one fit: a poor fit is one warning
+    with its numbers, not "3 of 3 comparisons did not converge well" (with Huang and
+    Wand's prior the UCI ranking said so of all 10 pairs, at a fit with R-hat 1.012)."""
+    with pytest.warns(ConvergenceWarning) as caught:
+        rank(small_study, rope=0.01, method="joint", rng=2, draws=20, tune=20, chains=2)
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == 1, messages
+    assert "The joint model's fit of 'acc' did not converge well: R-hat max" in messages[0]
+    assert "comparisons" not in messages[0]
+
+
 def test_cli_rank_joint_json(tmp_path, capsys):
     scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6)
     score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)

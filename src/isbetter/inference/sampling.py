@@ -42,6 +42,7 @@ __all__ = [
     "chain_cores",
     "convergence_recorded_only",
     "diagnose",
+    "poor_convergence",
     "resolve_backend",
     "sample",
     "warn_if_poor",
@@ -316,13 +317,18 @@ def warn_if_poor(diagnostics: MCMCDiagnostics, what: str, *, stacklevel: int = 3
     """Raise :class:`~isbetter.ConvergenceWarning` when `diagnostics` are poor."""
     if diagnostics.converged or _QUIET.get():
         return
-    d = diagnostics
     warnings.warn(
-        f"The {what}'s MCMC did not converge well: R-hat max {d.r_hat_max:.3f} (want <= "
-        f"{R_HAT_MAX}), bulk ESS min {d.ess_bulk_min:.0f} and tail ESS min "
-        f"{d.ess_tail_min:.0f} (want >= {ESS_PER_CHAIN_MIN * d.chains}), {d.divergences} "
-        "divergences (want 0). Increase `tune` and `draws`, or check the data; the result "
-        "records these diagnostics.",
+        f"The {what}'s MCMC did not converge well: {poor_convergence(diagnostics)}. Increase "
+        "`tune` and `draws`, or check the data; the result records these diagnostics.",
         ConvergenceWarning,
         stacklevel=stacklevel,
+    )
+
+
+def poor_convergence(d: MCMCDiagnostics) -> str:
+    """Return the numbers of `d` against the thresholds that :func:`diagnose` applies."""
+    return (
+        f"R-hat max {d.r_hat_max:.3f} (want <= {R_HAT_MAX}), bulk ESS min "
+        f"{d.ess_bulk_min:.0f} and tail ESS min {d.ess_tail_min:.0f} (want >= "
+        f"{ESS_PER_CHAIN_MIN * d.chains}), {d.divergences} divergences (want 0)"
     )

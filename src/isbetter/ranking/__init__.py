@@ -541,6 +541,39 @@ def _fit_settings(pairs: list[ComparisonResult], method: str) -> dict[str, Any]:
     return out
 
 
+def _warn_if_poor(pairs: list[ComparisonResult], method: str) -> None:
+    """Warn once if fits converged poorly: the pairs' fits, or each metric's one model fit.
+
+    The joint and Plackett–Luce models fit all the systems at once: every pair of a metric
+    carries that one fit's diagnostics, so the warning names the fit and its numbers, not
+    K(K-1)/2 comparisons.
+    """
+    poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
+    if not poor:
+        return
+    if method in ("joint", "plackett_luce"):
+        from isbetter.inference.sampling import poor_convergence
+
+        fits = {(p.ranking_metric or p.metric): p.diagnostics for p in poor if p.diagnostics}
+        for metric, diagnostics in fits.items():
+            warnings.warn(
+                f"The {method.replace('_', '-')} model's fit of {metric!r} did not converge "
+                f"well: {poor_convergence(diagnostics)}; every pair of its table is read from "
+                "this one fit. Increase `tune` and `draws`.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        return
+    shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
+    warnings.warn(
+        f"{len(poor)} of {len(pairs)} comparisons did not converge well ({shown}"
+        f"{' ...' if len(poor) > 5 else ''}); their diagnostics are in the pairwise table. "
+        "Increase `tune` and `draws`.",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
 def _finish(
     names: tuple[str, ...],
     pairs: list[ComparisonResult],
@@ -560,16 +593,7 @@ def _finish(
     relations = relations_of(pairs, rule, threshold, margin)
     metrics = list(relations)
     orders = orders_of(names, pairs, relations, joint)
-    poor = [p for p in pairs if p.diagnostics is not None and not p.diagnostics.converged]
-    if poor:
-        shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
-        warnings.warn(
-            f"{len(poor)} of {len(pairs)} comparisons did not converge well ({shown}"
-            f"{' ...' if len(poor) > 5 else ''}); their diagnostics are in the pairwise table. "
-            "Increase `tune` and `draws`.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+    _warn_if_poor(pairs, method)
     single = set(ropes.values())
     settings = make_settings(
         "ranking",
