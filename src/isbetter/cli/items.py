@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot, mark_default_rope
+from isbetter.cli.common import (
+    add_output_args,
+    emit,
+    formatter,
+    lazy_plot,
+    mark_default_rope,
+    rope_note,
+)
 from isbetter.core.vocabulary import ITEM_MODELS
 
 
@@ -108,7 +115,6 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
-    from isbetter.cli.common import rope_note
     from isbetter.core.errors import InputError
     from isbetter.items.compare import DEFAULT_ROPE, compare_items
     from isbetter.items.reader import read
@@ -148,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
         rng=args.seed,
     )
     scores = table.data.loc[table.data["system"].isin([args.a, args.b]), "score"]
-    rope_note(args, scores.to_numpy(dtype=float), DEFAULT_ROPE, table.metric)
+    values = {table.metric: scores.to_numpy(dtype=float)}
+    rope = DEFAULT_ROPE if args.rope is None else args.rope
+    rope_note(args, {table.metric: rope}, values, () if args.rope is not None else values)
     result = mark_default_rope(args, result)
     return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))
