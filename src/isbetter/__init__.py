@@ -34,6 +34,7 @@ _LAZY: dict[str, str] = {
     "plackett_luce": "isbetter.cv.plackett_luce",
     "read_scores": "isbetter.cv.scores",
     "compare_f1": "isbetter.f1.compare",
+    "compare_items": "isbetter.items.compare",
     "Baselines": "isbetter.f1.baselines",
     "Measure": "isbetter.f1.measures",
     "dcf": "isbetter.f1.measures",
@@ -100,6 +101,7 @@ __all__ = [
     "TestResult",
     "compare",
     "compare_f1",
+    "compare_items",
     "corrected_resampled_ttest",
     "correlated_ttest",
     "dcf",
@@ -159,6 +161,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
         read_predictions,
     )
     from isbetter.inference.sampling import Sampling
+    from isbetter.items.compare import compare_items
     from isbetter.ranking import RankingResult, rank
     from isbetter.results import (
         ComparisonResult,

@@ -41,6 +41,14 @@ F1_EXAMPLE = ROOT / "data" / "f1_example" / "predictions.csv"
 COMMANDS = {
     "cv": ["cv", str(UCI), *UCI_COLUMNS, "--a", "nbc", "--b", "aode", "--dataset", "1"],
     "f1": ["f1", str(F1_EXAMPLE), "--a", "svm", "--b", "nb"],
+    "items": [
+        "items",
+        str(ROOT / "tests" / "items" / "data" / "lm_eval" / "ko_winogrande"),
+        "--a",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--b",
+        "upstage/SOLAR-10.7B-Instruct-v1.0",
+    ],
     "power": ["power", "--scenario", "sigir-a", "--sizes", "100", "--replicates", "20"],
     "rank": ["rank", str(UCI), *UCI_COLUMNS, "--systems", "nbc", "aode"],
     "demo": ["demo"],
@@ -130,7 +138,7 @@ def _one_line_error(capsys, argv: list[str]) -> str:
 def test_every_destination_flag_is_known():
     """The table the tests below run through: each subcommand's output paths."""
     assert DESTINATIONS == sorted(
-        [(c, f, False) for c in ("cv", "f1", "power", "rank") for f in SUFFIX]
+        [(c, f, False) for c in ("cv", "f1", "items", "power", "rank") for f in SUFFIX]
         + [("rank", "--cache-dir", True), ("demo", "--plot-dir", True)]
     )
 

@@ -38,7 +38,7 @@ GC_THRESHOLD = 10_000
 
 def _build_parser() -> argparse.ArgumentParser:
     from isbetter import __version__
-    from isbetter.cli import cache, cv, demo, f1, power, rank, tagging
+    from isbetter.cli import cache, cv, demo, f1, items, power, rank, tagging
     from isbetter.cli.common import Parser, formatter
 
     parser = Parser(
@@ -50,7 +50,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=Parser
     )
-    for command in (cv, f1, power, rank, tagging, demo, cache):
+    for command in (cv, f1, items, power, rank, tagging, demo, cache):
         before = set(sub.choices)
         command.add(sub)
         for name in set(sub.choices) - before:

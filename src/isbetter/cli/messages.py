@@ -79,7 +79,20 @@ _TAGGING_FLAGS = {
     "predictions": "--predictions",
     "column": "--tag-column",
 }
-_TAGGING_QUOTED = re.compile(r"`(" + "|".join(_TAGGING_FLAGS) + r")`")
+#: Python argument -> flag of `isbetter items` alone (the readers' options; `task` is the task
+#: compared: the command line names no task column)
+_ITEMS_FLAGS = {
+    "filter": "--filter",
+    "cluster": "--cluster",
+    "runs": "--runs",
+    "run_suffix": "--run-suffix",
+    "task": "--task",
+}
+#: the subcommands with flags of their own, and the pattern of their arguments in backquotes
+_COMMAND_FLAGS = {
+    command: (flags, re.compile(r"`(" + "|".join(flags) + r")`"))
+    for command, flags in (("tagging", _TAGGING_FLAGS), ("items", _ITEMS_FLAGS))
+}
 
 
 # `name` and `name=value` in backquotes; name=value outside them ("pass e.g. rope=0.01")
@@ -217,8 +230,14 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
     out = _UNKNOWN.sub(_unknown, out, count=1)
     if out.startswith("--method: unknown method"):  # the CLI spells the methods with hyphens
         out = re.sub(r"'(\w+)'", lambda m: "'" + m.group(1).replace("_", "-") + "'", out)
-    if command == "tagging":
-        out = _TAGGING_QUOTED.sub(lambda m: _TAGGING_FLAGS[m.group(1)], out)
+    if command == "items":
+        out = out.replace(
+            "(common_items() keeps those every system has)",
+            "(--common-items keeps those both have)",
+        )
+    if command in _COMMAND_FLAGS:
+        flags, quoted = _COMMAND_FLAGS[command]
+        out = quoted.sub(lambda m: flags[m.group(1)], out)
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
     out = _QUOTED.sub(_quoted, out)
     return _ASSIGNED.sub(_unquoted, out)

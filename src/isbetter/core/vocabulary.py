@@ -13,6 +13,7 @@ __all__ = [
     "F1_MODELS",
     "FORMATS",
     "FORMAT_SUFFIXES",
+    "ITEM_MODELS",
     "JOINT_METHODS",
     "METHOD_NAMES",
     "POWER_GOALS",
@@ -22,6 +23,7 @@ __all__ = [
     "dataset_text",
     "method_family",
     "pair_quantity",
+    "place_text",
     "ranking_text",
     "rope_text",
 ]
@@ -39,6 +41,8 @@ METHOD_NAMES: dict[str, str] = {
     "f1_paired": "paired Bayesian F1 model",
     "f1_unpaired": "unpaired Bayesian F1 model",
     "f1_hierarchical": "hierarchical Bayesian F1 model",
+    "items_exact": "exact paired model of binary items",
+    "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
@@ -48,6 +52,9 @@ RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
+#: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
+#: Bayesian bootstrap of the paired mean difference, or the one that suits the items
+ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
 #: goals of :func:`isbetter.power_analysis` (relation keys of the HDI + ROPE rule)
 POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 #: report formats of :func:`isbetter.report.render`
@@ -74,6 +81,8 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "correlated_t": ("this data set", "the mean difference on this data set"),
     "f1": ("this test set", "the difference in the measure on the population of this test set"),
     "plackett_luce": ("weights", "the Plackett–Luce weights w (no ROPE)"),
+    "items_exact": ("this task", "the accuracy difference on the population of the task's items"),
+    "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
 }
 #: what the ranks and orders of a model of all the systems are about: (short name, in words)
 RANK_QUANTITIES: dict[str, tuple[str, str]] = {
@@ -133,6 +142,21 @@ def ranking_text(method: str) -> str:
 def rope_text(rope: float) -> str:
     """How reports name a ROPE half-width: ``ROPE ±0.01``, or ``no ROPE`` (never ``±0``)."""
     return f"ROPE ±{rope:g}" if rope else "no ROPE"
+
+
+def place_text(method: str, dataset: str, name: str | None = None) -> str:
+    """Where a one-data-set comparison was made, as reports and plots say it.
+
+    The task of a comparison of item scores (``task arc``), else :func:`dataset_text`.
+
+    Examples
+    --------
+    >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
+    ('task arc', 'data set anneal (1)')
+    """
+    if method.startswith("items_"):
+        return f"task {dataset}"
+    return dataset_text(dataset, name)
 
 
 def dataset_text(dataset: str, name: str | None = None) -> str:

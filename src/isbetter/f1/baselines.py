@@ -44,7 +44,8 @@ from scipy import stats
 from isbetter.core.validate import check_positive_int, check_probability
 from isbetter.f1.measures import Measure, dcf
 from isbetter.f1.predictions import JointCounts
-from isbetter.inference.records import Interval, TestResult
+from isbetter.inference.records import TestResult
+from isbetter.inference.resampling import percentile_test
 
 __all__ = [
     "BOOTSTRAP_DESCRIPTION",
@@ -139,23 +140,6 @@ RANDOMIZATION_DESCRIPTION = (
 )
 
 
-def _percentile_result(
-    name: str, d: np.ndarray, observed: float, level: float, description: str
-) -> TestResult:
-    """Two-sided percentile p-value and interval of resampled differences `d`."""
-    below = np.mean(d < 0) + 0.5 * np.mean(d == 0)
-    above = np.mean(d > 0) + 0.5 * np.mean(d == 0)
-    p = min(1.0, 2.0 * min(below, above))
-    lo, hi = np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
-    return TestResult(
-        name=name,
-        p_value=float(p),
-        estimate=float(observed),
-        interval=Interval(float(lo), float(hi), level, "percentile"),
-        description=description,
-    )
-
-
 def _events(counts: JointCounts) -> np.ndarray:
     return np.concatenate([np.asarray(counts.pos), np.asarray(counts.neg)]).astype(np.int64)
 
@@ -227,7 +211,7 @@ def bootstrap_test(
     draws = np.empty((resamples, 8), dtype=np.int64)
     draws[:, order] = rng.multinomial(n, ev[order] / n, size=resamples)
     d = _delta_from_events(draws, measure)
-    return _percentile_result("bootstrap", d, observed, level, BOOTSTRAP_DESCRIPTION)
+    return percentile_test("bootstrap", d, observed, level, BOOTSTRAP_DESCRIPTION)
 
 
 def randomization_test(
@@ -360,7 +344,7 @@ def bootstrap_average_test(
     obs_b = macro_micro(cells.sum(axis=1), measure)
     for i, (key, parts) in enumerate((("macro", mac), ("micro", mic))):
         observed = float(measure.difference(obs_a[i], obs_b[i]))
-        out[key] = _percentile_result(
+        out[key] = percentile_test(
             "bootstrap", np.concatenate(parts), observed, level, BOOTSTRAP_DESCRIPTION
         )
     return out

@@ -527,7 +527,7 @@ class ItemTable:
         task = self._one_task(task)
         per = [_per_item(self._system_rows(task, s)) for s in (a, b)]
         items_a, items_b = per[0].index, per[1].index
-        if len(items_a) != len(items_b) or not items_a.isin(items_b).all():
+        if len(items_a) != len(items_b) or (items_b.get_indexer(items_a) < 0).any():
             only_a = items_a.difference(items_b)
             only_b = items_b.difference(items_a)
             only = "; ".join(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.vocabulary import dataset_text, rope_text
+from isbetter.core.vocabulary import place_text, rope_text
 from isbetter.plots._layout import PRINT_DPI, legend_outside, new_axes
 
 __all__ = [
@@ -194,9 +194,8 @@ def plot_difference_posterior(
     ax.set_ylabel("density")
     where = ""
     if getattr(result, "dataset", None):  # one data set: say which, by its name
-        where = (
-            f"{a} vs {b} on {dataset_text(result.dataset, result.settings.get('dataset_name'))}\n"
-        )
+        place = place_text(result.method, result.dataset, result.settings.get("dataset_name"))
+        where = f"{a} vs {b} on {place}\n"
     ax.set_title(
         f"{where}P({a} better) = {p.p_a_better:.3f}, P(ROPE) = {p.p_rope:.3f}, "
         f"P({b} better) = {p.p_b_better:.3f}",

@@ -14,8 +14,8 @@ from isbetter.core.errors import InputTypeError
 from isbetter.core.vocabulary import (
     METHOD_NAMES,
     RANK_QUANTITIES,
-    dataset_text,
     pair_quantity,
+    place_text,
     ranking_text,
     rope_text,
 )
@@ -102,7 +102,11 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         columns.append(Column("predictive", "P (next data set)", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
-    where = f" on {dataset_text(s.dataset, s.settings.get('dataset_name'))}" if s.dataset else ""
+    where = (
+        f" on {place_text(s.method, s.dataset, s.settings.get('dataset_name'))}"
+        if s.dataset
+        else ""
+    )
     where += f", class {s.label}" if s.label else ""
     title = (
         f"{METHOD_NAMES.get(s.method, s.method)}: {a} vs {b}{where}, {s.metric} "
@@ -111,8 +115,11 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
     notes = [_metric_note(s, s.metric)]
     if s.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {s.settings['dropped']}")
+    notes += [f"read: {note}" for note in s.settings.get("reading", ())]
     if s.observed is not None:
         notes.append(_observed_note(s, s.observed))
+    if "counts" in s.settings:
+        notes.append(_counts_note(s, s.settings["counts"]))
     if s.estimate is not None:
         notes.append(_estimate_note(s, s.estimate))
     if "rho" in s.settings and s.method == "correlated_t":
@@ -137,10 +144,26 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
     )
 
 
+def _counts_note(s: ComparisonResult, c: dict[str, int]) -> str:
+    """Return the note of the 2 x 2 counts of binary items."""
+    a, b = s.system_a, s.system_b
+    return (
+        f"counts: both right n11 = {c['n11']}, only {a} n10 = {c['n10']}, only {b} n01 = "
+        f"{c['n01']}, neither n00 = {c['n00']}"
+    )
+
+
 def _observed_note(s: ComparisonResult, o: Observed) -> str:
     """Return the note of the observed mean scores and their difference."""
     a, b = s.system_a, s.system_b
     size = f"{o.n} data sets" if s.method in ("sign", "signed_rank") else f"{o.n} scores"
+    if s.method.startswith("items_"):
+        size = f"{o.n} items" + (
+            f" in {s.settings['clusters']} clusters" if "clusters" in s.settings else ""
+        )
+        runs = [r for r in s.settings.get("runs", ()) if r != 1]
+        if runs:
+            size += f", each the mean of its {'/'.join(map(str, runs))} runs"
     if "n_datasets" in s.settings and s.method == "hierarchical":
         size += f" on {s.settings['n_datasets']} data sets"
     return (

@@ -15,39 +15,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from isbetter.core.errors import InputError
 from isbetter.core.validate import check_probability
+from isbetter.items.baselines import mcnemar_midp
 from isbetter.tagging.manifest import Fold
 from isbetter.tagging.results import FoldBaselines, TaggingScores
 
 __all__ = ["fold_baselines", "mcnemar_midp", "wilson_interval"]
-
-
-def mcnemar_midp(only_a: int, only_b: int) -> float:
-    """Two-sided mid-p McNemar test of a pair's discordant counts.
-
-    Under the null each discordant token is A's with probability 1/2; the exact
-    conditional p-value is ``2 P(X <= min)`` for X ~ Bin(n, 1/2), n = only_a + only_b,
-    and the mid-p value subtracts ``P(X = min)`` (Fagerland, Lydersen & Laake 2013).
-
-    Examples
-    --------
-    Fagerland et al.'s example (1 and 7 discordant pairs): exact p 0.070, mid-p 0.039.
-
-    >>> round(mcnemar_midp(1, 7), 4)
-    0.0391
-    >>> mcnemar_midp(0, 0)
-    1.0
-    """
-    n = int(only_a) + int(only_b)
-    if n == 0:
-        return 1.0
-    k = min(int(only_a), int(only_b))
-    p = 2 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5)
-    return float(min(p, 1.0))
 
 
 def wilson_interval(correct: int, total: int, *, alpha: float = 0.05) -> tuple[float, float]:

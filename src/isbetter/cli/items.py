@@ -1,0 +1,143 @@
+"""``isbetter items``: compare two language models item by item on one task."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from isbetter.cli.common import add_output_args, emit, formatter, lazy_plot, mark_default_rope
+from isbetter.core.vocabulary import ITEM_MODELS
+
+
+def add(sub: argparse._SubParsersAction) -> None:
+    """Declare the subcommand and its arguments."""
+    p = sub.add_parser(
+        "items",
+        help="compare two language models item by item on one task (evaluation logs)",
+        description=(
+            "Paired Bayesian comparison of two models on the same items of one task, from "
+            "lm-evaluation-harness output folders, Inspect logs or item-level tables: the "
+            "exact paired model for binary items (Dir(1,1,1,1) on the 2 x 2 table), the "
+            "Bayesian bootstrap of the paired mean difference for graded items, runs or "
+            "clusters; with mid-p McNemar, Koehn's paired bootstrap, Miller's clustered "
+            "standard error and the unpaired z-test lm-evaluation-harness prints beside it."
+        ),
+        formatter_class=formatter,
+    )
+    p.add_argument(
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
+        help="lm-evaluation-harness output folders, Inspect logs (.eval, .json) or an "
+        "item-level table (CSV, TSV, Parquet or JSON lines)",
+    )
+    p.add_argument("--a", required=True, metavar="MODEL", help="model A")
+    p.add_argument("--b", required=True, metavar="MODEL", help="model B")
+    p.add_argument(
+        "--task", default=None, metavar="TASK", help="the task (if the logs hold several)"
+    )
+    p.add_argument(
+        "--metric", default=None, metavar="NAME", help="the metric of the logs (e.g. acc, acc_norm)"
+    )
+    p.add_argument(
+        "--filter", default=None, metavar="NAME", help="the filter of lm-evaluation-harness logs"
+    )
+    p.add_argument(
+        "--runs",
+        default="latest",
+        choices=("latest", "all"),
+        help="several runs of a task by one model: the latest, or all (then each item's mean "
+        "over its runs is compared, by the Bayesian bootstrap)",
+    )
+    p.add_argument(
+        "--cluster",
+        default=None,
+        metavar="FIELD",
+        help="the items' clusters (a doc field, an Inspect metadata key or a column): the "
+        "bootstrap then resamples clusters",
+    )
+    p.add_argument(
+        "--run-suffix",
+        action="store_true",
+        help="wide tables: rows <item>.<k> are run k of <item> (MathArena's AIME table)",
+    )
+    p.add_argument(
+        "--common-items",
+        action="store_true",
+        help="compare on the items both models have (the others are left out, and the report "
+        "says how many); without it, models on different items are an error",
+    )
+    p.add_argument(
+        "--rope",
+        type=float,
+        default=None,
+        help="ROPE half-width in score units, e.g. 0.02 for two points of accuracy (default "
+        "0: no practical equivalence can be concluded; a note says so and suggests one)",
+    )
+    p.add_argument(
+        "--model",
+        default="auto",
+        choices=ITEM_MODELS,
+        help="exact: binary items; bootstrap: the Bayesian bootstrap; auto: exact for binary "
+        "items without clusters, else bootstrap",
+    )
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="posterior draws (default 50000; the bootstrap of many distinct item scores: "
+        "fewer, down to 10000, as its cost is draws x distinct scores)",
+    )
+    p.add_argument(
+        "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
+    )
+    p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
+    add_output_args(p, "write the posterior plot of the difference here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; return the exit code."""
+    from isbetter.cli.common import rope_note
+    from isbetter.core.errors import InputError
+    from isbetter.items.compare import DEFAULT_ROPE, compare_items
+    from isbetter.items.reader import read
+
+    if args.a == args.b:
+        raise InputError(f"--a and --b are both {args.a!r}; compare two different models.")
+    options = {"metric": args.metric, "filter": args.filter, "cluster": args.cluster}
+    table = read(
+        args.paths,
+        runs=args.runs,
+        run_suffix=args.run_suffix,
+        **{k: v for k, v in options.items() if v is not None},
+    )
+    for flag, name in (("--a", args.a), ("--b", args.b)):
+        if name not in table.systems:
+            raise InputError(
+                f"{flag} {name!r}: no such model in the input; its models: "
+                + ", ".join(map(repr, table.systems))
+            )
+    if args.task is not None and args.task not in table.tasks:
+        raise InputError(
+            f"--task {args.task!r}: no such task in the input; its tasks: "
+            + ", ".join(map(repr, table.tasks))
+        )
+    if args.common_items:
+        table = table.restrict(systems=[args.a, args.b]).common_items()
+    result = compare_items(
+        table,
+        args.a,
+        args.b,
+        task=args.task,
+        rope=DEFAULT_ROPE if args.rope is None else args.rope,
+        model=args.model,
+        draws=args.draws,
+        resamples=args.resamples,
+        baselines=not args.no_baselines,
+        rng=args.seed,
+    )
+    scores = table.data.loc[table.data["system"].isin([args.a, args.b]), "score"]
+    rope_note(args, scores.to_numpy(dtype=float), DEFAULT_ROPE, table.metric)
+    result = mark_default_rope(args, result)
+    return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))
