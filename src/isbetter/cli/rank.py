@@ -16,8 +16,14 @@ from isbetter.cli.common import (
     lazy_plot,
     score_columns,
 )
+from isbetter.cli.items import add_reading_args
 from isbetter.cli.tagging import add_prediction_args, tag_column
-from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
+from isbetter.core.vocabulary import (
+    F1_MODELS,
+    ITEM_RANKING_METHODS,
+    RANKING_METHODS,
+    RANKING_RULES,
+)
 
 
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
@@ -25,8 +31,11 @@ def _add_ranked_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "file",
         type=Path,
+        nargs="+",
+        metavar="PATH",
         help="scores (long or --wide), or predictions with --gold (CSV, TSV, Parquet or JSON "
-        "lines), or a tagger study's manifest.csv with --predictions",
+        "lines), or a tagger study's manifest.csv with --predictions; with --items, "
+        "item-level logs (lm-evaluation-harness folders, Inspect logs, item tables)",
     )
     p.add_argument(
         "--systems",
@@ -84,7 +93,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         "one, signed-rank for one score per data set; joint: one correlated model of every "
         "system's per-fold scores, P(best), rank intervals and coherent pairs; plackett-luce: "
         "one model of every system's rank on each data set); predictions (--gold): "
-        + ", ".join(F1_MODELS),
+        + ", ".join(F1_MODELS)
+        + "; item-level logs (--items): "
+        + ", ".join(m.replace("_", "-") for m in ITEM_RANKING_METHODS),
     )
     _add_rule_args(p)
     _add_execution_args(p)
@@ -97,6 +108,15 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_prediction_args(
         p.add_argument_group("tagger studies (isbetter tagging split)"), required=False
     )
+    items = p.add_argument_group("item-level input (evaluation logs, as isbetter items)")
+    items.add_argument(
+        "--items",
+        action="store_true",
+        help="PATHs are item-level logs or tables: rank the models on the same items (--method "
+        "auto, exact, bootstrap: every pair as isbetter items; items-joint: one Bayesian "
+        "bootstrap over items of every model's scores, with P(best) and rank intervals)",
+    )
+    add_reading_args(items)
     cols = add_column_args(p)
     cols.add_argument(
         "--gold",
@@ -279,6 +299,32 @@ def _read_study(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any
     return study.table, args.metric or list(METRICS), {"mcnemar": study.baselines.record()}
 
 
+def _read_items(args: argparse.Namespace) -> Any:
+    """Read item-level logs (--items) into an ItemTable; refuse the options of other input."""
+    from isbetter.cli.items import read_items
+    from isbetter.core.errors import InputError
+
+    other = [
+        flag
+        for flag, given in (
+            ("--gold", args.gold is not None),
+            ("--wide", args.wide),
+            ("--predictions", args.predictions is not None),
+            ("--lower-is-better", args.lower_is_better is not None),
+        )
+        if given
+    ]
+    if other:
+        raise InputError(f"--items reads item-level logs; {other[0]} reads another kind of input.")
+    if args.metric and len(args.metric) > 1:
+        raise InputError(
+            f"--metric is given {len(args.metric)} times; item-level logs are ranked on one "
+            "metric at a time (e.g. --metric acc)."
+        )
+    named = [("--systems", s) for s in args.systems or []]
+    return read_items(args, args.metric[0] if args.metric else None, named)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
@@ -305,7 +351,19 @@ def run(args: argparse.Namespace) -> int:
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
     study: dict[str, Any] = {}  # a tagger study's per-fold McNemar tests, for the report
-    if args.predictions is not None:
+    if args.items:
+        args.paths = args.file
+    elif len(args.file) > 1:
+        raise InputError(
+            f"{len(args.file)} PATHs: scores, predictions and tagger studies are one file; "
+            "item-level logs (several lm-evaluation-harness folders or Inspect logs) need --items."
+        )
+    else:
+        args.file = args.file[0]
+    data = _read_items(args) if args.items else None
+    if data is not None:
+        metrics = [data.metric]
+    elif args.predictions is not None:
         data, metrics, study = _read_study(args)
     else:
         data, metrics = _read(args)
@@ -333,7 +391,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    dropped = describe_dropped(data.dropped) if args.gold is None else ""
+    dropped = describe_dropped(data.dropped) if args.gold is None and not args.items else ""
     if dropped:  # say what --drop-incomplete removed, as cv does
         result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
     if study:

@@ -1,0 +1,158 @@
+"""Ranking language models on item-level scores: pairwise and one Bayesian bootstrap (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from isbetter.cli import main
+from isbetter.core.errors import InputError
+from isbetter.inference.seeds import pair_seed
+from isbetter.items.compare import compare_items
+from isbetter.items.joint import item_matrix, sample_means
+from isbetter.items.table import ItemTable
+from isbetter.ranking import rank
+
+AIME = Path(__file__).parents[1] / "items" / "data" / "no_clt_paper" / "matharena_aime_II.csv"
+
+
+def _table(scores: dict[str, np.ndarray], tasks: int = 1) -> ItemTable:
+    n = len(next(iter(scores.values())))
+    rows = [
+        {"task": f"t{i % tasks}", "item": str(i), "system": s, "run": 0, "score": float(v[i])}
+        for s, v in scores.items()
+        for i in range(n)
+    ]
+    return ItemTable.from_frame(pd.DataFrame(rows), metric="acc")
+
+
+@pytest.fixture(scope="module")
+def planted() -> ItemTable:
+    rng = np.random.default_rng(3)
+    base = rng.random(120) < 0.5
+    return _table(
+        {
+            "best": np.ones(120),  # right on every item
+            "mid": base | (rng.random(120) < 0.2),
+            "low": base,
+            "twin": base,  # identical to "low"
+        }
+    )
+
+
+def test_pairs_equal_compare_items_pair_by_pair(planted: ItemTable) -> None:
+    r = rank(planted, rope=0.02, rng=7)
+    assert r.pair_method() == "items_exact"
+    for p in r.pairs:
+        alone = compare_items(
+            planted,
+            p.system_a,
+            p.system_b,
+            rope=0.02,
+            baselines=False,
+            rng=pair_seed(7, "acc", p.system_a, p.system_b),
+        )
+        assert (p.p_a_better, p.p_rope, p.p_b_better) == (
+            alone.p_a_better,
+            alone.p_rope,
+            alone.p_b_better,
+        )
+    assert r.signature.startswith("method:pairwise-items-exact|")
+
+
+def test_one_posterior_p_best_and_pairs(planted: ItemTable) -> None:
+    r = rank(planted, method="items-joint", rope=0.02, rng=7)
+    j = r.joint["acc"]
+    assert sum(j.p_best.values()) == pytest.approx(1.0)
+    assert j.p_best["best"] > 0.999
+    assert j.rank_interval["best"] == (1, 1)
+    # identical systems: equal in every draw, so never apart; ties split their ranks evenly
+    twin = r.pair("low", "twin")
+    assert twin.p_rope == 1.0 and r.relations["acc"][("low", "twin")] == "equivalent"
+    assert abs(j.expected_rank["low"] - j.expected_rank["twin"]) < 0.02
+    assert r.signature.startswith("method:items-joint|")
+    assert r.about()["joint"] == "the systems' mean scores on the population of the items"
+    # the pairs are the same draws' differences
+    again = rank(planted, method="items-joint", rope=0.02, rng=7)
+    assert again.pairs == r.pairs and again.joint == r.joint
+    other = rank(planted, method="items-joint", rope=0.02, rng=8).joint["acc"]
+    assert other.expected_rank != j.expected_rank
+
+
+def test_identical_models_pairwise_are_not_decided(planted: ItemTable) -> None:
+    r = rank(planted, rope=0.0, rng=1, rule="threshold")
+    assert r.relations["acc"][("low", "twin")] in ("undecided", "equivalent")
+    p = r.pair("low", "twin")
+    assert p.p_a_better == p.p_b_better
+
+
+def test_joint_pair_is_the_paired_bootstrap() -> None:
+    """Each pair's difference of the joint draws has the paired bootstrap's moments (Rubin)."""
+    rng = np.random.default_rng(0)
+    x = rng.random((40, 3))
+    table = _table({"a": x[:, 0], "b": x[:, 1], "c": x[:, 2]})
+    m = item_matrix(table)
+    means = sample_means(m, draws=40_000, rng=np.random.default_rng(1))
+    d = x[:, 0] - x[:, 1]
+    delta = means[:, 0] - means[:, 1]
+    sd = np.sqrt(np.sum((d - d.mean()) ** 2) / (40 * 41))
+    assert abs(delta.mean() - d.mean()) < 4 * sd / np.sqrt(40_000)
+    assert delta.std() == pytest.approx(sd, rel=0.03)
+
+
+def test_several_tasks_pool_and_friedman() -> None:
+    rng = np.random.default_rng(5)
+    table = _table({s: rng.random(60) < p for s, p in (("a", 0.8), ("b", 0.5), ("c", 0.2))}, 3)
+    r = rank(table, method="items_joint", rng=2)
+    assert "pooled" in r.settings and r.settings["items"] == 60
+    assert r.baselines["acc"].n_datasets == 3
+    assert rank(_table({"a": np.ones(5), "b": np.zeros(5)}), rng=1).baselines == {}
+
+
+def test_bad_item_requests() -> None:
+    table = _table({"a": np.ones(5), "b": np.zeros(5)})
+    with pytest.raises(InputError, match="one metric"):
+        rank(table, metrics=["f1"])
+    with pytest.raises(InputError, match="method"):
+        rank(table, method="hierarchical")
+    with pytest.raises(InputError, match="jobs"):
+        rank(table, jobs=2)
+    frame = table.frame.iloc[:-1]
+    with pytest.raises(InputError, match="common_items"):
+        rank(ItemTable.from_frame(frame), method="items_joint")
+
+
+def test_cli_ranks_aime(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "rank",
+            str(AIME),
+            "--items",
+            "--run-suffix",
+            "--method",
+            "items-joint",
+            "--rope",
+            "0.02",
+            "--seed",
+            "1",
+            "--draws",
+            "4000",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "P(best)" in out and "expected rank [95% interval]" in out and "chain" in out
+    best = out.split("P(best)")[1].split(":", 1)[1].strip()
+    assert best.startswith("o3-mini (high) 0.99")
+
+
+def test_cli_bad_item_input(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["rank", str(AIME), "--items", "--run-suffix", "--systems", "nope"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--systems 'nope'" in err
+    code = main(["rank", str(AIME), str(AIME)])
+    err = capsys.readouterr().err
+    assert code == 2 and "--items" in err
