@@ -10,6 +10,7 @@ import pytest
 
 from isbetter.cli import main
 from isbetter.core.errors import InputError
+from isbetter.inference.ranks import _rope_orders, rope_groups
 from isbetter.inference.seeds import pair_seed
 from isbetter.items.compare import compare_items
 from isbetter.items.joint import item_matrix, sample_means
@@ -87,6 +88,30 @@ def test_identical_models_pairwise_are_not_decided(planted: ItemTable) -> None:
     assert r.relations["acc"][("low", "twin")] in ("undecided", "equivalent")
     p = r.pair("low", "twin")
     assert p.p_a_better == p.p_b_better
+
+
+def _rope_orders_one_by_one(e: np.ndarray, systems: tuple[str, ...], rope: float) -> list[str]:
+    ascending = np.argsort(e, axis=1, kind="stable")
+    out = []
+    for row, values in zip(ascending, np.take_along_axis(e, ascending, axis=1), strict=True):
+        groups = [sorted(int(row[i]) for i in g) for g in rope_groups(values, rope)]
+        out.append(" < ".join(" ≈ ".join(systems[j] for j in g) for g in groups))
+    return out
+
+
+@pytest.mark.parametrize("rope", [0.0, 0.05, 0.2, 0.6, 1.0])
+def test_rope_orders_written_from_runs_match_rope_groups(rope: float) -> None:
+    """The ROPE-aware orders' shortcut (runs between gaps wider than the ROPE) changes no label."""
+    rng = np.random.default_rng(0)
+    e = rng.normal(size=(2000, 7)) * 0.3
+    e[:, 3] = e[:, 1]  # identical systems: gaps of 0
+    e[::7, 5] = np.round(e[::7, 5], 1)
+    e[:4] = [0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]  # gaps equal to a ROPE of 0.5
+    systems = tuple("abcdefg")
+    ascending = np.argsort(e, axis=1, kind="stable")
+    assert _rope_orders(e, ascending, systems, rope) == _rope_orders_one_by_one(e, systems, rope)
+    half = _rope_orders(e[:4], ascending[:4], systems, 0.5)
+    assert half == _rope_orders_one_by_one(e[:4], systems, 0.5)
 
 
 def test_joint_pair_is_the_paired_bootstrap() -> None:
