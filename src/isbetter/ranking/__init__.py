@@ -65,7 +65,16 @@ def rank(
         Per-fold scores (:func:`~isbetter.read_scores`; each metric column with
         its direction) or per-document predictions (:func:`~isbetter.read_predictions`);
         a DataFrame or file is read as predictions if it has a ``gold`` column, else as
-        scores with the default column names (``dataset, system, run, fold``).
+        scores with the default column names (``dataset, system, run, fold``). Or
+        item-level scores of language models, an :class:`~isbetter.items.table.ItemTable`
+        (:func:`isbetter.items.read`), ranked by :mod:`isbetter.ranking.items`: `method`
+        ``"auto"``, ``"exact"`` or ``"bootstrap"`` compares every pair as
+        :func:`~isbetter.compare_items` (no baselines); ``"items_joint"`` (also
+        ``"items-joint"``) draws all the systems' mean scores at once by one Bayesian
+        bootstrap over items, whose draws give every pair, P(best), expected ranks and
+        rank intervals; both about the difference in mean score (accuracy) on the
+        population of the items; several tasks pooled, with Friedman's test over them;
+        the one option is ``draws``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional
