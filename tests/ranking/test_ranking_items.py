@@ -181,3 +181,48 @@ def test_cli_bad_item_input(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["rank", str(AIME), str(AIME)])
     err = capsys.readouterr().err
     assert code == 2 and "--items" in err
+
+
+def test_clusters_are_the_units_of_the_joint_bootstrap() -> None:
+    """With clusters, each pair's joint difference is the clustered paired bootstrap's."""
+    rng = np.random.default_rng(4)
+    n = 60
+    frame = pd.DataFrame(
+        {
+            "task": "t",
+            "item": np.tile(np.arange(n).astype(str), 2),
+            "system": np.repeat(["a", "b"], n),
+            "run": 0,
+            "score": (rng.random(2 * n) < np.repeat([0.7, 0.5], n)).astype(float),
+            "cluster": np.tile((np.arange(n) // 6).astype(str), 2),
+        }
+    )
+    table = ItemTable.from_frame(frame, cluster="cluster")
+    joint = rank(table, method="items_joint", rng=3, draws=20_000).pair("a", "b")
+    alone = compare_items(table, "a", "b", rng=3, draws=20_000, baselines=False)
+    assert alone.method == "items_bootstrap" and joint.settings["clusters"] == 10
+    se = alone.estimate.sd / np.sqrt(20_000)
+    assert abs(joint.estimate.mean - alone.estimate.mean) < 6 * se
+    assert joint.estimate.sd == pytest.approx(alone.estimate.sd, rel=0.05)
+
+
+def test_several_tasks_pairwise_pools_binary_items() -> None:
+    rng = np.random.default_rng(6)
+    table = _table({s: rng.random(90) < p for s, p in (("a", 0.8), ("b", 0.5), ("c", 0.3))}, 3)
+    r = rank(table, rng=2)
+    p = r.pair("a", "b")
+    assert p.method == "items_exact" and p.settings["items"] == 90
+    assert p.dataset == "3 tasks pooled (t0, t1, t2)"
+    assert r.baselines["acc"].n_datasets == 3 and "pooled" in r.settings
+
+
+def test_cli_common_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [(i, s, float((i + k) % 3 > 0)) for k, s in enumerate("xyz") for i in range(30)]
+    frame = pd.DataFrame(rows, columns=["item", "system", "score"]).iloc[:-2]  # z lacks 2
+    path = tmp_path / "items.csv"
+    frame.to_csv(path, index=False)
+    assert main(["rank", str(path), "--items", "--seed", "1"]) == 2
+    assert "--common-items" in capsys.readouterr().err
+    assert main(["rank", str(path), "--items", "--common-items", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "read: all: kept the 28 items every system has" in out
