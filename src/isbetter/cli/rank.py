@@ -325,6 +325,30 @@ def _read_items(args: argparse.Namespace) -> Any:
     return read_items(args, args.metric[0] if args.metric else None, named)
 
 
+def _read_input(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any]]:
+    """Read the PATHs: item-level logs (--items), a tagger study, predictions or scores.
+
+    Returns the data, the metrics to rank and a tagger study's per-fold McNemar tests
+    (for the report; empty otherwise).
+    """
+    from isbetter.core.errors import InputError
+
+    if args.items:
+        args.paths = args.file
+        data = _read_items(args)
+        return data, [data.metric], {}
+    if len(args.file) > 1:
+        raise InputError(
+            f"{len(args.file)} PATHs: scores, predictions and tagger studies are one file; "
+            "item-level logs (several lm-evaluation-harness folders or Inspect logs) need --items."
+        )
+    args.file = args.file[0]
+    if args.predictions is not None:
+        return _read_study(args)
+    data, metrics = _read(args)
+    return data, metrics, {}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
@@ -350,23 +374,7 @@ def run(args: argparse.Namespace) -> int:
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
-    study: dict[str, Any] = {}  # a tagger study's per-fold McNemar tests, for the report
-    if args.items:
-        args.paths = args.file
-    elif len(args.file) > 1:
-        raise InputError(
-            f"{len(args.file)} PATHs: scores, predictions and tagger studies are one file; "
-            "item-level logs (several lm-evaluation-harness folders or Inspect logs) need --items."
-        )
-    else:
-        args.file = args.file[0]
-    data = _read_items(args) if args.items else None
-    if data is not None:
-        metrics = [data.metric]
-    elif args.predictions is not None:
-        data, metrics, study = _read_study(args)
-    else:
-        data, metrics = _read(args)
+    data, metrics, study = _read_input(args)
     rope = _rope_option(args.rope, metrics)
     client = None
     if args.scheduler is not None:
