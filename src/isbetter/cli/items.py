@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from isbetter.cli.common import (
     add_output_args,
@@ -39,13 +41,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="lm-evaluation-harness output folders, Inspect logs (.eval, .json) or an "
         "item-level table (CSV, TSV, Parquet or JSON lines)",
     )
-    _add_reading_args(p)
-    _add_model_args(p)
-    add_output_args(p, "write the posterior plot of the difference here")
-
-
-def _add_reading_args(p: argparse.ArgumentParser) -> None:
-    """Declare the pair, the task and how the logs are read."""
     p.add_argument("--a", required=True, metavar="MODEL", help="model A")
     p.add_argument("--b", required=True, metavar="MODEL", help="model B")
     p.add_argument(
@@ -54,38 +49,7 @@ def _add_reading_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metric", default=None, metavar="NAME", help="the metric of the logs (e.g. acc, acc_norm)"
     )
-    p.add_argument(
-        "--filter", default=None, metavar="NAME", help="the filter of lm-evaluation-harness logs"
-    )
-    p.add_argument(
-        "--runs",
-        default="latest",
-        choices=("latest", "all"),
-        help="several runs of a task by one model: the latest, or all (then each item's mean "
-        "over its runs is compared, by the Bayesian bootstrap)",
-    )
-    p.add_argument(
-        "--cluster",
-        default=None,
-        metavar="FIELD",
-        help="the items' clusters (a doc field, an Inspect metadata key or a column): the "
-        "bootstrap then resamples clusters",
-    )
-    p.add_argument(
-        "--run-suffix",
-        action="store_true",
-        help="wide tables: rows <item>.<k> are run k of <item> (MathArena's AIME table)",
-    )
-    p.add_argument(
-        "--common-items",
-        action="store_true",
-        help="compare on the items both models have (the others are left out, and the report "
-        "says how many); without it, models on different items are an error",
-    )
-
-
-def _add_model_args(p: argparse.ArgumentParser) -> None:
-    """Declare the ROPE, the model, its draws and the baselines."""
+    add_reading_args(p)
     p.add_argument(
         "--rope",
         type=float,
@@ -111,36 +75,93 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
         "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
     )
     p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
+    add_output_args(p, "write the posterior plot of the difference here")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the subcommand; return the exit code."""
-    from isbetter.core.errors import InputError
-    from isbetter.items.compare import DEFAULT_ROPE, compare_items
+def add_reading_args(g: argparse._ActionsContainer) -> None:
+    """Add how item-level logs are read (``isbetter items`` and ``isbetter rank --items``).
+
+    --filter, --runs, --cluster, --run-suffix, --common-items; :func:`read_items` reads them.
+    """
+    g.add_argument(
+        "--filter", default=None, metavar="NAME", help="the filter of lm-evaluation-harness logs"
+    )
+    g.add_argument(
+        "--runs",
+        default="latest",
+        choices=("latest", "all"),
+        help="several runs of a task by one model: the latest, or all (then each item's mean "
+        "over its runs is compared, by the Bayesian bootstrap)",
+    )
+    g.add_argument(
+        "--cluster",
+        default=None,
+        metavar="FIELD",
+        help="the items' clusters (a doc field, an Inspect metadata key or a column): the "
+        "bootstrap then resamples clusters",
+    )
+    g.add_argument(
+        "--run-suffix",
+        action="store_true",
+        help="wide tables: rows <item>.<k> are run k of <item> (MathArena's AIME table)",
+    )
+    g.add_argument(
+        "--common-items",
+        action="store_true",
+        help="compare on the items both models have (the others are left out, and the report "
+        "says how many); without it, models on different items are an error",
+    )
+
+
+def read_items(
+    args: argparse.Namespace, metric: str | None, named: Sequence[tuple[str, str]] = ()
+) -> Any:
+    """Read `args.paths` into an ItemTable by the options of :func:`add_reading_args`.
+
+    `named` are the models the command line names, with their flags (checked present);
+    with ``--common-items``, the table of those models (default: all) on the items they
+    all have.
+    """
     from isbetter.items.reader import read
 
-    if args.a == args.b:
-        raise InputError(f"--a and --b are both {args.a!r}; compare two different models.")
-    options = {"metric": args.metric, "filter": args.filter, "cluster": args.cluster}
+    options = {"metric": metric, "filter": args.filter, "cluster": args.cluster}
     table = read(
         args.paths,
         runs=args.runs,
         run_suffix=args.run_suffix,
         **{k: v for k, v in options.items() if v is not None},
     )
-    for flag, name in (("--a", args.a), ("--b", args.b)):
+    check_models(table, named)
+    if args.common_items:
+        table = table.restrict(systems=[name for _, name in named] or None).common_items()
+    return table
+
+
+def check_models(table: Any, named: Sequence[tuple[str, str]]) -> None:
+    """Raise naming the flag when a model named on the command line is not in the table."""
+    from isbetter.core.errors import InputError
+
+    for flag, name in named:
         if name not in table.systems:
             raise InputError(
                 f"{flag} {name!r}: no such model in the input; its models: "
                 + ", ".join(map(repr, table.systems))
             )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the subcommand; return the exit code."""
+    from isbetter.core.errors import InputError
+    from isbetter.items.compare import DEFAULT_ROPE, compare_items
+
+    if args.a == args.b:
+        raise InputError(f"--a and --b are both {args.a!r}; compare two different models.")
+    table = read_items(args, args.metric, [("--a", args.a), ("--b", args.b)])
     if args.task is not None and args.task not in table.tasks:
         raise InputError(
             f"--task {args.task!r}: no such task in the input; its tasks: "
             + ", ".join(map(repr, table.tasks))
         )
-    if args.common_items:
-        table = table.restrict(systems=[args.a, args.b]).common_items()
     result = compare_items(
         table,
         args.a,

@@ -18,8 +18,14 @@ from isbetter.cli.common import (
     rope_note,
     score_columns,
 )
+from isbetter.cli.items import add_reading_args
 from isbetter.cli.tagging import add_prediction_args, tag_column
-from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, RANKING_RULES
+from isbetter.core.vocabulary import (
+    F1_MODELS,
+    ITEM_RANKING_METHODS,
+    RANKING_METHODS,
+    RANKING_RULES,
+)
 
 
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
@@ -27,8 +33,11 @@ def _add_ranked_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "file",
         type=Path,
+        nargs="+",
+        metavar="PATH",
         help="scores (long or --wide), or predictions with --gold (CSV, TSV, Parquet or JSON "
-        "lines), or a tagger study's manifest.csv with --predictions",
+        "lines), or a tagger study's manifest.csv with --predictions; with --items, "
+        "item-level logs (lm-evaluation-harness folders, Inspect logs, item tables)",
     )
     p.add_argument(
         "--systems",
@@ -86,7 +95,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         "one, signed-rank for one score per data set; joint: one correlated model of every "
         "system's per-fold scores, P(best), rank intervals and coherent pairs; plackett-luce: "
         "one model of every system's rank on each data set); predictions (--gold): "
-        + ", ".join(F1_MODELS),
+        + ", ".join(F1_MODELS)
+        + "; item-level logs (--items): "
+        + ", ".join(m.replace("_", "-") for m in ITEM_RANKING_METHODS),
     )
     _add_rule_args(p)
     _add_execution_args(p)
@@ -99,6 +110,15 @@ def add(sub: argparse._SubParsersAction) -> None:
     add_prediction_args(
         p.add_argument_group("tagger studies (isbetter tagging split)"), required=False
     )
+    items = p.add_argument_group("item-level input (evaluation logs, as isbetter items)")
+    items.add_argument(
+        "--items",
+        action="store_true",
+        help="PATHs are item-level logs or tables: rank the models on the same items (--method "
+        "auto, exact, bootstrap: every pair as isbetter items; items-joint: one Bayesian "
+        "bootstrap over items of every model's scores, with P(best) and rank intervals)",
+    )
+    add_reading_args(items)
     cols = add_column_args(p)
     drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
     drop.help = f"{drop.help} (with --predictions: the folds without an OOV word, OOV accuracy 0/0)"
@@ -243,6 +263,8 @@ def _scales(args: argparse.Namespace, data: Any, metrics: list[str]) -> dict[str
     frame = data.data
     if args.systems:
         frame = frame[frame["system"].isin(args.systems)]
+    if args.items:  # an item table: one metric, its values in the score column
+        return {m: frame["score"].to_numpy(dtype=float) for m in metrics}
     return {m: frame[m].to_numpy(dtype=float) for m in metrics}
 
 
@@ -333,6 +355,56 @@ _SCORE_TABLE_ONLY = {
 }
 
 
+def _read_items(args: argparse.Namespace) -> Any:
+    """Read item-level logs (--items) into an ItemTable; refuse the options of other input."""
+    from isbetter.cli.items import read_items
+    from isbetter.core.errors import InputError
+
+    other = [
+        flag
+        for flag, given in (
+            ("--gold", args.gold is not None),
+            ("--wide", args.wide),
+            ("--predictions", args.predictions is not None),
+            ("--lower-is-better", args.lower_is_better is not None),
+        )
+        if given
+    ]
+    if other:
+        raise InputError(f"--items reads item-level logs; {other[0]} reads another kind of input.")
+    if args.metric and len(args.metric) > 1:
+        raise InputError(
+            f"--metric is given {len(args.metric)} times; item-level logs are ranked on one "
+            "metric at a time (e.g. --metric acc)."
+        )
+    named = [("--systems", s) for s in args.systems or []]
+    return read_items(args, args.metric[0] if args.metric else None, named)
+
+
+def _read_input(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any]]:
+    """Read the PATHs: item-level logs (--items), a tagger study, predictions or scores.
+
+    Returns the data, the metrics to rank and a tagger study's per-fold McNemar tests
+    (for the report; empty otherwise).
+    """
+    from isbetter.core.errors import InputError
+
+    if args.items:
+        args.paths = args.file
+        data = _read_items(args)
+        return data, [data.metric], {}
+    if len(args.file) > 1:
+        raise InputError(
+            f"{len(args.file)} PATHs: scores, predictions and tagger studies are one file; "
+            "item-level logs (several lm-evaluation-harness folders or Inspect logs) need --items."
+        )
+    args.file = args.file[0]
+    if args.predictions is not None:
+        return _read_study(args)
+    data, metrics = _read(args)
+    return data, metrics, {}
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return the exit code."""
     import dataclasses
@@ -358,11 +430,7 @@ def run(args: argparse.Namespace) -> int:
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
-    study: dict[str, Any] = {}  # a tagger study's per-fold McNemar tests, for the report
-    if args.predictions is not None:
-        data, metrics, study = _read_study(args)
-    else:
-        data, metrics = _read(args)
+    data, metrics, study = _read_input(args)
     rope, ropes, defaulted = _rope_option(args.rope, metrics, _default_rope(args))
     client = None
     if args.scheduler is not None:
@@ -387,7 +455,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    dropped = describe_dropped(data.dropped) if args.gold is None else ""
+    dropped = describe_dropped(data.dropped) if args.gold is None and not args.items else ""
     if dropped:  # say what --drop-incomplete removed, as cv does
         result = dataclasses.replace(result, settings={**result.settings, "dropped": dropped})
     if study:

@@ -10,6 +10,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from isbetter.core.vocabulary import ONE_MODEL_METHODS
+
 __all__ = [
     "input_record",
     "input_settings",
@@ -33,7 +35,7 @@ _SIGNATURE_NAMES = {
     "f1_power": "power-f1",
 }
 #: methods of a ranking that fit one model of all the systems (no "pairwise-" prefix)
-_ONE_MODEL = ("joint", "plackett_luce")
+_ONE_MODEL = ONE_MODEL_METHODS
 
 
 @cache

@@ -14,8 +14,10 @@ __all__ = [
     "FORMATS",
     "FORMAT_SUFFIXES",
     "ITEM_MODELS",
+    "ITEM_RANKING_METHODS",
     "JOINT_METHODS",
     "METHOD_NAMES",
+    "ONE_MODEL_METHODS",
     "POWER_GOALS",
     "RANKING_METHODS",
     "RANKING_RULES",
@@ -43,6 +45,7 @@ METHOD_NAMES: dict[str, str] = {
     "f1_hierarchical": "hierarchical Bayesian F1 model",
     "items_exact": "exact paired model of binary items",
     "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
+    "items_joint": "Bayesian bootstrap over items",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
@@ -52,6 +55,11 @@ RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
 #: models of :func:`isbetter.compare_f1`: Zhang et al.'s (SIGIR 2016) paired and unpaired
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
+#: how :func:`isbetter.rank` may rank item scores (an ItemTable): every pair by a model of
+#: :data:`ITEM_MODELS`, or one Bayesian bootstrap over items of all the systems' scores
+ITEM_RANKING_METHODS: tuple[str, ...] = ("auto", "exact", "bootstrap", "items_joint")
+#: the methods of :func:`isbetter.rank` whose one model of all the systems gives every pair
+ONE_MODEL_METHODS: tuple[str, ...] = ("joint", "plackett_luce", "items_joint")
 #: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
 #: Bayesian bootstrap of the paired mean difference, or the one that suits the items
 ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
@@ -83,11 +91,13 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "plackett_luce": ("weights", "the Plackett–Luce weights w (no ROPE)"),
     "items_exact": ("this task", "the accuracy difference on the population of the task's items"),
     "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
+    "items_joint": ("these items", "the difference in mean score on the population of the items"),
 }
 #: what the ranks and orders of a model of all the systems are about: (short name, in words)
 RANK_QUANTITIES: dict[str, tuple[str, str]] = {
     "joint": ("mean effects", "the systems' mean effects b_k (over data sets), not one data set"),
     "plackett_luce": ("weights", "the Plackett–Luce weights w"),
+    "items_joint": ("mean scores", "the systems' mean scores on the population of the items"),
 }
 
 
@@ -134,7 +144,7 @@ def ranking_text(method: str) -> str:
     'every pair by the paired Bayesian F1 model'
     """
     name = METHOD_NAMES.get(method, method)
-    if method in JOINT_METHODS:
+    if method in ONE_MODEL_METHODS:
         return f"one {name} of all the systems"
     return f"every pair by the {name}"
 

@@ -320,13 +320,38 @@ def _rope_orders(
 ) -> list[str]:
     """Each draw's order in groups spanning at most `rope` (:func:`rope_groups`).
 
-    Tied systems are written in the given order.
+    Tied systems are written in the given order. A draw whose groups are the runs
+    between its gaps wider than the ROPE (each run spans at most the ROPE, and no gap
+    within the ROPE comes within 1e-9 of the span of being cut as a widest gap) is
+    written from those runs, once per distinct order and runs; the others go through
+    :func:`rope_groups`, which cuts every gap wider than the ROPE and, then, only runs
+    that span more.
     """
     sorted_e = np.take_along_axis(e, ascending, axis=1)
-    tied = []
-    for row, values in zip(ascending, sorted_e, strict=True):
-        groups = [sorted(int(row[i]) for i in g) for g in rope_groups(values, rope)]
-        tied.append(" < ".join(" ≈ ".join(systems[j] for j in g) for g in groups))
+    gaps = np.diff(sorted_e, axis=1)
+    cut = gaps > rope
+    inside = np.where(cut, 0.0, gaps).cumsum(axis=1)
+    run_span = inside - np.maximum.accumulate(np.where(cut, inside, 0.0), axis=1)
+    tolerance = 1e-9 * (sorted_e[:, -1:] - sorted_e[:, :1])
+    least_cut = np.where(cut, gaps, np.inf).min(axis=1, initial=np.inf)[:, None]
+    close = ~cut & (gaps >= least_cut - tolerance)
+    runs_only = (run_span <= rope).all(axis=1) & ~close.any(axis=1)
+    tied = [""] * len(e)
+    keys, first, inverse = np.unique(
+        np.column_stack([ascending, cut])[runs_only], axis=0, return_index=True, return_inverse=True
+    )
+    rows = np.flatnonzero(runs_only)
+    labels = []
+    for key in keys:
+        row, cuts = key[: len(systems)], np.flatnonzero(key[len(systems) :]) + 1
+        groups = [sorted(int(j) for j in g) for g in np.split(row, cuts)]
+        labels.append(" < ".join(" ≈ ".join(systems[j] for j in g) for g in groups))
+    for i, k in zip(rows, np.asarray(inverse).reshape(-1), strict=True):
+        tied[i] = labels[k]
+    for i in np.flatnonzero(~runs_only):
+        row, values = ascending[i], sorted_e[i]
+        groups = [sorted(int(row[j]) for j in g) for g in rope_groups(values, rope)]
+        tied[i] = " < ".join(" ≈ ".join(systems[j] for j in g) for g in groups)
     return tied
 
 
@@ -338,6 +363,7 @@ def rank_summary(
     method: str = "joint",
     top: int = TOP_ORDERS,
     chains: int = 1,
+    tiebreak: np.random.Generator | None = None,
 ) -> RankSummary:
     """Return the ranks and orders of `systems` from draws of their effects.
 
@@ -361,6 +387,12 @@ def rank_summary(
         How many chains the draws are, one after another: the effective number of
         draws behind P(best)'s Monte Carlo interval (:func:`monte_carlo_interval`)
         is estimated per chain.
+    tiebreak : numpy.random.Generator, optional
+        Break systems tied within a draw (equal effects) in an order drawn at random
+        from this, so that tied systems share the ranks they span evenly. Without it
+        tied systems keep their columns' order (the later one ranks better): right
+        for continuous effects, where ties have probability 0, but not for systems
+        with identical scores, whose means are equal in every draw.
 
     Returns
     -------
@@ -375,9 +407,13 @@ def rank_summary(
     """
     e = np.asarray(effects, dtype=float)
     s, k = e.shape
-    ascending = np.argsort(e, axis=1, kind="stable")  # worst first
-    ranks = np.empty_like(ascending)
     rows = np.arange(s)[:, None]
+    if tiebreak is None:
+        ascending = np.argsort(e, axis=1, kind="stable")  # worst first
+    else:  # sort the columns shuffled per draw: ties fall in a random order
+        shuffle = np.argsort(tiebreak.random((s, k)), axis=1)
+        ascending = shuffle[rows, np.argsort(e[rows, shuffle], axis=1, kind="stable")]
+    ranks = np.empty_like(ascending)
     ranks[rows, ascending] = k - np.arange(k)[None, :]  # rank 1: the largest effect
     probs = np.stack([(ranks == r).mean(axis=0) for r in range(1, k + 1)], axis=1)
     tail = (1.0 - RANK_INTERVAL) / 2.0

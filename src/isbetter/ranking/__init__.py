@@ -66,7 +66,16 @@ def rank(
         Per-fold scores (:func:`~isbetter.read_scores`; each metric column with
         its direction) or per-document predictions (:func:`~isbetter.read_predictions`);
         a DataFrame or file is read as predictions if it has a ``gold`` column, else as
-        scores with the default column names (``dataset, system, run, fold``).
+        scores with the default column names (``dataset, system, run, fold``). Or
+        item-level scores of language models, an :class:`~isbetter.items.table.ItemTable`
+        (:func:`isbetter.items.read`), ranked by :mod:`isbetter.ranking.items`: `method`
+        ``"auto"``, ``"exact"`` or ``"bootstrap"`` compares every pair as
+        :func:`~isbetter.compare_items` (no baselines); ``"items_joint"`` (also
+        ``"items-joint"``) draws all the systems' mean scores at once by one Bayesian
+        bootstrap over items, whose draws give every pair, P(best), expected ranks and
+        rank intervals; both about the difference in mean score (accuracy) on the
+        population of the items; several tasks pooled, with Friedman's test over them;
+        the one option is ``draws``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional
@@ -154,6 +163,9 @@ def rank(
     seed = resolve_seed(rng)
     request = _Request(systems, metrics, rope, method, seed, options)
     data = _front_door(data, metrics)
+    if _is_item_table(data):
+        pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
+        return _items(data, request, (rule, threshold, margin), pairwise)
     if method in ("plackett_luce", "plackett-luce", "joint"):
         pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
         one_model = method.replace("-", "_")
@@ -433,12 +445,10 @@ def _one_model(
     """
     from isbetter.cv.scores import ScoreTable
 
-    given = [n for n, v in pairwise.items() if v is not None and not (n == "jobs" and v == 1)]
-    if given:
-        raise InputError(
-            f"`{given[0]}` applies to the pairwise route; method={method!r} is one fit per "
-            "metric, run in this process (its chains in parallel): leave it out."
-        )
+    _in_process_only(
+        pairwise,
+        f"method={method!r} is one fit per metric, run in this process (its chains in parallel)",
+    )
     if not isinstance(data, ScoreTable):
         raise InputError(
             f"`method={method!r}` ranks the systems on each data set: it needs scores (a "
@@ -483,6 +493,47 @@ def _one_model(
         extra,
     )
     return dataclasses.replace(result, settings={**result.settings, **input_settings(data)})
+
+
+def _in_process_only(pairwise: dict[str, Any], why: str) -> None:
+    """Refuse the pairwise route's `executor`, `jobs` above 1 and `cache_dir`, saying `why`."""
+    given = [n for n, v in pairwise.items() if v is not None and not (n == "jobs" and v == 1)]
+    if given:
+        raise InputError(f"`{given[0]}` applies to the pairwise route; {why}: leave it out.")
+
+
+def _is_item_table(data: Any) -> bool:
+    from isbetter.items.table import ItemTable
+
+    return isinstance(data, ItemTable)
+
+
+def _items(
+    table: Any, request: _Request, reading: tuple[str, float, float], pairwise: dict[str, Any]
+) -> RankingResult:
+    """Rank language models on item-level scores (:mod:`isbetter.ranking.items`)."""
+    from isbetter.ranking.items import check_item_request, rank_item_table
+
+    route = check_item_request(table, request.method, request.metrics, request.options)
+    _in_process_only(
+        pairwise, "item scores are compared exactly (no MCMC, milliseconds a pair) in this process"
+    )
+    parts = rank_item_table(table, request, route)
+    stats = {"computed": len(parts["pairs"]), "cached": 0, "executor": "serial", "workers": 1}
+    result = _finish(
+        parts["names"],
+        parts["pairs"],
+        parts["simplex"],
+        parts["ropes"],
+        parts["baselines"],
+        parts["method"],
+        reading,
+        request,
+        stats,
+        parts["joint"],
+        parts["extra"],
+    )
+    return result
 
 
 def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Callable[..., Any]:

@@ -363,6 +363,9 @@ def _ranking_table(r: Any) -> ReportTable:
     notes += _ranking_key_notes(r)
     if r.settings.get("dropped"):
         notes.append(f"dropped as incomplete: {r.settings['dropped']}")
+    if r.settings.get("pooled"):  # item scores of several tasks (isbetter.ranking.items)
+        notes.append(str(r.settings["pooled"]))
+    notes += [f"read: {n}" for n in r.settings.get("reading", ())]
     if r.settings.get("mcnemar"):
         notes += _mcnemar_notes(r.settings["mcnemar"])
     return ReportTable(

@@ -1,0 +1,269 @@
+"""Rank language models on item-level scores (an :class:`~isbetter.items.table.ItemTable`).
+
+Two routes, named by the quantity their relations are about:
+
+* **pairwise** (``method="auto"``, ``"exact"`` or ``"bootstrap"``): every pair by the
+  models of :func:`~isbetter.compare_items` (the exact paired model for binary items,
+  the Bayesian bootstrap of the paired mean difference otherwise), each with the seed
+  :func:`~isbetter.inference.seeds.pair_seed` derives from the ranking's seed, the
+  metric and the pair; the pairwise table, orders, chain and Hasse diagram as for any
+  ranking. The pairs are exact (no MCMC, milliseconds each) and run in this process.
+* **one posterior** (``method="items_joint"``): the Bayesian bootstrap over items of the
+  vector of all the systems' scores (:mod:`isbetter.items.joint`): each draw gives every
+  system's mean score at once, so P(best), expected ranks, 95% rank intervals, the most
+  probable orders and every pair's probabilities come from the same draws.
+
+Both are about the systems' difference in mean score (accuracy, for 0/1 scores) on the
+population the items are drawn from. Several tasks are pooled for now — each (task,
+item) is one item (:func:`pooled_pair`, :func:`~isbetter.items.joint.item_matrix`) —
+until the hierarchical model over subtasks replaces them; beside them Friedman's,
+Iman–Davenport's and Nemenyi's tests rank the systems' mean scores on each task.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping
+from typing import Any, cast
+
+import numpy as np
+
+from isbetter.core.errors import InputError
+from isbetter.core.provenance import input_record
+from isbetter.core.validate import check_choice, counted
+from isbetter.core.validate import check_options as check_method_options
+from isbetter.core.vocabulary import ITEM_RANKING_METHODS
+from isbetter.inference.posterior import DrawsPosterior
+from isbetter.inference.ranks import rank_summary
+from isbetter.inference.records import Observed
+from isbetter.inference.seeds import pair_seed
+from isbetter.inference.summaries import estimate_from_draws
+from isbetter.items.compare import compare_paired_items
+from isbetter.items.joint import ItemMatrix, distinct_units, item_matrix, sample_means
+from isbetter.items.table import PairedItems
+from isbetter.ranking.tasks import simplex_points
+from isbetter.results.comparison import ComparisonResult
+
+__all__ = ["ITEM_RANKING_OPTIONS", "item_pairs", "items_joint", "pooled_pair"]
+
+#: the options of :func:`isbetter.rank` that a ranking of item scores takes
+ITEM_RANKING_OPTIONS = ("draws",)
+#: the one posterior's draws by default: a probability's Monte Carlo error at most 0.005
+#: (more than the joint correlated model's 4 x 1000), while each draw's ROPE-aware order of
+#: K systems costs Python time (19 AIME models: 3 s at 10 000 draws, 16 s at 50 000)
+JOINT_DRAWS = 10_000
+
+
+def check_item_request(
+    table: Any, method: str, metrics: Any, options: Mapping[str, Any]
+) -> tuple[str, str]:
+    """Return the route (``"items_joint"`` or a model of ``compare_items``) and the metric.
+
+    An ItemTable has one metric, chosen when it was read: `metrics` may only name it.
+    """
+    method = check_choice(method.replace("-", "_"), "method", ITEM_RANKING_METHODS)
+    check_method_options(options, ITEM_RANKING_OPTIONS, method)
+    metric = str(table.metric)
+    if metrics is not None and list(metrics) != [metric]:
+        raise InputError(
+            f"`metrics`: item scores have one metric, {metric!r} (chosen when the logs were "
+            f"read), got {list(metrics)!r}; leave `metrics` out or name {metric!r}."
+        )
+    return method, metric
+
+
+def pooled_pair(table: Any, a: str, b: str) -> PairedItems:
+    """Return the items `a` and `b` share, every task's items pooled as one population.
+
+    One task: :meth:`~isbetter.items.table.ItemTable.paired`. Several: each (task, item)
+    is one item (and each (task, cluster) one cluster), a micro average over the tasks.
+    This is the place where the hierarchical model over subtasks (DESIGN §4.3) will take
+    over the pairs of a table of several tasks.
+    """
+    if len(table.tasks) == 1:
+        return table.paired(a, b)
+    parts = list(table.subtasks(a, b).values())
+    clustered = any(p.clusters is not None for p in parts)
+    return PairedItems(
+        task=pooled_task(table.tasks),
+        system_a=a,
+        system_b=b,
+        items=np.concatenate([np.char.add(f"{p.task}/", p.items) for p in parts]),
+        a=np.concatenate([p.a for p in parts]),
+        b=np.concatenate([p.b for p in parts]),
+        clusters=(
+            np.concatenate(
+                [
+                    np.char.add(f"{p.task}/", p.clusters if p.clusters is not None else p.items)
+                    for p in parts
+                ]
+            )
+            if clustered
+            else None
+        ),
+        runs=np.concatenate([p.runs for p in parts]),
+        binary=all(p.binary for p in parts),
+    )
+
+
+def pooled_task(tasks: tuple[str, ...]) -> str:
+    """Name the population of several tasks' items pooled: ``"3 tasks pooled (a, b, c)"``."""
+    if len(tasks) == 1:
+        return tasks[0]
+    shown = ", ".join(tasks[:3]) + (", …" if len(tasks) > 3 else "")
+    return f"{counted(len(tasks), 'task')} pooled ({shown})"
+
+
+def item_pairs(
+    table: Any,
+    systems: tuple[str, ...],
+    metric: str,
+    rope: float,
+    model: str,
+    seed: int,
+    options: Mapping[str, Any],
+) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
+    """Compare every pair by :func:`~isbetter.items.compare.compare_paired_items`.
+
+    Each pair's seed is ``pair_seed(seed, metric, a, b)``, as for every pairwise
+    ranking, so a pair equals ``compare_items(table, a, b, rng=that seed,
+    baselines=False)`` (one task; the baselines are left out of a ranking).
+    """
+    pairs, simplex = [], {}
+    for a, b in itertools.combinations(systems, 2):
+        res = compare_paired_items(
+            pooled_pair(table, a, b),
+            metric=metric,
+            rope=rope,
+            model=model,
+            draws=options.get("draws"),
+            baselines=False,
+            rng=pair_seed(seed, metric, a, b),
+        )
+        posterior = cast(DrawsPosterior, res.posterior)  # compare_paired_items keeps its draws
+        simplex[(a, b)] = simplex_points(posterior.region_masses(rope))
+        pairs.append(dataclasses.replace(res.summary(), ranking_metric=metric))
+    return pairs, simplex
+
+
+def items_joint(
+    matrix: ItemMatrix,
+    metric: str,
+    rope: float,
+    seed: int,
+    options: Mapping[str, Any],
+) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]], Any, int]:
+    """One Bayesian bootstrap of every system's mean score: the pairs, simplex points, ranks.
+
+    Draws: `options`' ``draws``, default :data:`JOINT_DRAWS`.
+    The draws' seed is ``pair_seed(seed, "items-joint", metric)``: stream 0 draws the
+    means, stream 1 breaks ties (systems with identical scores) in the ranks. Returns
+    the pairs, their simplex points, the :class:`~isbetter.inference.ranks.RankSummary`
+    and the number of draws.
+    """
+    units = distinct_units(matrix)
+    draws = int(options.get("draws") or JOINT_DRAWS)
+    stream = np.random.SeedSequence(pair_seed(seed, "items-joint", metric))
+    means_rng, ties_rng = (np.random.default_rng(s) for s in stream.spawn(2))
+    means = sample_means(matrix, draws=draws, rng=means_rng)
+    systems = matrix.systems
+    observed = matrix.scores.mean(axis=0)
+    settings = {
+        "method": "items_joint",
+        "seed": seed,
+        "draws": draws,
+        "items": matrix.n_items,
+        "units": units,
+        "bayes_factor": "none: the Bayesian bootstrap has no proper prior",
+    }
+    if matrix.clusters is not None:
+        settings["clusters"] = int(np.unique(matrix.clusters).size)
+    pairs, simplex = [], {}
+    for (ia, a), (ib, b) in itertools.combinations(enumerate(systems), 2):
+        delta = means[:, ia] - means[:, ib]
+        posterior = DrawsPosterior(delta)
+        pair = ComparisonResult.from_posterior(
+            posterior,
+            system_a=a,
+            system_b=b,
+            rope=rope,
+            method="items_joint",
+            settings=settings,
+            metric=metric,
+            dataset=pooled_task(tuple(np.unique(matrix.tasks))),
+            estimate=estimate_from_draws(delta, rope=rope),
+            observed=Observed(
+                matrix.n_items,
+                float(observed[ia]),
+                float(observed[ib]),
+                float(observed[ia] - observed[ib]),
+            ),
+        )
+        simplex[(a, b)] = simplex_points(posterior.region_masses(rope))
+        pairs.append(dataclasses.replace(pair.summary(), ranking_metric=metric))
+    ranks = rank_summary(means, systems, rope=rope, method="items_joint", tiebreak=ties_rng)
+    return pairs, simplex, ranks, draws
+
+
+def task_baselines(matrix: ItemMatrix, metric: str) -> dict[str, Any]:
+    """Friedman, Iman–Davenport and Nemenyi over the tasks (each system's mean per task).
+
+    None for one task: there is nothing to rank the systems across.
+    """
+    from isbetter.cv.friedman import friedman_nemenyi
+
+    means = matrix.task_means()
+    if len(means) < 2:
+        return {}
+    return {metric: friedman_nemenyi(means, systems=list(matrix.systems))}
+
+
+def item_settings(table: Any, matrix: ItemMatrix) -> dict[str, Any]:
+    """Return what a ranking of item scores records: the input, the reader's notes, the pooling."""
+    out: dict[str, Any] = {
+        "input": input_record(table.data, what=str(table.source or "ItemTable")),
+        "items": matrix.n_items,
+    }
+    if table.notes:
+        out["reading"] = list(map(str, table.notes))
+    tasks = tuple(np.unique(matrix.tasks))
+    if len(tasks) > 1:
+        out["pooled"] = (
+            f"{counted(len(tasks), 'task')} pooled: each (task, item) is one item of one "
+            "population (a micro average over the tasks' items), not a model of the tasks"
+        )
+    return out
+
+
+def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[str, Any]:
+    """Compute what :func:`isbetter.rank` needs to finish a ranking of item scores.
+
+    Returns the keyword arguments of its last step: systems, pairs, simplex points,
+    ROPEs, baselines, the comparison method, joint ranks and extra settings.
+    """
+    from isbetter.ranking import _ropes, _systems
+
+    method, metric = route
+    names = _systems(table.systems, request.systems)
+    ropes = _ropes(0.0 if request.rope is None else request.rope, (metric,))
+    matrix = item_matrix(table, names)  # the same items for every system, or an error
+    seed, options = request.seed, request.options
+    joint: dict[str, Any] = {}
+    extra = item_settings(table, matrix)
+    if method == "items_joint":
+        pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
+        joint = {metric: ranks}
+    else:
+        pairs, simplex = item_pairs(table, names, metric, ropes[metric], method, seed, options)
+        method = pairs[0].method if len({p.method for p in pairs}) == 1 else f"items_{method}"
+    return {
+        "names": names,
+        "pairs": pairs,
+        "simplex": {metric: simplex},
+        "ropes": ropes,
+        "baselines": task_baselines(matrix, metric),
+        "method": method,
+        "joint": joint,
+        "extra": extra,
+    }
