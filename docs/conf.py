@@ -48,8 +48,6 @@ extensions = [
     "myst_nb",  # brings myst-parser: Markdown pages and notebooks
 ]
 
-# docs/notes.md lists the design notes by a glob (``teeth*`` may not have arrived yet)
-suppress_warnings = ["toc.empty_glob"]
 exclude_patterns = ["_build", "**/.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]
 templates_path = ["_templates"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
