@@ -11,8 +11,10 @@ Build (warnings are errors; a broken cross-reference or a missing docstring fail
 
 The notebooks are executed with their quick settings (``ISBETTER_NOTEBOOK_QUICK=1``, as
 ``tests/test_notebooks.py`` runs them) through jupyter-cache: each is executed once and
-then read from the cache until its code changes. The cache lives in
-``$ISBETTER_DOCS_CACHE`` (default ``docs/_build/.jupyter_cache``); CI keeps it, and
+then read from the cache until its code changes (or isbetter's version does: the outputs
+of a cached notebook may lag behind changes of the package between versions; the notebook
+tests execute them afresh). The cache lives in ``$ISBETTER_DOCS_CACHE/<version>`` (default
+``docs/_build/.jupyter_cache``); CI keeps it, and
 Sphinx's doctrees, outside the clone so that a docs build re-executes nothing that did
 not change. ``ISBETTER_DOCS_EXECUTE=off`` renders the notebooks without executing them.
 """
@@ -104,8 +106,10 @@ myst_heading_anchors = 3
 
 EXECUTE = os.environ.get("ISBETTER_DOCS_EXECUTE", "cache")
 nb_execution_mode = EXECUTE
-nb_execution_cache_path = os.environ.get(
-    "ISBETTER_DOCS_CACHE", str(HERE / "_build" / ".jupyter_cache")
+# jupyter-cache re-executes a notebook when its code changes; one cache per version of
+# isbetter, so that a release's tutorials are executed with its own code
+nb_execution_cache_path = str(
+    Path(os.environ.get("ISBETTER_DOCS_CACHE", HERE / "_build" / ".jupyter_cache")) / release
 )
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True  # a failing cell fails the build
