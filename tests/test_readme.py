@@ -1,12 +1,13 @@
-"""The README runs as written, and prints the numbers it states.
+"""The README and the documentation's pages run as written, and print the numbers they state.
 
 * every Python block as a script of its own (``python block.py`` in a fresh process, from a
   folder outside the repository: the example data comes from the package), and all of them
   in one notebook kernel;
-* every ``isbetter`` command of its bash blocks, from the root of a checkout (a folder
+* every ``isbetter`` command of their bash blocks, from the root of a checkout (a folder
   with ``data/``, as the README says);
-* the numbers stated beside them — read from the README's text, not copied here — are
-  the numbers printed.
+* the numbers stated beside them — read from the pages' text, not copied here — are
+  the numbers printed;
+* the README stays a five-minute read (at most 250 lines) whose links all lead somewhere.
 """
 
 from __future__ import annotations
@@ -21,7 +22,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-PROSE = " ".join(README.split())  # statements wrapped over lines read as one line
+#: the pages whose code and numbers are checked: the README, then the docs' user pages
+#: (the design notes, the changelog and the development page hold no runnable example)
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "docs" / "index.md",
+    ROOT / "docs" / "paper.md",
+    ROOT / "docs" / "performance.md",
+    *sorted((ROOT / "docs" / "guide").glob("*.md")),
+]
+TEXT = "\n\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+PROSE = " ".join(TEXT.split())  # statements wrapped over lines read as one line
 
 # ----------------------------------------------------------------------------- the blocks
 
@@ -35,16 +46,16 @@ PYTHON_BLOCKS = {
 
 
 def _python_blocks() -> dict[str, str]:
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
     named = {name: [b for b in blocks if key in b] for name, key in PYTHON_BLOCKS.items()}
     assert all(len(found) == 1 for found in named.values()), named
-    assert len(blocks) == len(named), "a new README block: name it in PYTHON_BLOCKS"
+    assert len(blocks) == len(named), "a new Python block: name it in PYTHON_BLOCKS"
     return {name: found[0] for name, found in named.items()}
 
 
 def _bash_blocks() -> list[tuple[str, str]]:
     """(marker, body) of each bash block; the marker is the HTML comment above it, if any."""
-    found = re.findall(r"(?:<!-- ([\w-]+) -->\n)?```bash\n(.*?)```", README, flags=re.S)
+    found = re.findall(r"(?:<!-- ([\w-]+) -->\n)?```bash\n(.*?)```", TEXT, flags=re.S)
     return [(marker, body) for marker, body in found]
 
 
@@ -57,14 +68,14 @@ def _commands() -> list[str]:
     Of the main command, the part after the install runs here; test_demo.py installs a
     wheel as it does.
     """
-    commands = []
+    commands: list[str] = []
     for marker, body in _bash_blocks():
         if marker in ("synopsis", "test-command", "tagger-study"):
             continue
         for line in body.replace("\\\n", " ").splitlines():
-            command = line.split("&&")[-1].strip()
-            if command:
-                assert command.startswith("isbetter "), command
+            command = " ".join(line.split("&&")[-1].split())
+            assert not command or command.startswith("isbetter "), command
+            if command and command not in commands:  # a page may repeat the README's
                 commands.append(command)
     return commands
 
@@ -101,7 +112,7 @@ def _main_probabilities() -> tuple[str, ...]:
 
 def _rope_table() -> dict[str, tuple[str, ...]]:
     """ROPE -> the three probabilities, from the table in "How to choose a ROPE"."""
-    rows = re.findall(r"^\| (0\.\d+) +\| (\d\.\d+) \| (\d\.\d+) \| (\d\.\d+) \|$", README, re.M)
+    rows = re.findall(r"^\| (0\.\d+) +\| (\d\.\d+) \| (\d\.\d+) \| (\d\.\d+) \|$", TEXT, re.M)
     assert len(rows) == 3, rows
     return {rope: tuple(ps) for rope, *ps in rows}
 
@@ -117,7 +128,7 @@ def _tagger_chains() -> dict[str, str]:
 
 def _tagger_table2() -> dict[tuple[str, str], str]:
     """(A, B) -> the nine probabilities of the tagger study's likelihood table, as stated."""
-    rows = re.findall(r"^\| (\w+) vs (\w+) \| ([\d. /|]+) \|$", README, re.M)
+    rows = re.findall(r"^\| (\w+) vs (\w+) \| ([\d. /|]+) \|$", TEXT, re.M)
     assert len(rows) == 6, rows
     return {(a, b): " ".join(re.findall(r"\d\.\d{4}", cells)) for a, b, cells in rows}
 
@@ -133,9 +144,9 @@ def _printed_pairs(stdout: str) -> dict[tuple[str, str], str]:
 
 
 def _tagger_rank_tests() -> dict[str, tuple[str, str, str]]:
-    """Metric -> (mean ranks, Friedman p, joint P(best)), as the README's table states them."""
+    """Metric -> (mean ranks, Friedman p, joint P(best)), as the tagger guide states them."""
     rows = re.findall(
-        r"^\| (token|sentence|OOV) accuracy \| ([^|]+) \| (0\.\d+) \| ([^|]+) \|$", README, re.M
+        r"^\| (token|sentence|OOV) accuracy \| ([^|]+) \| (0\.\d+) \| ([^|]+) \|$", TEXT, re.M
     )
     assert len(rows) == 3, rows
     return {f"{m.lower()}_accuracy": (ranks.strip(), p, best.strip()) for m, ranks, p, best in rows}
@@ -191,7 +202,7 @@ def check_ranking(out: str) -> None:
     assert out.splitlines()[1] == _stated(r"On the five UCI classifiers the chain is `([^`]+)`")[0]
     # the three answers side by side: the rows printed are the README's table
     printed = [line for line in out.splitlines() if line.startswith("| ")]
-    table = re.findall(r"^\| (?:pairwise|joint|Plackett–Luce) \|.*$", README, re.M)
+    table = re.findall(r"^\| (?:pairwise|joint|Plackett–Luce) \|.*$", TEXT, re.M)
     assert len(table) == 3 and printed == table, (printed, table)
     (p_best,) = _stated(r"in one fit: P\(best\) (hnb \d\.\d+, aode \d\.\d+)")
     assert f"| {p_best}, " in printed[1], (p_best, printed[1])
@@ -258,7 +269,10 @@ def test_command_runs_from_the_checkout(command, tmp_path):
     (tmp_path / "data").symlink_to(ROOT / "data")
     argv = shlex.split(command)
     run = _run([sys.executable, "-m", "isbetter", *argv[1:]], cwd=tmp_path)
-    if argv[1] == "cv":  # the main command
+    if argv[1] == "cv" and "--output" in argv:  # the main command into a report file
+        written = (tmp_path / argv[argv.index("--output") + 1]).read_text(encoding="utf-8")
+        assert all(p in written for p in _main_probabilities()), written
+    elif argv[1] == "cv":  # the main command
         row = re.findall(r"^\S.*?\s(\d\.\d{4})\s+\d\.\d{4}$", run.stdout, re.M)
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
@@ -282,16 +296,22 @@ def test_command_runs_from_the_checkout(command, tmp_path):
 
 
 def test_every_runnable_command_is_tested():
-    """The README's runnable commands: the main one, the rankings and the two reports."""
-    assert [c.split()[1] for c in _commands()] == [
-        "cv",
-        "rank",
-        "rank",
-        "f1",
-        "rank",
-        "rank",
-        "rank",
+    """The runnable commands: the main one, the rankings, the two reports, the LaTeX table."""
+    subcommands = ["cv", "rank", "rank", "f1", "rank", "rank", "cv", "rank"]
+    assert [c.split()[1] for c in _commands()] == subcommands
+
+
+def test_readme_is_a_five_minute_read_whose_links_lead_somewhere():
+    """At most 250 lines; every relative link and image names a file or folder that exists."""
+    assert len(README.splitlines()) <= 250
+    targets = re.findall(r"\]\(([^)\s]+)\)", README) + re.findall(r'src="([^"]+)"', README)
+    local = [t.split("#")[0] for t in targets if not re.match(r"[a-z]+:", t) and t[0] != "#"]
+    assert local and all((ROOT / t).exists() for t in local), [
+        t for t in local if not (ROOT / t).exists()
     ]
+    # the guide pages it links are pages of the documentation site
+    site = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    assert {t for t in local if t.startswith("docs/") and t.endswith(".md")} <= site
 
 
 def test_tagger_study_numbers_are_the_shipped_tables():

@@ -328,15 +328,15 @@ def test_ctrl_c_caught_by_a_sampler_still_stops_the_command(
     assert main(_cv(full, "--a", "a", "--b", "b")) == 0  # the next command is not affected
 
 
-# ------------------------------------------------------------------ the README tour
+# ------------------------------------------------------------------ the guide's first example
 @pytest.mark.slow
 def test_readme_tour_prints_no_blas_warning(tmp_path):
-    """The tour's first block, as a script in a fresh process: no PyTensor BLAS notice."""
+    """The cross-validation guide's example, as a script in a fresh process: no BLAS notice."""
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    text = (root / "README.md").read_text(encoding="utf-8")
+    text = (root / "docs" / "guide" / "cross_validation.md").read_text(encoding="utf-8")
     block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
     (tmp_path / "data").symlink_to(root / "data")
     (tmp_path / "tour.py").write_text(block, encoding="utf-8")

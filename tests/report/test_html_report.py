@@ -15,7 +15,6 @@ import base64
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _browser import chromium
 from isbetter import InputError, compare, from_arrays
 from isbetter.cli import main
 from isbetter.report import render
@@ -309,14 +309,6 @@ _CHECK = """<script>
 </script>"""
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 def _browse(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
     cmd = [
         browser,
@@ -333,12 +325,12 @@ def _browse(browser: str, page: Path, tmp: Path, *extra: str) -> subprocess.Comp
 
 
 @pytest.mark.skipif(
-    _chromium() is None,
+    chromium() is None,
     reason="headless Chromium not installed (apt-get install chromium; .ci/run installs it)",
 )
 @pytest.mark.parametrize("name", ["cv", "f1", "power", "rank"])
 def test_report_renders_in_chromium(cli_reports, tmp_path, name):
-    browser = _chromium()
+    browser = chromium()
     assert browser is not None
     report = cli_reports[name]
     # a copy of the page with a script that writes what the browser rendered into the DOM

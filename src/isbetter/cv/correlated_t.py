@@ -44,7 +44,7 @@ __all__ = [
 
 
 def rho_from_sizes(n_test: int, n_train: int) -> float:
-    """Correlation of the fold differences, ``n_test / (n_test + n_train)`` [2]_.
+    """Correlation of the fold differences, ``n_test / (n_test + n_train)`` (Nadeau & Bengio 2003).
 
     Examples
     --------
@@ -232,7 +232,7 @@ def corrected_resampled_ttest(
     dataset: str | None = None,
     confidence_level: float = 0.95,
 ) -> TestResult:
-    """Frequentist corrected resampled t-test of Nadeau & Bengio [2]_.
+    """Frequentist corrected resampled t-test of Nadeau & Bengio (2003).
 
     The same corrected variance as :func:`correlated_ttest`, used as a
     classical two-sided test of no difference.

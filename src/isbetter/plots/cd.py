@@ -62,7 +62,8 @@ def plot_cd_diagram(
     Parameters
     ----------
     result : RankingResult or FriedmanNemenyi
-        A ranking over several data sets (its :attr:`baselines`) or the result of
+        A ranking over several data sets (its
+        :attr:`~isbetter.RankingResult.baselines`) or the result of
         :func:`isbetter.friedman_nemenyi`.
     metric : str, optional
         With a ranking: which metric (default: the first).

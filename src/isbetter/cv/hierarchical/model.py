@@ -150,7 +150,7 @@ class HierarchicalModel:
 
     @property
     def default_tune(self) -> int:
-        """Tuning steps per chain unless a fit is told (of :attr:`mass_matrix`: see TUNE)."""
+        """Tuning steps per chain unless a fit is told (of ``mass_matrix``: see TUNE)."""
         return DRAW_VARIANCE_TUNE if self.mass_matrix == "draw_variance" else TUNE
 
     def __repr__(self) -> str:
