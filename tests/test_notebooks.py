@@ -11,6 +11,7 @@ The notebooks with a hierarchical (MCMC) fit take a minute or more each and are 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def test_notebooks_are_built_from_their_sources():
         "04_multiclass_f1",
         "05_keller_measures",
         "06_tagger_study",
+        "07_llm_evals",
     ]
     for path in NOTEBOOKS.glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
@@ -273,3 +275,86 @@ def test_06_tagger_study(tmp_path, monkeypatch):
             int((significant & ~more_a).sum()),
         )
         assert a_better + b_better + none == len(rows) == len(scores) // len(taggers)
+
+
+def _counts(a, b) -> dict:
+    """The 2 x 2 counts of two models' 0/1 scores on the same items (A first)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return {
+        f"n{i}{j}": int(np.sum((a == i) & (b == j))) for i, j in ((1, 1), (1, 0), (0, 1), (0, 0))
+    }
+
+
+def _beta_above_half(counts: dict) -> float:
+    """P(Beta(1 + n10, 1 + n01) > 1/2): the exact paired model's P(A better), no ROPE."""
+    return float(stats.beta.sf(0.5, 1 + counts["n10"], 1 + counts["n01"]))
+
+
+def test_07_llm_evals(tmp_path, monkeypatch):
+    res = execute("07_llm_evals", tmp_path, monkeypatch)
+    llm = DATA / "llm_evals"
+    aime = pd.read_csv(llm / "no_clt_paper" / "matharena_aime_II.csv", dtype={"Question": str})
+    models = [c for c in aime.columns if c != "Question"]
+    # the AIME accuracies are the columns' means over the 60 answers
+    assert len(models) == 19
+    expected = aime[models].mean()
+    np.testing.assert_allclose(
+        [res["aime_accuracy"][m] for m in models], expected.to_numpy(), atol=1e-6
+    )
+    # items_joint: P(best) a distribution over the 19 models, the chain each model once
+    p_best = res["aime_p_best"]
+    assert sorted(p_best) == sorted(models)
+    assert abs(sum(p_best.values()) - 1) < 1e-9
+    assert max(p_best, key=p_best.get) == expected.idxmax() == "o3-mini (high)"
+    chain = [s.strip() for s in re.split(r" (?:<|≈|≲|≳|≪|≫|>) ", res["aime_chain"])]
+    assert sorted(chain) == sorted(models) and chain[-1] == "o3-mini (high)"
+    for low, high in res["aime_rank_interval"].values():
+        assert 1 <= low <= high <= 19
+    # the pair: the observed difference, McNemar's mid-p on the 60 answers recomputed
+    pair = res["pair"]
+    a, b = aime[pair["a"]], aime[pair["b"]]
+    assert pair["mean_difference"] == pytest.approx(a.mean() - b.mean(), abs=1e-12)
+    only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+    k, n = min(only_a, only_b), only_a + only_b
+    midp = min(1.0, 2 * stats.binom.cdf(k, n, 0.5) - stats.binom.pmf(k, n, 0.5))
+    assert pair["p_mcnemar_60"] == pytest.approx(midp, abs=1e-12)
+    assert pair["p_a_better"] + pair["p_rope"] + pair["p_b_better"] == pytest.approx(1)
+    # pairing narrows: the unpaired z-test is the least sure of the difference
+    assert pair["p_unpaired"] > pair["p_clustered"] > pair["p_mcnemar_60"]
+    # tool use: claude-2.1 right on all 20 items is best in every bootstrap draw; the exact
+    # pair against gpt-4-1106-preview is the Beta closed form of the CSV's counts
+    tools = pd.read_csv(llm / "no_clt_paper" / "langchain_data_tool_use_FULL.csv")
+    assert tools["claude-2.1"].eq(1).all() and res["tools_p_best"]["claude-2.1"] == 1.0
+    assert abs(sum(res["tools_p_best"].values()) - 1) < 1e-9
+    x, y = tools["claude-2.1"], tools["gpt-4-1106-preview (functions)"]
+    counts = _counts(x, y)
+    top = res["tools_top_pair"]
+    assert top["counts"] == counts and top["method"] == "items_exact"
+    # Monte Carlo error of a probability from 50 000 exact draws: sd <= 0.0023; 5 sd
+    draws = res["ko"]["draws"]
+    assert draws == 50_000
+    mc = 5 * 0.5 / np.sqrt(draws)
+    assert top["p_a_better"] == pytest.approx(_beta_above_half(counts), abs=mc)
+    # Inspect ARC: the 3 shared samples' C/I scores, and the Beta closed form
+    logs = {}
+    for name in ("qwen", "sonnet"):
+        log = json.loads((llm / "inspect" / f"data_arc_{name}.json").read_text())
+        logs[name] = {s["id"]: s["scores"]["choice"]["value"] == "C" for s in log["samples"]}
+    shared = sorted(set(logs["qwen"]) & set(logs["sonnet"]))
+    assert len(shared) == 3
+    son, qw = [logs["sonnet"][i] for i in shared], [logs["qwen"][i] for i in shared]
+    arc = _counts(son, qw)
+    assert res["arc"]["counts"] == arc
+    assert res["arc"]["p_above_0"] == pytest.approx(_beta_above_half(arc), abs=mc)
+    # ko_winogrande: the latest samples file of each model, exact_match by doc_id
+    ko = llm / "lm_eval" / "ko_winogrande"
+    scores = {}
+    for folder in ("upstage__SOLAR-10.7B-Instruct-v1.0", "meta-llama__Llama-3.1-8B-Instruct"):
+        latest = sorted((ko / folder).glob("samples_*.jsonl"))[-1]
+        lines = [json.loads(line) for line in latest.read_text().splitlines() if line.strip()]
+        scores[folder] = {r["doc_id"]: r["exact_match"] for r in lines}
+    s, m = scores["upstage__SOLAR-10.7B-Instruct-v1.0"], scores["meta-llama__Llama-3.1-8B-Instruct"]
+    assert sorted(s) == sorted(m)
+    ko_counts = _counts([s[i] for i in sorted(s)], [m[i] for i in sorted(s)])
+    assert res["ko"]["counts"] == ko_counts and res["ko"]["method"] == "items_exact"
+    assert res["ko"]["p_a_better"] == pytest.approx(_beta_above_half(ko_counts), abs=mc)
