@@ -12,6 +12,7 @@ API_MODULES = {
     "isbetter.report": "Reports",
     "isbetter.plots": "Plots",
     "isbetter.tagging": "Tagger studies",
+    "isbetter.items": "Language-model evaluations",
     "isbetter.sklearn": "From scikit-learn",
     "isbetter.example_data": "Example data",
 }

@@ -288,6 +288,12 @@ def test_command_runs_from_the_checkout(command, tmp_path):
             assert re.search(
                 rf"{metric}, mean effects, .*P\(best\).*: {system} {value} ", run.stdout
             )
+    if argv[1] == "items":  # the AIME pair: P(A better by more than the ROPE), as stated
+        (stated,) = _stated(r"P\(o3-mini \(high\) better by more than 5 points\) (0\.\d{4})")
+        assert re.search(rf"o3-mini \(high\) better \(d > 0\.05\) +{stated}$", run.stdout, re.M)
+    if argv[1] == "rank" and "--items" in argv:  # AIME's 19 models: the leader's P(best)
+        assert "P(best)" in run.stdout and "o3-mini (high) 0.994 " in run.stdout, run.stdout
+        assert "o3-mini (high) 0.994 [0.992, 0.995]" in TEXT
     if argv[1] == "rank" and "--wide" in argv:  # Demšar's Table 6, as the README states it
         assert "C4.5 ≈ C4.5+cf < C4.5+m ≈ C4.5+m+cf" in run.stdout, run.stdout
     for flag in ("--plot", "--report"):
@@ -297,7 +303,7 @@ def test_command_runs_from_the_checkout(command, tmp_path):
 
 def test_every_runnable_command_is_tested():
     """The runnable commands: the main one, the rankings, the two reports, the LaTeX table."""
-    subcommands = ["cv", "rank", "rank", "f1", "rank", "rank", "cv", "rank"]
+    subcommands = ["cv", "rank", "rank", "f1", "rank", "rank", "items", "cv", "rank", "rank"]
     assert [c.split()[1] for c in _commands()] == subcommands
 
 
