@@ -277,6 +277,12 @@ def test_command_runs_from_the_checkout(command, tmp_path):
         assert tuple(row) == _main_probabilities(), run.stdout
     if argv[1] == "rank" and "--plot" in argv:
         assert f"accuracy, next data set (ROPE ±0.01): {_uci_order()}" in run.stdout
+        # the ranking guide's numbers: aode vs j48 leaning, j48 and j48gr above nbc
+        ropes, better = _stated(r"P\(ROPE\) = (0\.\d{4}), P\(aode\s+better\) = (0\.\d{4})")
+        assert re.search(rf"^aode +j48 +{better} +{ropes} +0\.\d{{4}} +≳", run.stdout, re.M)
+        j48, j48gr = _stated(r"which the model puts above it \(P = (0\.\d{4}) and (0\.\d{4})\)")
+        assert re.search(rf"^j48 +nbc +{j48} ", run.stdout, re.M), run.stdout
+        assert re.search(rf"^j48gr +nbc +{j48gr} ", run.stdout, re.M), run.stdout
     if argv[1] == "rank" and "ud_ewt_taggers" in command and "joint" not in argv:
         for metric, chain in _tagger_chains().items():  # the tagger study's three chains
             line = f"{metric} chain, next data set: {chain}"
@@ -377,3 +383,14 @@ def test_synopsis_names_real_subcommands_and_flags():
         known = set(sub.choices[words[1]]._option_string_actions)
         flags = set(re.findall(r"(?<![\w-])(--[a-z][\w-]*)", line))
         assert flags <= known, (line, flags - known)
+
+
+def test_readme_states_the_tagger_chains_the_guide_checks():
+    """The tour's one-line summary of the tagger study is the guide's three chains."""
+    chains = _tagger_chains()  # checked against the ranking's output in the slow step
+    assert chains["token_accuracy"] == chains["oov_accuracy"]
+    readme = " ".join(README.split())
+    assert (
+        f"prints the chains `{chains['token_accuracy']}` on token and OOV accuracy and "
+        f"`{chains['sentence_accuracy']}` on sentence accuracy"
+    ) in readme
