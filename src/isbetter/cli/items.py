@@ -162,12 +162,13 @@ def run(args: argparse.Namespace) -> int:
             f"--task {args.task!r}: no such task in the input; its tasks: "
             + ", ".join(map(repr, table.tasks))
         )
+    rope = DEFAULT_ROPE if args.rope is None else args.rope
     result = compare_items(
         table,
         args.a,
         args.b,
         task=args.task,
-        rope=DEFAULT_ROPE if args.rope is None else args.rope,
+        rope=rope,
         model=args.model,
         draws=args.draws,
         resamples=args.resamples,
@@ -176,7 +177,6 @@ def run(args: argparse.Namespace) -> int:
     )
     scores = table.data.loc[table.data["system"].isin([args.a, args.b]), "score"]
     values = {table.metric: scores.to_numpy(dtype=float)}
-    rope = DEFAULT_ROPE if args.rope is None else args.rope
     rope_note(args, {table.metric: rope}, values, () if args.rope is not None else values)
     result = mark_default_rope(args, result)
     return emit(args, result, lazy_plot("isbetter.plots", "save_comparison_plot"))
