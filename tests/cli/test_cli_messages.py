@@ -384,7 +384,7 @@ def test_cv_and_rank_without_rope_say_so_and_suggest_one(capsys, one, command, s
     assert err == (
         f"isbetter {command}: note: no --rope given, so the ROPE is 0 and no practical "
         "equivalence can be concluded; give --rope in the units of score, e.g. --rope 0.01 "
-        "(one point of the scores' scale; see the README, 'How to choose a ROPE').\n"
+        "(one point of the scores' scale; see 'How to choose a ROPE', docs/guide/rope.md).\n"
     )
     assert json.loads(out)["settings"]["rope_default"] is True
     assert main(argv) == 0
@@ -417,14 +417,15 @@ def test_rank_suggests_a_rope_per_metric_in_its_units(capsys, tmp_path):
     assert capsys.readouterr().err == (
         "isbetter rank: note: no --rope given, so the ROPE is 0 and no practical equivalence "
         "can be concluded; give --rope in the units of each metric, e.g. --rope score=0.01 "
-        "--rope percent=1 (one point of each metric's scale; see the README, 'How to choose "
-        "a ROPE').\n"
+        "--rope percent=1 (one point of each metric's scale; see 'How to choose a ROPE', "
+        "docs/guide/rope.md).\n"
     )
     assert main([*argv, "--rope", "score=0.01"]) == 0
     assert capsys.readouterr().err == (
         "isbetter rank: note: no --rope given for percent, so its ROPE is 0 and no practical "
         "equivalence can be concluded; give --rope in the units of percent, e.g. --rope "
-        "percent=1 (one point of the scores' scale; see the README, 'How to choose a ROPE').\n"
+        "percent=1 (one point of the scores' scale; see 'How to choose a ROPE', "
+        "docs/guide/rope.md).\n"
     )
 
 
@@ -447,7 +448,7 @@ def _f1_note(command):
     return (
         f"isbetter {command}: note: no --rope given: using the default ROPE ±0.05 in the units "
         "of f1 (differences within it count as practically equivalent); give --rope for your "
-        "application (see the README, 'How to choose a ROPE').\n"
+        "application (see 'How to choose a ROPE', docs/guide/rope.md).\n"
     )
 
 

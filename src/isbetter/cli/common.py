@@ -359,7 +359,7 @@ def _default_note(ropes: Mapping[str, float], values: Mapping[str, Any], default
     some = len(default) < len(ropes)
     given = "no --rope given" + (f" for {', '.join(default)}" if some else "")
     units = default[0] if len(default) == 1 else "each metric"
-    guide = "see the README, 'How to choose a ROPE'"
+    guide = "see 'How to choose a ROPE', docs/guide/rope.md"
     value = ropes[default[0]]
     if value:
         return (

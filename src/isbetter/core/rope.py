@@ -1,10 +1,10 @@
 """Whether a ROPE fits the scores: a suggested half-width and the misfits worth a warning.
 
 The ROPE is a half-width in the metric's units, chosen for the application
-(README, "How to choose a ROPE"). Without one, a suggestion is derived from the
-scores' scale: 1 point of the scale, that is 0.01 for scores in [0, 1] (Benavoli
-et al. 2017 use 0.01 on accuracy), 1 for scores in [0, 100] (percent), and
-otherwise 1% of the median absolute score, rounded to a power of ten.
+(the guide page "How to choose a ROPE", ``docs/guide/rope.md``). Without one, a
+suggestion is derived from the scores' scale: 1 point of the scale, that is 0.01 for
+scores in [0, 1] (Benavoli et al. 2017 use 0.01 on accuracy), 1 for scores in
+[0, 100] (percent), and otherwise 1% of the median absolute score, rounded to a power of ten.
 
 The Python API warns (:class:`~isbetter.core.errors.RopeWarning`,
 :func:`warn_rope_misfit`) when a ROPE does not fit; it does not warn when the ROPE
