@@ -107,15 +107,19 @@ def test_bad_input_one_line_exit_2_nothing_written(
     assert not out.exists()
 
 
-def test_several_tasks_ask_for_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_several_tasks_one_task_or_pooled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--task compares one task, --pool micro all items as one (the hierarchical model's
+    own tests are in tests/items/test_items_subtasks.py)."""
     csv = tmp_path / "two.csv"
     pd.DataFrame(
         {"task": ["t1"] * 4 + ["t2"] * 4, "item": [1, 2] * 4, "system": ["x", "x", "y", "y"] * 2}
     ).assign(score=[1, 0, 1, 1] * 2).to_csv(csv, index=False)
-    assert main(["items", str(csv), "--a", "x", "--b", "y"]) == 2
-    assert "name one with --task" in capsys.readouterr().err
     assert main(["items", str(csv), "--a", "x", "--b", "y", "--task", "t2", *FAST]) == 0
     assert "on task t2" in capsys.readouterr().out
+    assert main(["items", str(csv), "--a", "x", "--b", "y", "--pool", "micro", *FAST]) == 0
+    assert "on task 2 tasks pooled (t1, t2)" in capsys.readouterr().out
 
 
 def test_exact_model_on_graded_items_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:

@@ -206,10 +206,10 @@ def test_clusters_are_the_units_of_the_joint_bootstrap() -> None:
     assert joint.estimate.sd == pytest.approx(alone.estimate.sd, rel=0.05)
 
 
-def test_several_tasks_pairwise_pools_binary_items() -> None:
+def test_several_tasks_pairwise_pools_binary_items_on_request() -> None:
     rng = np.random.default_rng(6)
     table = _table({s: rng.random(90) < p for s, p in (("a", 0.8), ("b", 0.5), ("c", 0.3))}, 3)
-    r = rank(table, rng=2)
+    r = rank(table, pool="micro", rng=2)
     p = r.pair("a", "b")
     assert p.method == "items_exact" and p.settings["items"] == 90
     assert p.dataset == "3 tasks pooled (t0, t1, t2)"

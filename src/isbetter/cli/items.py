@@ -1,4 +1,4 @@
-"""``isbetter items``: compare two language models item by item on one task."""
+"""``isbetter items``: compare two language models item by item, on one task or over subtasks."""
 
 from __future__ import annotations
 
@@ -15,21 +15,25 @@ from isbetter.cli.common import (
     mark_default_rope,
     rope_note,
 )
-from isbetter.core.vocabulary import ITEM_MODELS
+from isbetter.core.vocabulary import ITEM_MODELS, ITEM_POOLS
 
 
 def add(sub: argparse._SubParsersAction) -> None:
     """Declare the subcommand and its arguments."""
     p = sub.add_parser(
         "items",
-        help="compare two language models item by item on one task (evaluation logs)",
+        help="compare two language models item by item on one task or over its subtasks "
+        "(evaluation logs)",
         description=(
             "Paired Bayesian comparison of two models on the same items of one task, from "
             "lm-evaluation-harness output folders, Inspect logs or item-level tables: the "
             "exact paired model for binary items (Dir(1,1,1,1) on the 2 x 2 table), the "
             "Bayesian bootstrap of the paired mean difference for graded items, runs or "
             "clusters; with mid-p McNemar, Koehn's paired bootstrap, Miller's clustered "
-            "standard error and the unpaired z-test lm-evaluation-harness prints beside it."
+            "standard error and the unpaired z-test lm-evaluation-harness prints beside it. "
+            "Logs of several tasks without --task: the hierarchical paired model over the "
+            "subtasks (the next subtask's difference, the population mean difference, each "
+            "subtask's shrunk difference; --plot draws them), or --pool micro."
         ),
         formatter_class=formatter,
     )
@@ -44,8 +48,12 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--a", required=True, metavar="MODEL", help="model A")
     p.add_argument("--b", required=True, metavar="MODEL", help="model B")
     p.add_argument(
-        "--task", default=None, metavar="TASK", help="the task (if the logs hold several)"
+        "--task",
+        default=None,
+        metavar="TASK",
+        help="compare on this task alone (logs of several tasks; without it, over all of them)",
     )
+    add_pool_arg(p)
     p.add_argument(
         "--metric", default=None, metavar="NAME", help="the metric of the logs (e.g. acc, acc_norm)"
     )
@@ -69,13 +77,31 @@ def add(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         help="posterior draws (default 50000; the bootstrap of many distinct item scores: "
-        "fewer, down to 10000, as its cost is draws x distinct scores)",
+        "fewer, down to 10000, as its cost is draws x distinct scores; the hierarchical "
+        "model over subtasks: per chain, default 1000 x 4 chains)",
     )
     p.add_argument(
         "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
     )
     p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
-    add_output_args(p, "write the posterior plot of the difference here")
+    add_output_args(
+        p,
+        "write the posterior plot of the difference here (over subtasks: the forest plot of "
+        "each subtask's observed and shrunk difference)",
+    )
+
+
+def add_pool_arg(g: argparse._ActionsContainer) -> None:
+    """Add --pool: how several subtasks are compared (``isbetter items``, ``rank --items``)."""
+    g.add_argument(
+        "--pool",
+        default=None,
+        choices=ITEM_POOLS[1:],
+        help="logs of several tasks: hierarchical (the default for two or more subtasks: the "
+        "hierarchical paired model of binary items over them, MCMC) or micro (their items "
+        "pooled as one task, each (task, item) one item: a micro average; graded items or "
+        "clusters over several subtasks need it)",
+    )
 
 
 def add_reading_args(g: argparse._ActionsContainer) -> None:
@@ -168,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         args.a,
         args.b,
         task=args.task,
+        pool=args.pool or "auto",
         rope=rope,
         model=args.model,
         draws=args.draws,

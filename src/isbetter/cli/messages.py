@@ -38,6 +38,7 @@ _FLAGS = {
     "p_positive": "--p-positive",
     "positive": "--positive",
     "resamples": "--resamples",
+    "pool": "--pool",
     "sizes": "--sizes",
     "replicates": "--replicates",
     "goal": "--goal",

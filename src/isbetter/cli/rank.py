@@ -18,7 +18,7 @@ from isbetter.cli.common import (
     rope_note,
     score_columns,
 )
-from isbetter.cli.items import add_reading_args
+from isbetter.cli.items import add_pool_arg, add_reading_args
 from isbetter.cli.tagging import add_prediction_args, tag_column
 from isbetter.core.vocabulary import (
     F1_MODELS,
@@ -115,10 +115,12 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--items",
         action="store_true",
         help="PATHs are item-level logs or tables: rank the models on the same items (--method "
-        "auto, exact, bootstrap: every pair as isbetter items; items-joint: one Bayesian "
+        "auto, exact, bootstrap: every pair as isbetter items, over several tasks by the "
+        "hierarchical model (--pool); items-joint: one Bayesian "
         "bootstrap over items of every model's scores, with P(best) and rank intervals)",
     )
     add_reading_args(items)
+    add_pool_arg(items)
     cols = add_column_args(p)
     drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
     drop.help = f"{drop.help} (with --predictions: the folds without an OOV word, OOV accuracy 0/0)"
@@ -393,6 +395,10 @@ def _read_input(args: argparse.Namespace) -> tuple[Any, list[str], dict[str, Any
         args.paths = args.file
         data = _read_items(args)
         return data, [data.metric], {}
+    if args.pool is not None:
+        raise InputError(
+            "--pool pools the subtasks of item-level logs; add --items or leave it out."
+        )
     if len(args.file) > 1:
         raise InputError(
             f"{len(args.file)} PATHs: scores, predictions and tagger studies are one file; "
@@ -415,7 +421,7 @@ def run(args: argparse.Namespace) -> int:
 
     options = {
         k: getattr(args, k)
-        for k in ("draws", "chains", "tune", "rho", "concentration", "ties")
+        for k in ("draws", "chains", "tune", "rho", "concentration", "ties", "pool")
         if getattr(args, k) is not None
     }
     if args.joint_spread_prior is not None:

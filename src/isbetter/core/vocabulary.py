@@ -14,6 +14,7 @@ __all__ = [
     "FORMATS",
     "FORMAT_SUFFIXES",
     "ITEM_MODELS",
+    "ITEM_POOLS",
     "ITEM_RANKING_METHODS",
     "JOINT_METHODS",
     "METHOD_NAMES",
@@ -46,6 +47,7 @@ METHOD_NAMES: dict[str, str] = {
     "items_exact": "exact paired model of binary items",
     "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
     "items_joint": "Bayesian bootstrap over items",
+    "items_hierarchical": "hierarchical paired model of binary items over subtasks",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
@@ -63,6 +65,10 @@ ONE_MODEL_METHODS: tuple[str, ...] = ("joint", "plackett_luce", "items_joint")
 #: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
 #: Bayesian bootstrap of the paired mean difference, or the one that suits the items
 ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
+#: how :func:`isbetter.compare_items` and :func:`isbetter.rank` treat several subtasks: the
+#: hierarchical model of binary items over them, or their items pooled (a micro average);
+#: ``"auto"``: the hierarchical model for two or more subtasks
+ITEM_POOLS: tuple[str, ...] = ("auto", "hierarchical", "micro")
 #: goals of :func:`isbetter.power_analysis` (relation keys of the HDI + ROPE rule)
 POWER_GOALS: tuple[str, ...] = ("a_better", "equivalent", "b_better")
 #: report formats of :func:`isbetter.report.render`
@@ -92,6 +98,7 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "items_exact": ("this task", "the accuracy difference on the population of the task's items"),
     "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
     "items_joint": ("these items", "the difference in mean score on the population of the items"),
+    "items_hierarchical": ("next subtask", "the accuracy difference on the next subtask"),
 }
 #: what the ranks and orders of a model of all the systems are about: (short name, in words)
 RANK_QUANTITIES: dict[str, tuple[str, str]] = {
@@ -164,6 +171,8 @@ def place_text(method: str, dataset: str, name: str | None = None) -> str:
     >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
     ('task arc', 'data set anneal (1)')
     """
+    if method == "items_hierarchical":  # "57 subtasks (a, b, c, …)"
+        return dataset
     if method.startswith("items_"):
         return f"task {dataset}"
     return dataset_text(dataset, name)

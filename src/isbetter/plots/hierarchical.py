@@ -244,8 +244,10 @@ def save_comparison_plot(
 ) -> None:
     """Write the plot that suits `result` to `path` (format from the file extension).
 
-    Results whose probabilities are argmax counts of per-draw masses (the
-    hierarchical model, the sign and signed-rank tests) get the simplex
+    The hierarchical paired model of items over subtasks gets the forest of its
+    subtasks' shrunk differences (:func:`~isbetter.plots.items.plot_subtasks`, every
+    subtask); other results whose probabilities are argmax counts of per-draw masses
+    (the hierarchical model, the sign and signed-rank tests) get the simplex
     (:func:`~isbetter.plots.simplex.plot_simplex`); other results the posterior
     of the difference (:func:`plot_difference_posterior`). The figure is made
     without pyplot and closed, and matplotlib's rcParams are left untouched.
@@ -266,6 +268,14 @@ def save_comparison_plot(
 
     from isbetter.plots.simplex import plot_simplex
 
+    if getattr(result, "subtasks", ()) and getattr(result, "delta", None) is not None:
+        from isbetter.plots.items import plot_subtasks
+
+        size = (6.0, max(2.5, 0.22 * len(result.subtasks) + 1))
+        fig = Figure(figsize=size, layout="constrained")
+        plot_subtasks(result, ax=fig.add_subplot(), max_subtasks=None)
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        return
     fig = Figure(figsize=(5.5, 5) if result.counting == "argmax" else (6, 3.8))
     ax = fig.add_subplot()
     if result.counting == "argmax":

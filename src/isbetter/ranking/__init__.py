@@ -38,7 +38,7 @@ __all__ = ["RankingResult", "rank"]
 
 #: comparison methods fitted by MCMC (seconds to minutes a pair, :data:`CV_METHODS` and
 #: :data:`F1_MODELS`): the only ones for which worker processes pay off
-_MCMC_METHODS = frozenset({"hierarchical"})
+_MCMC_METHODS = frozenset({"hierarchical"})  # (items over subtasks: kind "items", this method)
 
 
 def rank(
@@ -156,7 +156,6 @@ def rank(
     """
     from isbetter.cv.scores import ScoreTable
     from isbetter.f1.predictions import PredictionTable
-    from isbetter.ranking.execution import run_tasks
 
     rule, threshold, margin = check_rule(rule, threshold, margin)
     cache_dir = check_path(cache_dir, "cache_dir")
@@ -165,7 +164,7 @@ def rank(
     data = _front_door(data, metrics)
     if _is_item_table(data):
         pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
-        return _items(data, request, (rule, threshold, margin), pairwise)
+        return _items(data, request, (rule, threshold, margin), {**pairwise, "progress": progress})
     if method in ("plackett_luce", "plackett-luce", "joint"):
         pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir}
         one_model = method.replace("-", "_")
@@ -181,18 +180,8 @@ def rank(
         )
     names = tuple(systems) if systems is not None else data.systems
     baselines = _baselines(data, names, tuple(ropes)) if isinstance(data, ScoreTable) else {}
-    if executor is None and jobs is None:
-        jobs = _default_jobs(tasks)
-    threads = _in_process_threads(tasks) if executor is None and jobs == 1 else 1
-    outcomes, stats = run_tasks(
-        tasks,
-        executor=executor,
-        jobs=jobs,
-        threads=threads,
-        cache_dir=cache_dir,
-        progress=progress,
-    )
-    pairs, simplex = _pairs(tasks, outcomes)
+    pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir, "progress": progress}
+    pairs, simplex, stats = _run_pairs(tasks, pairwise)
     result = _finish(
         names, pairs, simplex, ropes, baselines, method, (rule, threshold, margin), request, stats
     )
@@ -219,6 +208,30 @@ def _front_door(data: Any, metrics: Sequence[str] | None) -> Any:
     if "gold" in frame.columns:
         return read_predictions(data)
     return read_scores(data, score=list(metrics) if metrics else "score")
+
+
+def _run_pairs(tasks: list[PairTask], pairwise: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """Run the pair tasks where `pairwise` says (executor, jobs, cache_dir, progress).
+
+    Returns the pairs, their simplex points per metric and the execution's statistics.
+    Default `jobs`: :func:`_default_jobs`; in this process, :func:`_in_process_threads`.
+    """
+    from isbetter.ranking.execution import run_tasks
+
+    executor, jobs = pairwise["executor"], pairwise["jobs"]
+    if executor is None and jobs is None:
+        jobs = _default_jobs(tasks)
+    threads = _in_process_threads(tasks) if executor is None and jobs == 1 else 1
+    outcomes, stats = run_tasks(
+        tasks,
+        executor=executor,
+        jobs=jobs,
+        threads=threads,
+        cache_dir=pairwise["cache_dir"],
+        progress=pairwise["progress"],
+    )
+    pairs, simplex = _pairs(tasks, outcomes)
+    return pairs, simplex, stats
 
 
 def _default_jobs(tasks: Sequence[PairTask]) -> int:
@@ -511,19 +524,30 @@ def _is_item_table(data: Any) -> bool:
 def _items(
     table: Any, request: _Request, reading: tuple[str, float, float], pairwise: dict[str, Any]
 ) -> RankingResult:
-    """Rank language models on item-level scores (:mod:`isbetter.ranking.items`)."""
+    """Rank language models on item-level scores (:mod:`isbetter.ranking.items`).
+
+    The exact and bootstrap pairs and the one posterior run in this process; the
+    hierarchical fits over subtasks run as every pairwise ranking of fits does
+    (:func:`~isbetter.ranking.execution.run_tasks`: `jobs`, `executor`, `cache_dir`).
+    """
     from isbetter.ranking.items import check_item_request, rank_item_table
 
     route = check_item_request(table, request.method, request.metrics, request.options)
-    _in_process_only(
-        pairwise, "item scores are compared exactly (no MCMC, milliseconds a pair) in this process"
-    )
     parts = rank_item_table(table, request, route)
-    stats = {"computed": len(parts["pairs"]), "cached": 0, "executor": "serial", "workers": 1}
-    result = _finish(
+    if parts["tasks"]:  # the hierarchical model over subtasks: an MCMC fit per pair
+        pairs, simplex, stats = _run_pairs(parts["tasks"], pairwise)
+    else:
+        _in_process_only(
+            {k: v for k, v in pairwise.items() if k != "progress"},
+            "item scores of one task (or pooled) are compared exactly (no MCMC, "
+            "milliseconds a pair) in this process",
+        )
+        pairs, simplex = parts["pairs"], parts["simplex"]
+        stats = {"computed": len(pairs), "cached": 0, "executor": "serial", "workers": 1}
+    return _finish(
         parts["names"],
-        parts["pairs"],
-        parts["simplex"],
+        pairs,
+        simplex,
         parts["ropes"],
         parts["baselines"],
         parts["method"],
@@ -533,7 +557,6 @@ def _items(
         parts["joint"],
         parts["extra"],
     )
-    return result
 
 
 def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Callable[..., Any]:

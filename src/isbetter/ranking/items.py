@@ -14,10 +14,15 @@ Two routes, named by the quantity their relations are about:
   probable orders and every pair's probabilities come from the same draws.
 
 Both are about the systems' difference in mean score (accuracy, for 0/1 scores) on the
-population the items are drawn from. Several tasks are pooled for now — each (task,
-item) is one item (:func:`pooled_pair`, :func:`~isbetter.items.joint.item_matrix`) —
-until the hierarchical model over subtasks replaces them; beside them Friedman's,
-Iman–Davenport's and Nemenyi's tests rank the systems' mean scores on each task.
+population the items are drawn from. Several tasks (option ``pool``,
+:data:`~isbetter.core.vocabulary.ITEM_POOLS`): the pairwise route compares every pair by
+the hierarchical paired model over the subtasks (``"auto"``, ``"hierarchical"``;
+:func:`hierarchical_tasks`: MCMC fits, run by :mod:`isbetter.ranking.execution` —
+worker processes, a cache — as every other pairwise ranking of fits), or pools the
+tasks' items, each (task, item) one item (``"micro"``,
+:func:`~isbetter.items.subtasks.pooled_pair`); the one posterior always pools them
+(:func:`~isbetter.items.joint.item_matrix`). Beside them Friedman's, Iman–Davenport's
+and Nemenyi's tests rank the systems' mean scores on each task.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from isbetter.core.errors import InputError
 from isbetter.core.provenance import input_record
 from isbetter.core.validate import check_choice, counted
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import ITEM_RANKING_METHODS
+from isbetter.core.vocabulary import ITEM_POOLS, ITEM_RANKING_METHODS
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
@@ -41,14 +46,14 @@ from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items.compare import compare_paired_items
 from isbetter.items.joint import ItemMatrix, distinct_units, item_matrix, sample_means
-from isbetter.items.table import PairedItems
-from isbetter.ranking.tasks import simplex_points
+from isbetter.items.subtasks import pooled_pair, pooled_task, resolve_pool, subtask_counts
+from isbetter.ranking.tasks import PairTask, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["ITEM_RANKING_OPTIONS", "item_pairs", "items_joint", "pooled_pair"]
+__all__ = ["ITEM_RANKING_OPTIONS", "hierarchical_tasks", "item_pairs", "items_joint"]
 
 #: the options of :func:`isbetter.rank` that a ranking of item scores takes
-ITEM_RANKING_OPTIONS = ("draws",)
+ITEM_RANKING_OPTIONS = ("draws", "pool")
 #: the one posterior's draws by default: a probability's Monte Carlo error at most 0.005
 #: (more than the joint correlated model's 4 x 1000), while each draw's ROPE-aware order of
 #: K systems costs Python time (19 AIME models: 3 s at 10 000 draws, 16 s at 50 000)
@@ -73,48 +78,6 @@ def check_item_request(
     return method, metric
 
 
-def pooled_pair(table: Any, a: str, b: str) -> PairedItems:
-    """Return the items `a` and `b` share, every task's items pooled as one population.
-
-    One task: :meth:`~isbetter.items.table.ItemTable.paired`. Several: each (task, item)
-    is one item (and each (task, cluster) one cluster), a micro average over the tasks.
-    This is the place where the hierarchical model over subtasks (DESIGN §4.3) will take
-    over the pairs of a table of several tasks.
-    """
-    if len(table.tasks) == 1:
-        return table.paired(a, b)
-    parts = list(table.subtasks(a, b).values())
-    clustered = any(p.clusters is not None for p in parts)
-    return PairedItems(
-        task=pooled_task(table.tasks),
-        system_a=a,
-        system_b=b,
-        items=np.concatenate([np.char.add(f"{p.task}/", p.items) for p in parts]),
-        a=np.concatenate([p.a for p in parts]),
-        b=np.concatenate([p.b for p in parts]),
-        clusters=(
-            np.concatenate(
-                [
-                    np.char.add(f"{p.task}/", p.clusters if p.clusters is not None else p.items)
-                    for p in parts
-                ]
-            )
-            if clustered
-            else None
-        ),
-        runs=np.concatenate([p.runs for p in parts]),
-        binary=all(p.binary for p in parts),
-    )
-
-
-def pooled_task(tasks: tuple[str, ...]) -> str:
-    """Name the population of several tasks' items pooled: ``"3 tasks pooled (a, b, c)"``."""
-    if len(tasks) == 1:
-        return tasks[0]
-    shown = ", ".join(tasks[:3]) + (", …" if len(tasks) > 3 else "")
-    return f"{counted(len(tasks), 'task')} pooled ({shown})"
-
-
 def item_pairs(
     table: Any,
     systems: tuple[str, ...],
@@ -128,7 +91,8 @@ def item_pairs(
 
     Each pair's seed is ``pair_seed(seed, metric, a, b)``, as for every pairwise
     ranking, so a pair equals ``compare_items(table, a, b, rng=that seed,
-    baselines=False)`` (one task; the baselines are left out of a ranking).
+    baselines=False)`` (one task, or several with ``pool="micro"``; the baselines are
+    left out of a ranking).
     """
     pairs, simplex = [], {}
     for a, b in itertools.combinations(systems, 2):
@@ -145,6 +109,38 @@ def item_pairs(
         simplex[(a, b)] = simplex_points(posterior.region_masses(rope))
         pairs.append(dataclasses.replace(res.summary(), ranking_metric=metric))
     return pairs, simplex
+
+
+def hierarchical_tasks(
+    table: Any,
+    systems: tuple[str, ...],
+    metric: str,
+    rope: float,
+    seed: int,
+    options: Mapping[str, Any],
+) -> list[PairTask]:
+    """One task per pair: the hierarchical paired model over the subtasks, to run anywhere.
+
+    Each task holds the pair's subtask counts (:func:`~isbetter.items.subtasks.subtask_counts`:
+    binary items, or an error naming ``pool="micro"``) and the seed ``pair_seed(seed,
+    metric, a, b)``, so a pair equals ``compare_items(table, a, b, rng=that seed,
+    baselines=False)``; :func:`~isbetter.ranking.tasks.run_task` fits it.
+    """
+    draws = options.get("draws")
+    return [
+        PairTask(
+            "items",
+            metric,
+            a,
+            b,
+            rope,
+            "hierarchical",
+            pair_seed(seed, metric, a, b),
+            subtask_counts(table.subtasks(a, b)),
+            {} if draws is None else {"draws": draws},
+        )
+        for a, b in itertools.combinations(systems, 2)
+    ]
 
 
 def items_joint(
@@ -219,8 +215,11 @@ def task_baselines(matrix: ItemMatrix, metric: str) -> dict[str, Any]:
     return {metric: friedman_nemenyi(means, systems=list(matrix.systems))}
 
 
-def item_settings(table: Any, matrix: ItemMatrix) -> dict[str, Any]:
-    """Return what a ranking of item scores records: the input, the reader's notes, the pooling."""
+def item_settings(table: Any, matrix: ItemMatrix, pool: str) -> dict[str, Any]:
+    """Return what a ranking of item scores records: the input, the reader's notes, the pooling.
+
+    `pool`: ``"hierarchical"`` or ``"micro"`` for several tasks (``"task"``: one).
+    """
     out: dict[str, Any] = {
         "input": input_record(table.data, what=str(table.source or "ItemTable")),
         "items": matrix.n_items,
@@ -228,7 +227,12 @@ def item_settings(table: Any, matrix: ItemMatrix) -> dict[str, Any]:
     if table.notes:
         out["reading"] = list(map(str, table.notes))
     tasks = tuple(np.unique(matrix.tasks))
-    if len(tasks) > 1:
+    if pool == "hierarchical":
+        out["pooled"] = (
+            f"{counted(len(tasks), 'subtask')}: every pair by the hierarchical paired model "
+            "over them (its probabilities: the next subtask's difference)"
+        )
+    elif len(tasks) > 1:
         out["pooled"] = (
             f"{counted(len(tasks), 'task')} pooled: each (task, item) is one item of one "
             "population (a micro average over the tasks' items), not a model of the tasks"
@@ -236,11 +240,27 @@ def item_settings(table: Any, matrix: ItemMatrix) -> dict[str, Any]:
     return out
 
 
+def _pool(table: Any, method: str, options: Mapping[str, Any]) -> str:
+    """Return how the pairs treat the tasks: ``"task"``, ``"hierarchical"`` or ``"micro"``."""
+    pool = options.get("pool", "auto")
+    if method != "items_joint":
+        return resolve_pool(pool, tuple(table.tasks), None)
+    if check_choice(pool, "pool", ITEM_POOLS) == "hierarchical":
+        raise InputError(
+            "`pool='hierarchical'` compares every pair by the hierarchical model over "
+            "subtasks, and `method='items_joint'` is one Bayesian bootstrap over all the "
+            "items: leave `pool` out, or rank pairwise (e.g. method='auto')."
+        )
+    return "micro" if len(table.tasks) > 1 else "task"
+
+
 def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[str, Any]:
     """Compute what :func:`isbetter.rank` needs to finish a ranking of item scores.
 
     Returns the keyword arguments of its last step: systems, pairs, simplex points,
-    ROPEs, baselines, the comparison method, joint ranks and extra settings.
+    ROPEs, baselines, the comparison method, joint ranks and extra settings; for the
+    hierarchical route over subtasks instead of pairs and simplex points the pair
+    ``tasks``, which :func:`isbetter.rank` runs as it runs every fit.
     """
     from isbetter.ranking import _ropes, _systems
 
@@ -249,21 +269,30 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
     ropes = _ropes(0.0 if request.rope is None else request.rope, (metric,))
     matrix = item_matrix(table, names)  # the same items for every system, or an error
     seed, options = request.seed, request.options
+    pool = _pool(table, method, options)
     joint: dict[str, Any] = {}
-    extra = item_settings(table, matrix)
+    extra = item_settings(table, matrix, pool)
+    parts: dict[str, Any] = {
+        "names": names,
+        "ropes": ropes,
+        "baselines": task_baselines(matrix, metric),
+        "joint": joint,
+        "extra": extra,
+        "tasks": [],
+    }
+    if pool == "hierarchical":
+        if method == "bootstrap":
+            raise InputError(
+                "`method='bootstrap'` pools the items of one population, and the pairs of "
+                "several subtasks are compared by the hierarchical model of binary items; "
+                "for the Bayesian bootstrap over all the subtasks' items give `pool='micro'`."
+            )
+        tasks = hierarchical_tasks(table, names, metric, ropes[metric], seed, options)
+        return {**parts, "tasks": tasks, "method": "items_hierarchical"}
     if method == "items_joint":
         pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
-        joint = {metric: ranks}
+        joint[metric] = ranks
     else:
         pairs, simplex = item_pairs(table, names, metric, ropes[metric], method, seed, options)
         method = pairs[0].method if len({p.method for p in pairs}) == 1 else f"items_{method}"
-    return {
-        "names": names,
-        "pairs": pairs,
-        "simplex": {metric: simplex},
-        "ropes": ropes,
-        "baselines": task_baselines(matrix, metric),
-        "method": method,
-        "joint": joint,
-        "extra": extra,
-    }
+    return {**parts, "pairs": pairs, "simplex": {metric: simplex}, "method": method}

@@ -57,9 +57,10 @@ class PairTask:
 
     Attributes
     ----------
-    kind : {"cv", "f1"}
-        Per-fold scores (:func:`isbetter.compare`) or per-document predictions
-        (:func:`isbetter.compare_f1`).
+    kind : {"cv", "f1", "items"}
+        Per-fold scores (:func:`isbetter.compare`), per-document predictions
+        (:func:`isbetter.compare_f1`) or binary item scores over several subtasks (the
+        hierarchical paired model, :func:`~isbetter.items.subtasks.hierarchical_pair`).
     metric : str
         The metric column (``"cv"``) or the measure (``"f1"``).
     system_a, system_b : str
@@ -72,8 +73,9 @@ class PairTask:
     seed : int
         This task's seed (:func:`~isbetter.inference.seeds.pair_seed`).
     data : object
-        ``PairedScores`` (``"cv"``) or a ``PredictionTable`` of gold and the two
-        systems (``"f1"``).
+        ``PairedScores`` (``"cv"``), a ``PredictionTable`` of gold and the two
+        systems (``"f1"``), or the pair's subtask counts, a DataFrame ``task, n11,
+        n10, n01, n00`` (``"items"``).
     options : dict
         Further keyword options of the comparison (draws, chains, ...).
     """
@@ -110,6 +112,8 @@ class PairTask:
 
 
 def _arrays(data: Any) -> list[np.ndarray]:
+    if hasattr(data, "columns"):  # subtask counts
+        return [data[c].to_numpy().astype(str if c == "task" else np.int64) for c in data.columns]
     if hasattr(data, "differences"):  # PairedScores
         return [np.asarray(d, dtype=float) for d in data.differences] + [
             np.asarray(data.n_folds),
@@ -176,14 +180,16 @@ def run_task(task: PairTask) -> list[dict[str, Any]]:
 
 
 def samples_with_nutpie(task: PairTask) -> bool:
-    """Whether `task` is a hierarchical fit of per-fold scores that nutpie samples.
+    """Whether `task` is a hierarchical fit that nutpie samples (per-fold scores, items).
 
     Such fits may run side by side in threads (their samplers run outside the GIL and
     stop through :data:`~isbetter.inference.sampling.STOP`); PyMC's sampler may not.
-    nutpie is looked for, not imported.
+    nutpie is looked for, not imported. The items' model over subtasks is nutpie's only.
     """
     import importlib.util
 
+    if task.kind == "items":
+        return True
     return (
         task.kind == "cv"
         and task.method == "hierarchical"
@@ -202,12 +208,27 @@ def prepare(task: PairTask) -> None:
     if samples_with_nutpie(task):
         import nutpie  # noqa: F401
 
-        from isbetter.cv.hierarchical.compiled_backend import load_density
-
+        if task.kind == "items":
+            from isbetter.items.hierarchical.density import load_density
+        else:
+            from isbetter.cv.hierarchical.compiled_backend import load_density
         load_density()
 
 
 def _run(task: PairTask) -> list[dict[str, Any]]:
+    if task.kind == "items":
+        from isbetter.items.subtasks import hierarchical_pair
+
+        res = hierarchical_pair(
+            task.data,
+            task.system_a,
+            task.system_b,
+            metric=task.metric,
+            rope=task.rope,
+            seed=task.seed,
+            draws=task.options.get("draws"),
+        )
+        return [_outcome(res)]
     if task.kind == "cv":
         from isbetter.cv.compare import compare
 

@@ -110,8 +110,9 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         {"region": f"practically equivalent ({within})", "p": s.p_rope},
         {"region": f"{b} better ({below})", "p": s.p_b_better},
     ]
+    next_one = "next subtask" if s.method == "items_hierarchical" else "next data set"
     if s.predictive is not None:
-        columns.append(Column("predictive", "P (next data set)", "probability"))
+        columns.append(Column("predictive", f"P ({next_one})", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
             row["predictive"] = p
     where = (
@@ -134,6 +135,7 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         notes.append(_counts_note(s, s.settings["counts"]))
     if s.estimate is not None:
         notes.append(_estimate_note(s, s.estimate))
+    notes += _subtask_notes(s, s.settings.get("subtasks", ()))
     if "rho" in s.settings and s.method == "correlated_t":
         notes.append(f"correlation of the fold differences rho = {s.settings['rho']:g}")
     notes += [_test_line(t) for t in s.tests]
@@ -141,7 +143,7 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         notes.append(
             "P: fraction of posterior draws in which the region holds the largest mass "
             "(argmax counting, as published)"
-            + ("; P (next data set): posterior predictive probability" if s.predictive else "")
+            + (f"; P ({next_one}): posterior predictive probability" if s.predictive else "")
         )
     if s.diagnostics is not None:
         notes.append(s.diagnostics.line())
@@ -165,6 +167,26 @@ def _counts_note(s: ComparisonResult, c: dict[str, int]) -> str:
     )
 
 
+def _subtask_notes(s: ComparisonResult, rows: Any) -> list[str]:
+    """Return one note per subtask of the hierarchical model: counts, observed and shrunk d."""
+    if not rows:
+        return []
+    a, b = s.system_a, s.system_b
+    prob = s.estimate.interval.prob if s.estimate is not None else 0.95
+    notes = [
+        f"per subtask: observed difference (n10 only {a}, n01 only {b}, of n items) and the "
+        f"shrunk difference, posterior mean [{prob:.0%} HDI]:"
+    ]
+    for r in rows:
+        n = r["n11"] + r["n10"] + r["n01"] + r["n00"]
+        notes.append(
+            f"  {r['subtask']}: observed {r['observed']:+.4f} (n10 {r['n10']}, n01 {r['n01']} "
+            f"of {n}), shrunk {r['mean']:+.4f} [{r['interval_low']:+.4f}, "
+            f"{r['interval_high']:+.4f}]"
+        )
+    return notes
+
+
 def _observed_note(s: ComparisonResult, o: Observed) -> str:
     """Return the note of the observed mean scores and their difference."""
     a, b = s.system_a, s.system_b
@@ -178,6 +200,8 @@ def _observed_note(s: ComparisonResult, o: Observed) -> str:
             size += f", each the mean of its {'/'.join(map(str, runs))} runs"
     if "n_datasets" in s.settings and s.method == "hierarchical":
         size += f" on {s.settings['n_datasets']} data sets"
+    if "n_subtasks" in s.settings and s.method == "items_hierarchical":
+        size += f" on {s.settings['n_subtasks']} subtasks"
     return (
         f"observed: mean {s.metric} {a} {o.score_a:.4f}, {b} {o.score_b:.4f}, mean "
         f"difference {o.difference:+.4f} ({size})"
@@ -188,6 +212,8 @@ def _estimate_note(s: ComparisonResult, e: Estimate) -> str:
     """Return the note of the posterior mean difference, its HDI, decision and BF(ROPE)."""
     i = e.interval
     what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
+    if s.method == "items_hierarchical":
+        what = "population mean difference (over subtasks)"
     bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
     return (
         f"posterior {what}: {e.mean:+.4f} (sd {e.sd:.4f}), {i.prob:.0%} HDI "

@@ -28,7 +28,12 @@ import numpy as np
 
 from isbetter.core.errors import InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_choice, check_positive_int, check_rope
+from isbetter.core.validate import (
+    check_choice,
+    check_positive_int,
+    check_probability,
+    check_rope,
+)
 from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed
@@ -67,6 +72,8 @@ def hierarchical_items(
     rope: float = 0.0,
     system_a: str = "A",
     system_b: str = "B",
+    metric: str = "accuracy",
+    hdi_prob: float = 0.95,
     priors: ItemsHierarchicalPriors | None = None,
     pooled: bool = True,
     parameterization: Parameterization = "auto",
@@ -85,6 +92,10 @@ def hierarchical_items(
         Half-width of the region of practical equivalence, in accuracy (0-1) units.
     system_a, system_b : str, default: "A", "B"
         Names of the two models; the difference is positive when A is better.
+    metric : str, default: "accuracy"
+        What the 0/1 scores measure, as the result names it (e.g. ``"acc"``).
+    hdi_prob : float, default: 0.95
+        Mass of the population mean difference's HDI (the HDI + ROPE decision).
     priors : ItemsHierarchicalPriors, optional
         Prior settings; default: :class:`ItemsHierarchicalPriors`'s.
     pooled : bool, default: True
@@ -145,6 +156,7 @@ def hierarchical_items(
     """
     data = subtask_counts(counts)
     rope = check_rope(rope)
+    hdi_prob = check_probability(hdi_prob, "hdi_prob", open_interval=True)
     priors, sampling = _checked(priors, pooled, sampling)
     parameterization = check_choice(  # type: ignore[assignment]
         parameterization, "parameterization", PARAMETERIZATIONS
@@ -180,7 +192,8 @@ def hierarchical_items(
         "mass_matrix": mass_matrix,
     }
     settings = _settings(data, rope, priors, run, options)
-    return _result(data, idata, diagnostics, rope, settings, (system_a, system_b), pooled)
+    labels = (system_a, system_b, str(metric))
+    return _result(data, idata, diagnostics, (rope, hdi_prob), settings, labels, pooled)
 
 
 def _fit(
@@ -269,11 +282,12 @@ def _result(
     data: SubtaskCounts,
     idata: Any,
     diagnostics: MCMCDiagnostics,
-    rope: float,
+    reading: tuple[float, float],
     settings: dict[str, Any],
-    systems: tuple[str, str],
+    labels: tuple[str, str, str],
     pooled: bool,
 ) -> ItemsHierarchicalResult:
+    rope, hdi_prob = reading
     delta = _draws(idata, "delta")
     hyper = {name: _draws(idata, name) for name in density.HYPER} if pooled else {}
     next_posterior: Any
@@ -290,8 +304,8 @@ def _result(
     total = data.table.sum(axis=0)
     n = int(total.sum())
     return ItemsHierarchicalResult(
-        system_a=systems[0],
-        system_b=systems[1],
+        system_a=labels[0],
+        system_b=labels[1],
         rope=rope,
         p_a_better=p.p_a_better,
         p_rope=p.p_rope,
@@ -300,9 +314,11 @@ def _result(
         posterior=next_posterior,
         settings=settings,
         counting=next_posterior.counting,
-        metric="accuracy",
+        metric=labels[2],
         predictive=probabilities_from_masses(masses, "mean"),
-        estimate=estimate_from_draws(mean, rope=rope, ess=_ess(mean, diagnostics.chains)),
+        estimate=estimate_from_draws(
+            mean, rope=rope, hdi_prob=hdi_prob, ess=_ess(mean, diagnostics.chains)
+        ),
         observed=Observed(
             n=n,
             score_a=float(total[0] + total[1]) / n,
