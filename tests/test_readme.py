@@ -42,6 +42,7 @@ PYTHON_BLOCKS = {
     "f1": "isbetter.compare_f1(",
     "ranking": "isbetter.rank(table",
     "sklearn": "cross_val_scores(",
+    "items-subtasks": "isbetter.compare_items(table",
 }
 
 
@@ -214,7 +215,28 @@ def check_sklearn(out: str) -> None:
     assert out.strip() == stated
 
 
-CHECKS = {"cv": check_cv, "f1": check_f1, "ranking": check_ranking, "sklearn": check_sklearn}
+def check_items_subtasks(out: str) -> None:
+    """The guide's output of two models over subtasks, line by line ("…": lines left out)."""
+    (stated,) = re.search(
+        r"isbetter\.compare_items\(table.*?```\n```\n(.*?)```", TEXT, flags=re.S
+    ).groups()
+    printed = out.splitlines()
+    for line in stated.splitlines():
+        if line.strip() == "…":
+            continue
+        if line.endswith("|…"):  # the signature: its versions left out
+            assert any(p.startswith(line[:-1]) for p in printed), (line, out)
+        else:
+            assert line in printed, (line, out)
+
+
+CHECKS = {
+    "cv": check_cv,
+    "f1": check_f1,
+    "ranking": check_ranking,
+    "sklearn": check_sklearn,
+    "items-subtasks": check_items_subtasks,
+}
 
 # ----------------------------------------------------------------------------- the tests
 
@@ -232,6 +254,7 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
         "f1",
         pytest.param("ranking", marks=pytest.mark.slow),
         "sklearn",
+        pytest.param("items-subtasks", marks=pytest.mark.slow),  # an MCMC fit
     ],
 )
 def test_python_block_runs_as_a_script(name, tmp_path):
@@ -258,7 +281,8 @@ def test_python_blocks_run_in_a_notebook(tmp_path):
     for name, cell in zip(blocks, nb.cells, strict=True):
         out = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
         CHECKS[name](out)
-    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["cd.png", "hasse.png", "triangle.png"]
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == ["cd.png", "hasse.png", "subtasks.png", "triangle.png"]
 
 
 @pytest.mark.parametrize(
