@@ -74,8 +74,12 @@ def rank(
         ``"items-joint"``) draws all the systems' mean scores at once by one Bayesian
         bootstrap over items, whose draws give every pair, P(best), expected ranks and
         rank intervals; both about the difference in mean score (accuracy) on the
-        population of the items; several tasks pooled, with Friedman's test over them;
-        the one option is ``draws``.
+        population of the items. Several tasks: every pair by the hierarchical paired
+        model over them (binary items; MCMC fits, run as `jobs`, `executor` and
+        `cache_dir` say; its probabilities are about the next subtask), or with the
+        option ``pool="micro"`` their items pooled as one task (the one posterior always
+        pools them); Friedman's test over the tasks beside them. The options are
+        ``draws`` (per chain for the hierarchical model) and ``pool``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional
