@@ -65,6 +65,16 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="ROPE half-width in score units, e.g. 0.02 for two points of accuracy (default "
         "0: no practical equivalence can be concluded; a note says so and suggests one)",
     )
+    _add_model_args(p)
+    add_output_args(
+        p,
+        "write the posterior plot of the difference here (over subtasks: the forest plot of "
+        "each subtask's observed and shrunk difference)",
+    )
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    """Add the model and its sampling: --model, --draws, --resamples, --no-baselines."""
     p.add_argument(
         "--model",
         default="auto",
@@ -84,11 +94,6 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--resamples", type=int, default=10_000, help="resamples of the paired bootstrap baseline"
     )
     p.add_argument("--no-baselines", action="store_true", help="skip the frequentist tests")
-    add_output_args(
-        p,
-        "write the posterior plot of the difference here (over subtasks: the forest plot of "
-        "each subtask's observed and shrunk difference)",
-    )
 
 
 def add_pool_arg(g: argparse._ActionsContainer) -> None:
