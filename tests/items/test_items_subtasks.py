@@ -202,6 +202,15 @@ def test_rank_micro_pool_and_bad_pools(three: ItemTable) -> None:
         rank(three, pool="micro", jobs=2)
     with pytest.raises(InputError, match="pool='micro'"):
         rank(three, method="bootstrap")
+    graded = _frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(score=lambda f: f.score * 0.5)
+    with pytest.raises(InputError, match="task 't0': the scores of 'x' are not binary"):
+        rank(ItemTable.from_frame(graded))
+    runs = pd.concat([_frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(run=r) for r in (0, 1)])
+    with pytest.raises(InputError, match="not binary .*the mean of several runs"):
+        rank(ItemTable.from_frame(runs, run="run"))
+    assert rank(ItemTable.from_frame(runs, run="run"), pool="micro", rng=1).pair_method() == (
+        "items_bootstrap"
+    )
 
 
 def test_cli_rank_pool(

@@ -29,11 +29,14 @@ from isbetter.core.validate import check_choice, counted
 from isbetter.core.vocabulary import ITEM_POOLS
 from isbetter.inference.seeds import RNGLike, child, resolve_seed
 from isbetter.items.baselines import item_baselines
+from isbetter.items.joint import ItemMatrix
 from isbetter.items.table import PairedItems
 
 __all__ = [
+    "binary_pairs",
     "compare_subtasks",
     "hierarchical_pair",
+    "matrix_counts",
     "pooled_pair",
     "pooled_task",
     "resolve_pool",
@@ -154,6 +157,54 @@ def subtask_counts(parts: dict[str, PairedItems]) -> pd.DataFrame:
             )
         rows.append((task, *p.counts()))
     return pd.DataFrame(rows, columns=["task", "n11", "n10", "n01", "n00"])
+
+
+def binary_pairs(table: Any, systems: tuple[str, ...]) -> None:
+    """Check at once that every pair of `systems` has binary, unclustered items.
+
+    What :func:`subtask_counts` checks pair by pair, for a ranking of many pairs (the
+    same errors, naming the first task and system where it fails).
+    """
+    data = table.data.loc[table.data["system"].isin(systems)]
+    runs = data.groupby(["task", "item", "system"], sort=False)["score"].size()
+    repeated = runs.index[runs.to_numpy() > 1]
+    graded = data.loc[~data["score"].isin((0.0, 1.0)), ["task", "system"]]
+    if len(repeated) or len(graded):
+        task, system = (repeated[0][0], repeated[0][2]) if len(repeated) else graded.iloc[0]
+        raise InputError(
+            f"task {task!r}: the scores of {system!r} are not binary (graded, or the mean of "
+            "several runs), and the hierarchical model over subtasks is of binary items; pool "
+            "the subtasks' items with `pool='micro'` (the Bayesian bootstrap over all items) "
+            "or compare one task at a time."
+        )
+    if table.has_clusters:
+        raise InputError(
+            "the items are in clusters, and the hierarchical model over subtasks treats "
+            "items as independent; pool the subtasks' items with `pool='micro'` (the "
+            "Bayesian bootstrap resamples the clusters)."
+        )
+
+
+def matrix_counts(matrix: ItemMatrix, a: int, b: int) -> pd.DataFrame:
+    """Return the subtask counts of systems `a` and `b` (column indices) of an item matrix.
+
+    The same table as :func:`subtask_counts` of binary items (checked beforehand by
+    :func:`binary_pairs`), in sorted task order, from one pass over the matrix.
+
+    Examples
+    --------
+    >>> m = ItemMatrix(("x", "y"), np.array([[1.0, 1], [1, 0], [0, 1], [0, 0], [1, 0]]),
+    ...                np.array(["s", "s", "s", "s", "t"]), None)
+    >>> matrix_counts(m, 0, 1).to_dict("list")
+    {'task': ['s', 't'], 'n11': [1, 0], 'n10': [1, 1], 'n01': [1, 0], 'n00': [1, 0]}
+    """
+    tasks, index = np.unique(matrix.tasks, return_inverse=True)
+    x, y = matrix.scores[:, a], matrix.scores[:, b]
+    cell = 2 * (1 - x.astype(np.int64)) + (1 - y.astype(np.int64))  # n11, n10, n01, n00
+    table = np.bincount(4 * index + cell, minlength=4 * tasks.size).reshape(-1, 4)
+    frame = pd.DataFrame(table, columns=["n11", "n10", "n01", "n00"])
+    frame.insert(0, "task", tasks.astype(str).tolist())
+    return frame
 
 
 def hierarchical_pair(

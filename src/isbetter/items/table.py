@@ -214,12 +214,14 @@ class ItemTable:
         """The long table (a copy): task, item, system, run, score, cluster."""
         return self.data.copy()
 
-    @property
+    # systems and tasks are computed once (pairing 57 subtasks of a 20-model table asked
+    # for them 174 times: 1.2 of its 2.7 s)
+    @functools.cached_property
     def systems(self) -> tuple[str, ...]:
         """The systems, sorted."""
         return tuple(sorted(self.data["system"].unique()))
 
-    @property
+    @functools.cached_property
     def tasks(self) -> tuple[str, ...]:
         """The tasks, sorted."""
         return tuple(sorted(self.data["task"].unique()))

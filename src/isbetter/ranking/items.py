@@ -46,7 +46,13 @@ from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items.compare import compare_paired_items
 from isbetter.items.joint import ItemMatrix, distinct_units, item_matrix, sample_means
-from isbetter.items.subtasks import pooled_pair, pooled_task, resolve_pool, subtask_counts
+from isbetter.items.subtasks import (
+    binary_pairs,
+    matrix_counts,
+    pooled_pair,
+    pooled_task,
+    resolve_pool,
+)
 from isbetter.ranking.tasks import PairTask, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
@@ -113,7 +119,7 @@ def item_pairs(
 
 def hierarchical_tasks(
     table: Any,
-    systems: tuple[str, ...],
+    matrix: ItemMatrix,
     metric: str,
     rope: float,
     seed: int,
@@ -121,11 +127,14 @@ def hierarchical_tasks(
 ) -> list[PairTask]:
     """One task per pair: the hierarchical paired model over the subtasks, to run anywhere.
 
-    Each task holds the pair's subtask counts (:func:`~isbetter.items.subtasks.subtask_counts`:
-    binary items, or an error naming ``pool="micro"``) and the seed ``pair_seed(seed,
-    metric, a, b)``, so a pair equals ``compare_items(table, a, b, rng=that seed,
-    baselines=False)``; :func:`~isbetter.ranking.tasks.run_task` fits it.
+    Each task holds the pair's subtask counts, read off the ranking's item `matrix`
+    (:func:`~isbetter.items.subtasks.matrix_counts`: binary items, or an error naming
+    ``pool="micro"``), and the seed ``pair_seed(seed, metric, a, b)``, so a pair equals
+    ``compare_items(table, a, b, rng=that seed, baselines=False)``;
+    :func:`~isbetter.ranking.tasks.run_task` fits it.
     """
+    systems = matrix.systems
+    binary_pairs(table, systems)
     draws = options.get("draws")
     return [
         PairTask(
@@ -136,10 +145,10 @@ def hierarchical_tasks(
             rope,
             "hierarchical",
             pair_seed(seed, metric, a, b),
-            subtask_counts(table.subtasks(a, b)),
+            matrix_counts(matrix, i, j),
             {} if draws is None else {"draws": draws},
         )
-        for a, b in itertools.combinations(systems, 2)
+        for (i, a), (j, b) in itertools.combinations(enumerate(systems), 2)
     ]
 
 
@@ -287,7 +296,7 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
                 "several subtasks are compared by the hierarchical model of binary items; "
                 "for the Bayesian bootstrap over all the subtasks' items give `pool='micro'`."
             )
-        tasks = hierarchical_tasks(table, names, metric, ropes[metric], seed, options)
+        tasks = hierarchical_tasks(table, matrix, metric, ropes[metric], seed, options)
         return {**parts, "tasks": tasks, "method": "items_hierarchical"}
     if method == "items_joint":
         pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
