@@ -1,5 +1,8 @@
 """Compare two language models on the same items of one task: :func:`compare_items`.
 
+A table of several tasks compared without a task goes to :mod:`isbetter.items.subtasks`
+(the hierarchical paired model over the subtasks, or their items pooled).
+
 Binary items (one run, scores 0 or 1) go to the exact paired model
 (:mod:`isbetter.items.paired`); graded items, means over several runs and items
 in clusters go to the Bayesian bootstrap of the paired mean difference
