@@ -1,4 +1,4 @@
-"""Simulation-based calibration of the items' hierarchical paired model (DESIGN §4.3).
+"""Simulation-based calibration of the items' models (DESIGN §4.3): hierarchical and exact.
 
 One replication draws the hyper-parameters from the model's priors
 (:class:`~isbetter.items.hierarchical.priors.ItemsHierarchicalPriors`), each subtask's
@@ -7,6 +7,10 @@ direction and discordance rate, the counts from the exact likelihood, fits
 truths among thinned posterior draws (Talts et al. 2018), as
 :func:`validation.calibration.hierarchical_replication` does for the model of per-fold
 scores. ``tests/items/test_items_hierarchical_calibration.py`` runs it in the slow step.
+
+:func:`paired_studies` does the same for the exact paired model of one task
+(:mod:`isbetter.items.paired`), whose posterior is sampled directly: thousands of studies
+in seconds (``tests/items/test_paired.py`` in the default suite).
 """
 
 from __future__ import annotations
@@ -19,6 +23,37 @@ import numpy as np
 from scipy import special
 
 from validation.calibration import hdi_covers, kept_draws, ranks
+
+#: items per study of the exact paired model's SBC: few, so that the prior matters
+PAIRED_ITEMS = 50
+
+
+def paired_studies(
+    n: int, rng: np.random.Generator, n_ranks: int = 100, alpha: float = 1.0
+) -> dict[str, np.ndarray]:
+    """Simulate `n` studies of the exact paired model and its posterior draws.
+
+    Truth ``theta ~ Dir(1, 1, 1, 1)`` (its prior), ``PAIRED_ITEMS`` items ``~ Mult(theta)``,
+    and the posterior of ``delta = theta10 - theta01``. Returns the ``n_ranks - 1`` draws
+    the ranks are taken among ``(n, 1, n_ranks - 1)``, the mean and sd of 600 draws
+    ``(n, 1)`` and the truths ``(n, 1)`` (the arrays of a ``validation.teeth`` pool).
+    The ranks use the first draws of 600: when ``n10 == n01`` the sampler mirrors its
+    second half of draws (``-d``), so all of them together are not independent (a truth
+    at 0 would always rank in the middle), the first half is.
+    `alpha` is the fit's Dirichlet concentration (the truths always come from 1).
+    """
+    from isbetter.items.paired import ItemCounts, sample_delta
+
+    theta = rng.dirichlet(np.ones(4), size=n)
+    counts = rng.multinomial(PAIRED_ITEMS, theta)
+    d = np.stack([sample_delta(ItemCounts(*c), alpha=alpha, draws=600, rng=rng) for c in counts])
+    return {
+        "draws": d[:, None, : n_ranks - 1],
+        "mean": d.mean(axis=1)[:, None],
+        "sd": d.std(axis=1)[:, None],
+        "truth": (theta[:, 1] - theta[:, 2])[:, None],
+    }
+
 
 #: the quantities whose ranks are tested
 QUANTITIES = ("mu", "sigma", "mu_phi", "nu", "population_mean", "delta_1")

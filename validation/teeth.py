@@ -39,10 +39,11 @@ location, scale and degrees of freedom, and a plant moves and scales the
 interval and the CDF whose value at the truth (the PIT) the SBC tests (the shift
 uses the t's sd, its scale when ``df <= 2`` where the sd is infinite).
 
-The joint model's pools are also the studies of its calibration test
-(``tests/cv/test_joint_calibration.py`` takes the first ones through
-:func:`joint_studies`), so the slow step fits them once. They are fitted with the
-joint model's default prior, and their cache key holds a digest of isbetter's source
+The joint model's pools, and the items' hierarchical model's, are also the studies of
+their calibration tests (``tests/cv/test_joint_calibration.py`` and
+``tests/items/test_items_hierarchical_calibration.py`` take the first ones through
+:func:`studies`), so the slow step fits them once. The joint pools are fitted with the
+joint model's default prior; the cache keys of both hold a digest of isbetter's source
 (and of the simulation code), so a change of the model or of its default rebuilds
 them rather than test old fits. See ``docs/teeth.md`` for the table.
 """
@@ -91,12 +92,21 @@ CALIBRATED_P = 1e-3  # the suite's threshold for a calibrated fit
 # --------------------------------------------------------------------------- pools
 @dataclass(frozen=True)
 class RankPool:
-    """Studies' thinned draws ``(n, quantity, L)``, all draws' mean and sd, and truths."""
+    """Studies' thinned draws ``(n, quantity, L)``, all draws' mean and sd, and truths.
+
+    MCMC pools also hold each fit's divergent transitions (``divergences``, ``(n,)``).
+    """
 
     draws: np.ndarray
     mean: np.ndarray
     sd: np.ndarray
     truth: np.ndarray
+    divergences: np.ndarray | None = None
+
+    def head(self, n: int) -> RankPool:
+        """Return the first `n` studies."""
+        div = None if self.divergences is None else self.divergences[:n]
+        return RankPool(self.draws[:n], self.mean[:n], self.sd[:n], self.truth[:n], div)
 
     @property
     def quantities(self) -> int:
@@ -152,7 +162,8 @@ def _cached(cache: Path, name: str, n: int, spec: str, build: Callable[[], dict[
         print(f"  pool {name}: built in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     if "df" in arrays:
         return TPool(arrays["loc"], arrays["scale"], arrays["df"], float(arrays["truth"]))
-    return RankPool(arrays["draws"], arrays["mean"], arrays["sd"], arrays["truth"])
+    div = arrays.get("divergences")
+    return RankPool(arrays["draws"], arrays["mean"], arrays["sd"], arrays["truth"], div)
 
 
 def f1_pool(n: int, seed: int) -> dict[str, Any]:
@@ -182,31 +193,48 @@ F1_MEASURES = ("f1", "accuracy")
 
 
 def _kept(results: list[dict[str, Any]], quantities: tuple[str, ...]) -> dict[str, Any]:
-    kept = [r["kept"] for r in results if "kept" in r]  # failed fits are left out, as the tests do
-    return {
+    done = [r for r in results if "kept" in r]  # failed fits are left out, as the tests do
+    kept = [r["kept"] for r in done]
+    out = {
         "draws": np.array([[k["draws"][q] for q in quantities] for k in kept]),
         "mean": np.array([[k["mean"][q] for q in quantities] for k in kept]),
         "sd": np.array([[k["sd"][q] for q in quantities] for k in kept]),
         "truth": np.array([[k["truth"][q] for q in quantities] for k in kept]),
     }
+    if all("divergences" in r for r in done):
+        out["divergences"] = np.array([r["divergences"] for r in done])
+    return out
 
 
 #: the setting of ``tests/inference/test_calibration.py`` (one core per fit here)
 HIERARCHICAL = HierarchicalSetting(5, draws=300, tune=300, chains=2, cores=1)
 
 
+def _mcmc_pool(
+    fn: Callable[..., Any],
+    setting: Any,
+    quantities: tuple[str, ...],
+    n: int,
+    seed: int,
+    workers: int,
+    label: str,
+) -> dict[str, Any]:
+    """`n` studies of replication `fn` at `setting`, with their kept draws (:func:`_kept`)."""
+    res = replicate(fn, setting, (N_RANKS, True), reps=n, seed=seed, workers=workers, label=label)
+    return _kept(res, quantities)
+
+
 def hierarchical_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
     """Hierarchical model, q = 5 data sets x 10 folds, as the suite's SBC test."""
-    res = replicate(
+    return _mcmc_pool(
         hierarchical_replication,
         HIERARCHICAL,
-        (N_RANKS, True),
-        reps=n,
-        seed=seed,
-        workers=workers,
-        label="hierarchical q=5",
+        HIERARCHICAL_PARAMETERS,
+        n,
+        seed,
+        workers,
+        "hierarchical q=5",
     )
-    return _kept(res, HIERARCHICAL_PARAMETERS)
 
 
 def joint_pool(q: int, n: int, seed: int, workers: int) -> dict[str, Any]:
@@ -214,13 +242,19 @@ def joint_pool(q: int, n: int, seed: int, workers: int) -> dict[str, Any]:
     from validation.joint_sbc import QUANTITIES, JointSetting, replication
 
     s = JointSetting(q, draws=300, tune=300, chains=2, cores=1)
-    res = replicate(
-        replication, s, (N_RANKS, True), reps=n, seed=seed, workers=workers, label=f"joint q={q}"
-    )
-    return _kept(res, QUANTITIES)
+    return _mcmc_pool(replication, s, QUANTITIES, n, seed, workers, f"joint q={q}")
 
 
-def source_digest() -> str:
+def items_hierarchical_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
+    """Fit the items' hierarchical model, 6 subtasks x 60 items, as its SBC test."""
+    from validation.items_sbc import QUANTITIES, ItemsSetting, replication
+
+    # one core per fit: the pool runs `workers` fits at once
+    s = ItemsSetting(cores=1)
+    return _mcmc_pool(replication, s, QUANTITIES, n, seed, workers, "items hierarchical")
+
+
+def source_digest(simulation: tuple[str, ...] = ()) -> str:
     """Digest of isbetter's source, the simulation code and the samplers' versions.
 
     A joint pool is also a test's studies (:func:`joint_studies`): any change of the
@@ -231,7 +265,7 @@ def source_digest() -> str:
     h = hashlib.sha256()
     package = Path(isbetter.__file__).parent
     here = Path(__file__).parent
-    files = sorted(package.rglob("*.py")) + [here / f for f in JOINT_SIMULATION]
+    files = sorted(package.rglob("*.py")) + [here / f for f in simulation or JOINT_SIMULATION]
     for f in files:
         where = package.parent if f.is_relative_to(package) else here
         h.update(f.relative_to(where).as_posix().encode() + f.read_bytes())
@@ -243,8 +277,9 @@ def source_digest() -> str:
     return h.hexdigest()[:12]
 
 
-#: the simulation code of the joint pools (their digest)
+#: the simulation code of the joint pools and of the items' hierarchical pool (their digest)
 JOINT_SIMULATION = ("joint_sbc.py", "calibration.py", "runner.py")
+ITEMS_SIMULATION = ("items_sbc.py", "calibration.py", "runner.py")
 DEFAULT_SEED = 20261129
 
 
@@ -257,6 +292,8 @@ def _spec(pool: str, seed: int, n: int) -> str:
         from isbetter.cv.joint.spec import JointPriors
 
         return f"{spec} spread_prior={JointPriors().spread_prior} source={source_digest()}"
+    if pool == "items_hier":
+        return f"{spec} source={source_digest(ITEMS_SIMULATION)}"
     return spec
 
 
@@ -269,14 +306,15 @@ def default_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "isbetter" / "teeth"
 
 
-def joint_studies(q: int, n: int, workers: int = 1, cache: Path | None = None) -> RankPool:
-    """Return the first `n` studies of the joint pool at q data sets (built if not cached).
+def studies(key: str, n: int, workers: int = 1, cache: Path | None = None) -> RankPool:
+    """Return the first `n` studies of pool `key` (built if not cached).
 
-    The studies of ``tests/cv/test_joint_calibration.py``: study ``r`` always comes
-    from the same seed (``--seed``'s default), so the test and ``--quick`` share the
-    fits; a pool of at least the quick size is built, so the script reuses it.
+    The studies of the slow calibration tests whose pools are MCMC fits
+    (``tests/cv/test_joint_calibration.py``,
+    ``tests/items/test_items_hierarchical_calibration.py``): study ``r`` always comes
+    from the same seed (``--seed``'s default), so the test and ``--quick`` share the fits;
+    a pool of at least the quick size is built, so the script reuses it.
     """
-    key = f"joint{q}"
     size = max(n, QUICK_POOL_SIZES.get(key, n))
     seed = _pool_seed(key, DEFAULT_SEED)
     pool = _cached(
@@ -286,7 +324,12 @@ def joint_studies(q: int, n: int, workers: int = 1, cache: Path | None = None) -
         _spec(key, seed, size),
         functools.partial(build_pool, key, size, seed, workers),
     )
-    return RankPool(pool.draws[:n], pool.mean[:n], pool.sd[:n], pool.truth[:n])
+    return pool.head(n)
+
+
+def joint_studies(q: int, n: int, workers: int = 1, cache: Path | None = None) -> RankPool:
+    """Return the first `n` studies of the joint pool at q data sets (:func:`studies`)."""
+    return studies(f"joint{q}", n, workers, cache)
 
 
 def correlated_t_pool(n_runs: int, n_folds: int, rho: float, n: int, seed: int) -> dict[str, Any]:
@@ -350,6 +393,10 @@ def pit_rule(r: np.ndarray) -> bool:
 #: rule. 200 studies at q = 50 (was 100): the smooth test's power against a posterior 30 %
 #: too narrow grows from ~0.75 (normal posteriors) to ~0.99
 JOINT_TESTS = tuple((q, n, chi2_and_smooth_rule(10)) for q, n in ((5, 200), (10, 200), (50, 200)))
+#: studies of the items' hierarchical SBC test (tests/items/test_items_hierarchical_calibration.py):
+#: 250 (was 150, which caught mu_phi's posterior 30 % too narrow 0.92 of the time on the
+#: full pool but 0.39-0.61 on the quick pool's first 200-300 studies; 250 of 300: 0.99)
+ITEMS_TEST_SIZE = 250
 
 
 @dataclass(frozen=True)
@@ -385,6 +432,19 @@ CHECKS = (
         Check(f"joint_calibration::q{q}[{n},chi2+smooth,slow]", f"joint{q}", n, rule)
         for q, n, rule in JOINT_TESTS
     ),
+    Check("items_paired::sbc[1000,chi2+smooth]", "items_paired", 1000, chi2_and_smooth_rule(20)),
+    Check(
+        "items_hierarchical_calibration::sbc[150,chi2+smooth,before]",
+        "items_hier",
+        150,
+        chi2_and_smooth_rule(10),
+    ),
+    Check(
+        f"items_hierarchical_calibration::sbc[{ITEMS_TEST_SIZE},chi2+smooth,slow]",
+        "items_hier",
+        ITEMS_TEST_SIZE,
+        chi2_and_smooth_rule(10),
+    ),
 )
 
 
@@ -396,6 +456,12 @@ def build_pool(key: str, n: int, seed: int, workers: int) -> dict[str, Any]:
         return hierarchical_pool(n, seed, workers)
     if key.startswith("joint"):
         return joint_pool(int(key[5:]), n, seed, workers)
+    if key == "items_paired":
+        from validation.items_sbc import paired_studies
+
+        return paired_studies(n, np.random.default_rng(seed), N_RANKS)
+    if key == "items_hier":
+        return items_hierarchical_pool(n, seed, workers)
     runs, folds = (int(v) for v in key[2:].split("x"))
     rho = 0.2 if (runs, folds) == (2, 5) else 1 / folds  # as the tests
     return correlated_t_pool(runs, folds, rho, n, seed)
@@ -403,8 +469,24 @@ def build_pool(key: str, n: int, seed: int, workers: int) -> dict[str, Any]:
 
 #: studies per pool (the quick run: the first ones): 4-5 times the largest test on it; the
 #: joint model's 2.5 (q = 5, 10) and 4 (q = 50) times
-POOL_SIZES = {"f1": 20_000, "hier5": 600, "joint5": 500, "joint10": 500, "joint50": 800}
-QUICK_POOL_SIZES = {"f1": 6000, "hier5": 200, "joint5": 250, "joint10": 250, "joint50": 250}
+POOL_SIZES = {
+    "f1": 20_000,
+    "hier5": 600,
+    "joint5": 500,
+    "joint10": 500,
+    "joint50": 800,
+    "items_paired": 20_000,
+    "items_hier": 600,
+}
+QUICK_POOL_SIZES = {
+    "f1": 6000,
+    "hier5": 200,
+    "joint5": 250,
+    "joint10": 250,
+    "joint50": 250,
+    "items_paired": 6000,
+    "items_hier": 300,
+}
 
 
 def pool_size(key: str, quick: bool) -> int:
@@ -472,6 +554,10 @@ def _quantities(pool: str) -> tuple[str, ...]:
         from validation.joint_sbc import QUANTITIES
 
         return tuple(q.replace(" ", "") for q in QUANTITIES)
+    if pool == "items_hier":
+        from validation.items_sbc import QUANTITIES as ITEMS_QUANTITIES
+
+        return ITEMS_QUANTITIES
     return ("delta",)
 
 

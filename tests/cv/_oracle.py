@@ -11,6 +11,8 @@ these.
   of one data set's differences from its sufficient statistics, given
   :math:`(\delta_i, \sigma_i)` and with :math:`\sigma_i \sim U(0, \bar\sigma)`
   integrated out in closed form (tested against SciPy's dense MVN);
+* :func:`nu_prior`: the density of :math:`\nu` with the shape and rate of its Gamma
+  prior integrated out (the rate in closed form, the shape by Gauss-Legendre);
 * :func:`integrated_loglik`: the quadrature rule of the compiled kernels (the midpoint
   rule in the sinh-mapped coordinate u, with mode centres), vectorised with a fixed
   number of nodes; :func:`draw_deltas` its sampler of each :math:`\delta_i` given the
@@ -129,6 +131,16 @@ def _mode_centres(nu: Any, lik: tuple[Any, ...], kappa: Any, gap: Any) -> tuple[
     out[0::2] = np.where(is_mode, y, 0.0).T
     out[1::2] = np.where(is_mode, scale, 0.0).T
     return tuple(v.reshape(shape) for v in out)
+
+
+def nu_prior(nu: np.ndarray, alpha=(1.0, 2.0), beta=(0.01, 0.1), n_alpha: int = 48) -> np.ndarray:
+    """Density of nu = 1 + Gamma(alpha, rate beta), alpha ~ U(alpha), beta ~ U(beta)."""
+    # the beta integral in closed form: x^-2 alpha [P(alpha + 1, b_hi x) - P(alpha + 1, b_lo x)]
+    x = np.asarray(nu, dtype=float)[..., None] - 1.0
+    t, weight = np.polynomial.legendre.leggauss(n_alpha)
+    al = alpha[0] + (alpha[1] - alpha[0]) * (t + 1) / 2
+    inner = al * (special.gammainc(al + 1, beta[1] * x) - special.gammainc(al + 1, beta[0] * x))
+    return (inner / x**2 * weight / 2).sum(-1) / (beta[1] - beta[0])
 
 
 def conditional_loglik(

@@ -33,6 +33,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _oracle import nu_prior
 from scipy import special, stats
 
 from isbetter import ConvergenceWarning, from_arrays
@@ -62,16 +63,6 @@ def study(q: int = 10, *, seed: int = SEED, runs: int = 10, folds: int = 10, rho
     common, own = g.normal(size=(q, 1)), g.normal(size=(q, n))
     d = effects[:, None] + sigma[:, None] * (np.sqrt(rho) * common + np.sqrt(1 - rho) * own)
     return from_arrays(x, x - d, runs=runs).paired("A", "B")
-
-
-def nu_prior(nu: np.ndarray, alpha=(1.0, 2.0), beta=(0.01, 0.1), n_alpha: int = 48) -> np.ndarray:
-    """Density of nu = 1 + Gamma(alpha, rate beta), alpha ~ U(alpha), beta ~ U(beta)."""
-    # the beta integral in closed form: x^-2 alpha [P(alpha + 1, b_hi x) - P(alpha + 1, b_lo x)]
-    x = np.asarray(nu, dtype=float)[..., None] - 1.0
-    t, weight = np.polynomial.legendre.leggauss(n_alpha)
-    al = alpha[0] + (alpha[1] - alpha[0]) * (t + 1) / 2
-    inner = al * (special.gammainc(al + 1, beta[1] * x) - special.gammainc(al + 1, beta[0] * x))
-    return (inner / x**2 * weight / 2).sum(-1) / (beta[1] - beta[0])
 
 
 def _setup(diffs, rope, rho, cells, span):

@@ -67,3 +67,6 @@ def test_every_calibration_test_has_teeth():
     assert "TOO WEAK" not in out.stderr and "PENDING" not in out.stdout + out.stderr
     joint = {w[0] for w in rates if w[0].startswith("joint_calibration::") and "slow" in w[0]}
     assert len(joint) == 3, joint
+    # the item-level models: the exact paired SBC (default suite) and the hierarchical (slow)
+    items = {w[0] for w in rates if w[0].startswith("items_") and "before" not in w[0]}
+    assert len(items) == 2, items
