@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import special, stats
 
 from _joint_data import assert_compiled_matches_pymc, score_table, study_scores
 from isbetter import ConvergenceWarning
@@ -58,7 +59,7 @@ def test_compiled_grouped_t_matches_pymc(rng, q, k, n, form):
     with model:
         pm.set_data(data)
     flat = assert_compiled_matches_pymc(rng, model, data)
-    assert flat.size == 2 * k - 1 + q * k + q * (k - 1) + (form == "huang-wand")
+    assert flat.size == 2 * k + 1 + q * k + q * (k - 1) + (form == "huang-wand")
 
 
 def test_the_gradient_is_the_density_s_central_differences(rng):
@@ -67,7 +68,7 @@ def test_the_gradient_is_the_density_s_central_differences(rng):
 
     q, k = 4, 4
     data = _data(rng, q, k, PS)
-    x = 0.6 * rng.normal(size=2 * k - 1 + q * k + q * (k - 1) + 1)
+    x = 0.6 * rng.normal(size=2 * k + 1 + q * k + q * (k - 1) + 1)
     _, grad = log_density(x, data)
     h = 1e-6
     numeric = np.empty_like(x)
@@ -96,20 +97,25 @@ def test_equal_weights_give_the_shared_density(rng, form):
     log_nu1, beta, xi = 0.8, rng.normal(size=d), rng.normal(size=q)
     eta, log_psi = 0.5 * rng.normal(size=(q, d)), [0.3] if form == "huang-wand" else []
     x_s = np.concatenate([[log_nu1], beta, xi, eta.ravel(), log_psi])
-    x_g = np.concatenate([np.full(k, log_nu1), beta, np.repeat(xi, k), eta.ravel(), log_psi])
+    hyper = (0.3, -0.4)  # the coordinates of alpha and beta, nu's hyper-priors
+    x_g = np.concatenate([hyper, np.full(k, log_nu1), beta, np.repeat(xi, k), eta.ravel(), log_psi])
     value_s, _ = log_density(x_s, data_s)
     value_g, _ = log_density(x_g, data_g)
-    # the extra priors: K - 1 more nu's, and per data set K - 1 more weights, each on the
-    # xi scale (the shared model's lambda_i^(d/2) is the grouped t's |A_i|^-1 here)
+    # the priors differ: the grouped t's K nu's share alpha ~ U(1, 2), beta ~ U(0.01, 0.1)
+    # (sampled), the shared nu has them integrated out (a table); per data set K - 1 more
+    # weights, each on the xi scale (the shared model's lambda_i^(d/2) is |A_i|^-1 here)
     nu = 1.0 + math.exp(log_nu1)
     table = nu_prior_table((1.0, 2.0, 0.01, 0.1))
-    nu_term = interpolate(log_nu1, table)[0] + log_nu1
+    shared_nu = interpolate(log_nu1, table)[0] + log_nu1
+    alpha, rate = 1.0 + special.expit(hyper[0]), 0.01 + 0.09 * special.expit(hyper[1])
+    per_system_nu = k * stats.gamma(alpha, scale=1 / rate).logpdf(nu - 1) + k * log_nu1
+    per_system_nu += sum(math.log(special.expit(h) * special.expit(-h)) for h in hyper)
     spread = math.sqrt(2 * (nu + 1)) / nu
     log_lam = -1 / nu + spread * xi
     half = nu / 2
     gamma = half * math.log(half) - math.lgamma(half) + half * log_lam - half * np.exp(log_lam)
     weight_terms = gamma.sum() + q * math.log(spread)
-    expected = value_s + d * (nu_term + weight_terms)
+    expected = value_s - shared_nu + per_system_nu + d * weight_terms
     assert value_g == pytest.approx(expected, rel=1e-12)
 
 

@@ -52,8 +52,9 @@ CACHE_DEPENDS = (
 )
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
 #: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand),
-#: 1 if the tails are per system (the grouped t)
-_HEAD = 9
+#: 1 if the tails are per system (the grouped t), the bounds of alpha and of beta (nu's
+#: hyper-priors, sampled with per-system tails)
+_HEAD = 13
 
 
 def _unpack(
@@ -140,29 +141,40 @@ def _effects_grad(
 
 def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pragma: no cover
     # the grouped t (docs/joint_prior.md): u_ik = z_ik / sqrt(lambda_ik), z_i = H omega_i,
-    # omega_i ~ N(0, Omega), lambda_ik ~ Gamma(nu_k/2, nu_k/2), nu_k - 1 with the shared
-    # model's prior each. The contrasts u~_i = A_i omega_i, A_i = H^T diag(lambda_i^-1/2) H;
-    # Omega | psi ~ IW(nu_u, psi I) integrated out:
+    # omega_i ~ N(0, Omega), lambda_ik ~ Gamma(nu_k/2, nu_k/2), nu_k - 1 ~ Gamma(alpha,
+    # beta), alpha ~ U, beta ~ U shared by the systems (x[0], x[1]: interval transforms;
+    # x[2 : 2 + K] the log(nu_k - 1)). The contrasts u~_i = A_i omega_i, A_i = H^T
+    # diag(lambda_i^-1/2) H; Omega | psi ~ IW(nu_u, psi I) integrated out:
     # -sum_i log|A_i| - (nu_u + q)/2 log|psi I + sum_i omega_i omega_i^T|.
     # Same buffer as _kernel; writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     const, e_hi = buffer[2], buffer[3]
-    means, tri, power, table = _unpack(buffer)
+    means, tri, power, _ = _unpack(buffer)
+    hyper = np.empty(2)  # alpha, beta
+    s_hyper = np.empty(2)
     logp = const
+    for j in range(2):  # uniform: the density cancels the interval transform's log(hi - lo)
+        lo, hi = buffer[9 + 2 * j], buffer[10 + 2 * j]
+        s_hyper[j] = _sigmoid(x[j])
+        hyper[j] = lo + (hi - lo) * s_hyper[j]
+        logp -= _softplus(-x[j]) + _softplus(x[j])
+    alpha, rate = hyper[0], hyper[1]
+    g_hyper = np.zeros(2)
     nu = np.empty(k)
-    d_prior = np.empty(k)
+    d_prior = np.empty(k)  # d log p(nu_k - 1) / d log(nu_k - 1), Jacobian included
     for m in range(k):
-        prior, d_prior[m] = interpolate(x[m], table)
-        if prior == -math.inf:
-            grad[:] = 0.0
-            return -math.inf
-        nu[m] = 1.0 + math.exp(x[m])
-        logp += prior + x[m]
+        t = x[2 + m]
+        xx = math.exp(t)
+        nu[m] = 1.0 + xx
+        logp += alpha * math.log(rate) - math.lgamma(alpha) + alpha * t - rate * xx
+        d_prior[m] = alpha - rate * xx
+        g_hyper[0] += math.log(rate) - _digamma(alpha) + t
+        g_hyper[1] += alpha / rate - xx
     beta = np.empty(d)
     sb = np.empty(d)
-    logp = _effects_logp(x, k, e_hi, beta, sb, logp)
-    off = k + d  # the xi_ik, row by row
+    logp = _effects_logp(x, 2 + k, e_hi, beta, sb, logp)
+    off = 2 + k + d  # the xi_ik, row by row
     lam = np.empty((q, k))
     column = np.empty(q)
     d_nu = np.empty(k)
@@ -192,8 +204,11 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
             at = off + i * k + m
             d_nu[m] += grad[at] * (1.0 / (nu[m] * nu[m]) + d_spread * x[at])
             grad[at] *= spread
-        grad[m] = d_nu[m] * (nu[m] - 1.0) + d_prior[m] + 1.0
-    _effects_grad(g_beta, k, e_hi, sb, grad)
+        grad[2 + m] = d_nu[m] * (nu[m] - 1.0) + d_prior[m]
+    for j in range(2):
+        width = buffer[10 + 2 * j] - buffer[9 + 2 * j]
+        grad[j] = g_hyper[j] * width * s_hyper[j] * (1.0 - s_hyper[j]) + 1.0 - 2.0 * s_hyper[j]
+    _effects_grad(g_beta, 2 + k, e_hi, sb, grad)
     return logp
 
 
@@ -446,8 +461,8 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
-    if head[8] > 0.0:  # per-system tails: K nu's, K - 1 effects, q K weights
-        return 2 * k - 1 + q * k + q * (k - 1) + int(head[7])
+    if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
+        return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
 
 
@@ -494,19 +509,20 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (expanded,))
     n_nu = k if head[8] > 0.0 else 1  # nu's, and the weights per data set
+    lead = 2 if head[8] > 0.0 else 0  # alpha and beta, sampled with per-system tails
     for m in range(n_nu):
-        out[m] = 1.0 + math.exp(x[m])
+        out[m] = 1.0 + math.exp(x[lead + m])
     e_hi = head[3]
     beta = np.empty(d)
     for j in range(d):
-        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[n_nu + j])
+        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[lead + n_nu + j])
     basis = _helmert(k)
     for m in range(k):
         acc = 0.0
         for j in range(d):
             acc += basis[m, j] * beta[j]
         out[n_nu + m] = acc
-    at_x, at_out = n_nu + d, n_nu + k  # the xi's, the weights
+    at_x, at_out = lead + n_nu + d, n_nu + k  # the xi's, the weights
     for i in range(q):
         for m in range(n_nu):
             nu = out[m]
@@ -594,6 +610,7 @@ def _buffer(data: dict[str, Any]) -> np.ndarray:
         float(table.size),
         float(mixing),
         float(data.get("per_system", 0.0)),
+        *bounds,
     ]
     parts = [
         np.asarray(head),

@@ -69,7 +69,8 @@ def build_model(
         ``spread_rate`` (:math:`r`).
     tails : {"shared", "per-system"}, default: "shared"
         ``"per-system"``: the grouped t of ``docs/joint_prior.md``, one
-        :math:`\nu_k` per system (each with the prior above) and one weight
+        :math:`\nu_k` per system (:math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha,
+        \beta)`, the free variables ``alpha`` and ``beta`` shared) and one weight
         :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)` per data set
         and system (``precision`` of dimensions ``dataset``, ``system``): the
         contrasts are :math:`\tilde u_i = A_i\omega_i`, :math:`A_i = H^T
@@ -109,7 +110,10 @@ def build_model(
         }
         for name, value in {**PLACEHOLDER_SCALARS, **SPREAD_PLACEHOLDERS[form]}.items():
             data[name] = pm.Data(name, value)
-        nu = _nu_prior(data, integrated=True, dims="system" if per_system else None)
+        if per_system:  # nu_k - 1 ~ Gamma(alpha, beta), alpha and beta shared and sampled
+            nu = _nu_prior(data, integrated=False, dims="system")
+        else:
+            nu = _nu_prior(data, integrated=True)
         beta = pm.Uniform(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )

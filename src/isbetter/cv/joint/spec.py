@@ -172,6 +172,16 @@ class JointPriors(PositivePriors):
     Given :math:`\psi` the prior is conjugate, so :math:`\Omega` is integrated out in
     closed form.
 
+    ``tails`` sets the deviations' tails. ``"shared"`` (the default): one weight
+    :math:`\lambda_i` per data set and one :math:`\nu` (above), so every pair's deviation
+    is :math:`t_\nu`. ``"per-system"``: the grouped t of ``docs/joint_prior.md``,
+    :math:`u_{ik} = (H\omega_i)_k/\sqrt{\lambda_{ik}}`, :math:`\omega_i \sim N(0,
+    \Omega)`, :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)`,
+    :math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha, \beta)` with :math:`\alpha \sim
+    U(\alpha_l, \alpha_u)`, :math:`\beta \sim U(\beta_l, \beta_u)` shared by the systems;
+    its ``spread_prior`` defaults to ``"huang-wand"``. Measured against the pairwise
+    model it is not the default (``docs/joint_prior.md``).
+
     The noise covariance :math:`\Sigma_i` of data set i's contrasts has a conjugate
     inverse-Wishart prior (integrated out in closed form): :math:`\bar v` is the mean
     per-fold variance of a contrast. :math:`d_\Sigma = 1`, :math:`c_\Sigma = 1` add
@@ -203,9 +213,12 @@ class JointPriors(PositivePriors):
         :math:`d_\Sigma`.
     noise_scale : float, optional
         :math:`c_\Sigma`: 1 with ``"inverse-wishart"``, 0.001 with ``"huang-wand"``.
-    spread_prior : {"inverse-wishart", "huang-wand"}, default: "inverse-wishart"
-        The prior of :math:`\Omega`; the unset ``spread_df``, ``spread_scale`` and
+    spread_prior : {"inverse-wishart", "huang-wand"}, optional
+        The prior of :math:`\Omega` (default ``"inverse-wishart"``, with per-system
+        tails ``"huang-wand"``); the unset ``spread_df``, ``spread_scale`` and
         ``noise_scale`` take its defaults.
+    tails : {"shared", "per-system"}, default: "shared"
+        One :math:`\nu` for all the deviations, or one per system (the grouped t).
 
     References
     ----------
@@ -223,6 +236,8 @@ class JointPriors(PositivePriors):
     1.0
     >>> JointPriors(spread_prior="huang-wand").noise_scale
     0.001
+    >>> JointPriors(tails="per-system").spread_prior
+    'huang-wand'
     >>> JointPriors(noise_scale=0.5).to_dict()["noise_scale"]
     0.5
     """
@@ -330,6 +345,8 @@ class JointData:
         scale is :math:`\sqrt 2 A`).
     noise_df, noise_var : float
         The same of each noise covariance :math:`\Sigma_i`.
+    tails : {"shared", "per-system"}
+        The deviations' tails (:class:`JointPriors`).
     """
 
     systems: tuple[str, ...]
