@@ -48,14 +48,16 @@ def _both(ranks: np.ndarray) -> float:
 def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = False):
     seeds = np.random.SeedSequence(seed).spawn(reps)
     out = [replication(setting, s, N_RANKS) for s in seeds]
-    ranks = {k: np.array([o["ranks"][k] for o in out]) for k in QUANTITIES}
+    ranks = {k: np.array([o["ranks"][k] for o in out]) for k in setting.quantities}
     if chi2_only:
         return {k: uniformity(r, N_RANKS, 10)[1] for k, r in ranks.items()}
     return {k: _both(r) for k, r in ranks.items()}
 
 
-def _setting(q: int, spread_prior: str) -> JointSetting:
-    return JointSetting(q, draws=300, tune=300, chains=2, cores=2, spread_prior=spread_prior)
+def _setting(q: int, spread_prior: str, tails: str = "shared") -> JointSetting:
+    return JointSetting(
+        q, draws=300, tune=300, chains=2, cores=2, spread_prior=spread_prior, tails=tails
+    )
 
 
 def test_the_studies_use_the_default_prior():
