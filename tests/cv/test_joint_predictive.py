@@ -144,8 +144,9 @@ def _reference(loc, vaa, vbb, vab, nu_a, nu_b, rope):
     return np.array([tails[0], 1 - tails[0] - tails[1], tails[1]])
 
 
+@pytest.mark.parametrize("rope", [0.01, 0.0])
 @pytest.mark.parametrize("r", [0.0, 0.9, 0.999, 0.99999, 1.0])
-def test_the_grouped_t_masses_match_an_adaptive_quadrature(r):
+def test_the_grouped_t_masses_match_an_adaptive_quadrature(r, rope):
     """Within 1e-4 per mass, from nu = 1 to 1e5 and up to cores that are collinear (the
     narrow feature at the ratio of weights where sigma vanishes)."""
     rng = np.random.default_rng(int(r * 1e5))

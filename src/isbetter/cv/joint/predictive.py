@@ -218,12 +218,21 @@ def _grouped_t_tails(
         )
         with np.errstate(divide="ignore"):
             factor = np.sqrt(nu_sum[rows, None] / np.clip(inv_h2, 0.0, None))  # h sqrt(N)
-        for out, shift in ((above, loc - rope), (below, -rope - loc)):
+        with np.errstate(invalid="ignore"):
+            arg = (loc - rope)[rows, None] * factor
+        # sigma = 0 (a degenerate V): the difference is loc; on the boundary in no tail
+        boundary = np.isnan(arg)
+        arg[boundary] = -np.inf
+        upper = special.stdtr(nu_sum[rows, None], arg)
+        above[rows] += (weights * upper).sum(axis=1)
+        if rope == 0:  # the lower tail is the upper one's complement (half the work)
+            lower = np.where(boundary, 0.0, 1.0 - upper)
+        else:
             with np.errstate(invalid="ignore"):
-                arg = shift[rows, None] * factor
-            # sigma = 0 (a degenerate V): the difference is loc; on the boundary in no tail
+                arg = (-rope - loc)[rows, None] * factor
             arg[np.isnan(arg)] = -np.inf
-            out[rows] += (weights * special.stdtr(nu_sum[rows, None], arg)).sum(axis=1)
+            lower = special.stdtr(nu_sum[rows, None], arg)
+        below[rows] += (weights * lower).sum(axis=1)
         total[rows] += weights.sum(axis=1)
     return above / total, below / total
 
