@@ -210,8 +210,12 @@ _BOUNDS = {
 _ALPHA_NODES = 12
 
 
-def _nu_prior(data: dict[str, Any], *, integrated: bool) -> Any:
-    """Add nu to the model: nu - 1 ~ Gamma(alpha, beta), alpha ~ U, beta ~ U ([1], section 3)."""
+def _nu_prior(data: dict[str, Any], *, integrated: bool, dims: str | None = None) -> Any:
+    """Add nu to the model: nu - 1 ~ Gamma(alpha, beta), alpha ~ U, beta ~ U ([1], section 3).
+
+    With `dims` (``integrated`` only) one nu per coordinate of that dimension, each with
+    this prior on its own (alpha and beta integrated out for each).
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -224,19 +228,22 @@ def _nu_prior(data: dict[str, Any], *, integrated: bool) -> Any:
     # hierarchy over nu diverged now and then where nu - 1 is small): the Gamma density
     # integrated over beta in closed form, x^-2 alpha (P(alpha + 1, b_hi x) - P(alpha + 1,
     # b_lo x)), P the regularised lower incomplete gamma function, then averaged over alpha
-    x = pm.HalfFlat("nu_minus_one")
+    x = pm.HalfFlat("nu_minus_one", dims=dims)
     t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
     alpha = data["alpha_lo"] + (data["alpha_hi"] - data["alpha_lo"]) * (t + 1.0) / 2.0
-    lo, hi = data["beta_lo"] * x, data["beta_hi"] * x
+    xs = x if dims is None else x[:, None]  # the nodes along the last axis
+    lo, hi = data["beta_lo"] * xs, data["beta_hi"] * xs
     shape = alpha + 1.0
     mass = pt.switch(  # without cancellation where both are near 1
         lo > shape,
         pt.gammaincc(shape, lo) - pt.gammaincc(shape, hi),
         pt.gammainc(shape, hi) - pt.gammainc(shape, lo),
     )
-    density = (weight / 2.0 * alpha * mass).sum() / (x**2 * (data["beta_hi"] - data["beta_lo"]))
-    pm.Potential("nu_prior", pt.log(density))
-    return pm.Deterministic("nu", x + 1.0)
+    density = (weight / 2.0 * alpha * mass).sum(axis=-1) / (
+        x**2 * (data["beta_hi"] - data["beta_lo"])
+    )
+    pm.Potential("nu_prior", pt.log(density).sum())
+    return pm.Deterministic("nu", x + 1.0, dims=dims)
 
 
 def _integrated_loglik(
