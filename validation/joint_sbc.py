@@ -57,7 +57,7 @@ BINS = 10
 #: the prior of the deviations' covariance the studies use unless told: the model's default
 DEFAULT_SPREAD_PRIOR: str = JointPriors().spread_prior
 #: the deviations' tails the studies use unless told: the model's default
-DEFAULT_TAILS: str = getattr(JointPriors(), "tails", "shared")
+DEFAULT_TAILS: str = JointPriors().tails
 #: the quantities whose ranks are checked, per form of the tails
 TAILS_QUANTITIES = {
     "shared": ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1"),
@@ -204,8 +204,7 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
     """Prior factors that make the bounds the fit computes from `table` those of `s`."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
-    tails = {} if s.tails == "shared" else {"tails": s.tails}
-    base = JointPriors(spread_prior=s.spread_prior, **tails)  # type: ignore[arg-type]
+    base = JointPriors(spread_prior=s.spread_prior, tails=s.tails)  # type: ignore[arg-type]
     p = prepare(table, table.systems, rho=s.rho, priors=base)
     if s.spread_prior == "inverse-wishart":
         spread = {
@@ -230,7 +229,7 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
         noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
         noise_df=s.noise_df,
         spread_prior=s.spread_prior,  # type: ignore[arg-type]
-        **tails,  # type: ignore[arg-type]
+        tails=s.tails,  # type: ignore[arg-type]
     )
 
 
@@ -338,6 +337,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=1, help="processes")
     p.add_argument("--seed", type=int, default=20240917)
     p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
+    p.add_argument("--tune", type=int, default=500, help="per chain (default 500)")
     p.add_argument("--chains", type=int, default=2, help="per fit (default 2)")
     p.add_argument(
         "--spread-prior",
@@ -377,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             q,
             n_systems=args.systems,
             draws=args.draws,
+            tune=args.tune,
             chains=args.chains,
             spread_prior=args.spread_prior,
             tails=args.tails,

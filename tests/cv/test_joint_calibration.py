@@ -85,6 +85,23 @@ def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
     assert min(p.values()) > CALIBRATED_P, p
 
 
+#: the per-system tails' studies (q, studies): about 5 minutes in CI's slow step
+PER_SYSTEM_TESTS = [(5, 100), (10, 100), (50, 40)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("q", "reps"), PER_SYSTEM_TESTS)
+def test_joint_model_with_per_system_tails_is_calibrated(q, reps):
+    """The grouped t (``JointPriors(tails="per-system")``, Huang and Wand's Omega): K = 4
+    on q data sets drawn from it (one nu_k per system from the shared hierarchy, one
+    weight per data set and system); the ranks of two effect differences, the scales of
+    pairs (0, 1) and (2, 3), nu_0, nu_3, the next and the first data set's differences
+    are uniform (χ² and smooth test)."""
+    p = _pvalues(_setting(q, "huang-wand", "per-system"), reps=reps, seed=2900 + q)
+    assert set(p) == set(JointSetting(q, tails="per-system").quantities)
+    assert min(p.values()) > CALIBRATED_P, p
+
+
 @pytest.mark.slow
 def test_joint_sbc_fails_with_a_wrong_rho():
     """Scores correlated with rho = 0.6, fitted with rho = 0.1: a data set's difference too sure."""
