@@ -23,7 +23,7 @@ With per-system tails (``JointPriors(tails="per-system")``, the grouped t of
 one :math:`\nu_k` per system) the coordinates are ``x[0 : K]`` the
 :math:`\log(\nu_k - 1)`, ``x[K : 2K - 1]`` the effects' :math:`\beta`, the q rows of
 K :math:`\xi_{ik}`, the q rows of K - 1 :math:`\eta_i`, then :math:`\log\psi` if
-sampled (:func:`_tails_kernel`).
+sampled (``_tails_kernel``).
 """
 
 from __future__ import annotations
