@@ -169,7 +169,7 @@ def test_the_default_gives_mains_numbers():
     assert "spread_psi" not in fit.idata.posterior
 
 
-@pytest.mark.parametrize("tails", ["shared", "per-system"])
+@pytest.mark.parametrize("tails", ["shared", pytest.param("per-system", marks=pytest.mark.slow)])
 def test_one_outlying_data_set_leaves_p_best(tails):
     """4 systems on 10 data sets, s3 truly best; the second best's scores on one data set
     moved up by 0.3 (ten times the largest effect): the true best's P(best) moves by at
