@@ -34,3 +34,24 @@ def study_scores(rng: np.random.Generator, effects, q: int = 8, n: int = 10, spr
     deviations = rng.normal(0, spread, size=(q, k, 1))
     noise = rng.normal(0, 0.005, size=(q, k, n))
     return level + folds + effects[None, :, None] + deviations + noise
+
+
+def assert_compiled_matches_pymc(rng: np.random.Generator, model, data: dict, n_points: int = 3):
+    """Assert that the compiled joint density and its gradient are `model`'s (PyMC) at random
+    points, to 1e-9; `data` is the model's data (already set into `model`)."""
+    import pytest
+
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    logp = model.compile_logp(mode="FAST_COMPILE")
+    dlogp = model.compile_dlogp(mode="FAST_COMPILE")
+    names = [v.name for v in model.value_vars]
+    for _ in range(n_points):
+        point = {
+            name: 0.7 * rng.normal(size=np.shape(v)) for name, v in model.initial_point().items()
+        }
+        flat = np.concatenate([np.ravel(point[name]) for name in names])
+        value, grad = log_density(flat, data)
+        assert value == pytest.approx(float(logp(point)), rel=1e-10, abs=1e-9)
+        np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-9)
+    return flat

@@ -16,8 +16,15 @@ the fit's prior is the prior the truth was drawn from), simulates fold-level sco
 of K systems on q data sets from the model, fits it, and ranks the truth among
 thinned posterior draws of: two effect differences, the scale of the first two
 systems' deviation, nu, the next data set's difference of the first two systems, and
-their difference on the first data set. Writes ``report.md``, ``report.json`` and
-rank histograms into ``--out``; prints the chi-squared p-values of uniformity. See
+their difference on the first data set. With ``--tails per-system`` the studies are
+drawn from (and fitted with) the grouped t, one nu_k per system and one weight per data
+set and system (``JointPriors(tails="per-system")``, docs/joint_prior.md): nu_k - 1 ~
+Gamma(alpha, beta) with alpha ~ U(1, 2), beta ~ U(0.01, 0.1) shared by the systems,
+lambda_ik ~ Gamma(nu_k/2, nu_k/2), u_ik = z_ik / sqrt(lambda_ik), z_i = H omega_i,
+omega_i ~ N(0, Omega); the ranked quantities are then the two effect differences, the
+scales of pairs (0, 1) and (2, 3), nu_0 and nu_3, and the same two differences.
+Writes ``report.md``, ``report.json`` and rank histograms into ``--out``; prints the
+chi-squared p-values of uniformity. See
 Talts et al. (2018), *Validating Bayesian inference algorithms with simulation-based
 calibration*.
 """
@@ -49,8 +56,24 @@ N_RANKS = 100
 BINS = 10
 #: the prior of the deviations' covariance the studies use unless told: the model's default
 DEFAULT_SPREAD_PRIOR: str = JointPriors().spread_prior
-#: the quantities whose ranks are checked
-QUANTITIES = ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1")
+#: the deviations' tails the studies use unless told: the model's default
+DEFAULT_TAILS: str = JointPriors().tails
+#: the quantities whose ranks are checked, per form of the tails
+TAILS_QUANTITIES = {
+    "shared": ("b0 - b1", "b0 - b3", "scale 0-1", "nu", "next b0 - b1", "data set 0: 0 - 1"),
+    "per-system": (
+        "b0 - b1",
+        "b0 - b3",
+        "scale 0-1",
+        "scale 2-3",
+        "nu 0",
+        "nu 3",
+        "next b0 - b1",
+        "data set 0: 0 - 1",
+    ),
+}
+#: the quantities of the default setting's studies
+QUANTITIES = TAILS_QUANTITIES[DEFAULT_TAILS]
 
 
 @dataclass(frozen=True)
@@ -64,6 +87,7 @@ class JointSetting:
     rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
     spread_prior: str = DEFAULT_SPREAD_PRIOR  # JointPriors.spread_prior's default, or the other
+    tails: str = DEFAULT_TAILS  # "shared" (one nu) or "per-system" (the grouped t)
     spread_var: float = 0.0004  # inverse-Wishart: psi
     spread_df: float = 1.0  # inverse-Wishart: IW(d + spread_df, psi I)
     spread_pair_scale: float = 0.02  # Huang-Wand: a pair's half-t scale, sqrt(2) A
@@ -81,15 +105,29 @@ class JointSetting:
         """JSON-safe settings."""
         return asdict(self)
 
+    @property
+    def quantities(self) -> tuple[str, ...]:
+        """The quantities whose ranks the studies of this setting check."""
+        return TAILS_QUANTITIES[self.tails]
+
 
 def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
-    """Draw the parameters from the prior with the fixed bounds of `s` (score units)."""
+    """Draw the parameters from the prior with the fixed bounds of `s` (score units).
+
+    Returns the hyperparameters ``alpha`` and ``beta`` of nu's prior, the deviations'
+    covariance ``spread`` (H Omega H^T, K x K), the effects ``b`` (K), the scales of
+    pairs (0, 1) and (2, 3), ``nu`` (one value, or K with per-system tails), the
+    deviations' contrasts ``u`` (q, K - 1), the noise covariances ``cov`` (q, K - 1,
+    K - 1) and the next data set's difference of systems 0 and 1.
+    """
     from isbetter.cv.joint.spec import contrast_basis
 
     k, d, q = s.n_systems, s.n_systems - 1, s.n_datasets
     basis = contrast_basis(k)
     alpha, beta = rng.uniform(*s.alpha), rng.uniform(*s.beta)
-    nu = 1.0 + rng.gamma(alpha, 1.0 / beta)  # nu - 1 ~ Gamma(alpha, rate beta)
+    per_system = s.tails == "per-system"
+    # nu - 1 ~ Gamma(alpha, rate beta): one nu, or one per system from the same alpha, beta
+    nu = 1.0 + rng.gamma(alpha, 1.0 / beta, size=k if per_system else None)
     b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
     from scipy import stats
 
@@ -106,7 +144,12 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     omega = np.atleast_2d(omega)
     chol_u = np.linalg.cholesky(omega)
 
-    def deviations(size: int) -> np.ndarray:  # contrasts: multivariate t_nu(0, Omega)
+    def deviations(size: int) -> np.ndarray:
+        if per_system:  # the grouped t: u_k = z_k / sqrt(lambda_k), z = H omega; contrasts
+            lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, k))
+            z = rng.standard_normal((size, d)) @ chol_u.T @ basis.T
+            return (z / np.sqrt(lam)) @ basis
+        # contrasts: multivariate t_nu(0, Omega)
         lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
         return rng.standard_normal((size, d)) @ chol_u.T / np.sqrt(lam)
 
@@ -115,10 +158,15 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     )
     cov = np.asarray(cov).reshape(q, d, d)
     c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
+    c23 = basis[2] - basis[3]
     next_u = deviations(1)[0]
     return {
+        "alpha": alpha,
+        "beta": beta,
+        "spread": basis @ omega @ basis.T,
         "b": b,
         "scale01": float(np.sqrt(c01 @ omega @ c01)),
+        "scale23": float(np.sqrt(c23 @ omega @ c23)),
         "nu": nu,
         "u": deviations(q),
         "cov": cov,
@@ -156,7 +204,7 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
     """Prior factors that make the bounds the fit computes from `table` those of `s`."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
-    base = JointPriors(spread_prior=s.spread_prior)  # type: ignore[arg-type]
+    base = JointPriors(spread_prior=s.spread_prior, tails=s.tails)  # type: ignore[arg-type]
     p = prepare(table, table.systems, rho=s.rho, priors=base)
     if s.spread_prior == "inverse-wishart":
         spread = {
@@ -181,6 +229,7 @@ def matched_priors(table: Any, s: JointSetting) -> Any:
         noise_scale=s.noise_var / p.scale**2 / (p.noise_var / base.noise_scale),
         noise_df=s.noise_df,
         spread_prior=s.spread_prior,  # type: ignore[arg-type]
+        tails=s.tails,  # type: ignore[arg-type]
     )
 
 
@@ -211,32 +260,32 @@ def replication(
             cores=s.cores,
             rng=int(rng.integers(2**31)),
         )
-    e = fit.effects.reshape(-1, s.n_systems)
-    scale = fit.pair_scales().reshape(e.shape[0], -1)[:, 0]  # pair (0, 1)
-    nu = fit.nu.reshape(-1)
-    # the next data set's difference: one draw per posterior draw
-    nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
+    k = s.n_systems
+    e = fit.effects.reshape(-1, k)
+    scales = fit.pair_scales().reshape(e.shape[0], -1)
+    scale = scales[:, 0]  # pair (0, 1)
     # data set 0's difference of systems 0 and 1 (its deviations' contrasts, model units)
-    c01 = contrast_basis(s.n_systems)[0] - contrast_basis(s.n_systems)[1]
+    c01 = contrast_basis(k)[0] - contrast_basis(k)[1]
     u0 = fit.idata.posterior["deviations"].to_numpy()[:, :, 0].reshape(e.shape[0], -1)
     first = e[:, 0] - e[:, 1] + fit.data.scale * (u0 @ c01)
-    posterior = {
-        "b0 - b1": e[:, 0] - e[:, 1],
-        "b0 - b3": e[:, 0] - e[:, 3],
-        "scale 0-1": scale,
-        "nu": nu,
-        "next b0 - b1": nxt,
-        "data set 0: 0 - 1": first,
-    }
     b = truth["b"]
-    true = {
-        "b0 - b1": b[0] - b[1],
-        "b0 - b3": b[0] - b[3],
-        "scale 0-1": truth["scale01"],
-        "nu": truth["nu"],
-        "next b0 - b1": truth["next"],
-        "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0],
-    }
+    posterior = {"b0 - b1": e[:, 0] - e[:, 1], "b0 - b3": e[:, 0] - e[:, 3], "scale 0-1": scale}
+    true = {"b0 - b1": b[0] - b[1], "b0 - b3": b[0] - b[3], "scale 0-1": truth["scale01"]}
+    if s.tails == "per-system":
+        nus = fit.nu.reshape(-1, k)
+        first_row, second_row = np.triu_indices(k, 1)
+        column23 = int(np.flatnonzero((first_row == 2) & (second_row == 3))[0])
+        posterior |= {"scale 2-3": scales[:, column23], "nu 0": nus[:, 0], "nu 3": nus[:, 3]}
+        true |= {"scale 2-3": truth["scale23"], "nu 0": truth["nu"][0], "nu 3": truth["nu"][3]}
+        # the next data set's difference: one draw of the grouped t per posterior draw
+        nxt = e[:, 0] - e[:, 1] + _grouped_t_draws(fit.spread.reshape(-1, k, k), nus, rng)
+    else:
+        nu = fit.nu.reshape(-1)
+        posterior["nu"], true["nu"] = nu, truth["nu"]
+        # the next data set's difference: one draw per posterior draw
+        nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
+    posterior |= {"next b0 - b1": nxt, "data set 0: 0 - 1": first}
+    true |= {"next b0 - b1": truth["next"], "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0]}
     diag = fit.diagnostics
     kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
     return kept | {
@@ -249,12 +298,22 @@ def replication(
     }
 
 
+def _grouped_t_draws(spread: np.ndarray, nu: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw of u_0 - u_1 per posterior draw of V = H Omega H^T (n, K, K) and nu (n, K)."""
+    v00, v11, v01 = spread[:, 0, 0], spread[:, 1, 1], spread[:, 0, 1]
+    e0, e1 = rng.standard_normal((2, v00.size))
+    z0 = np.sqrt(v00) * e0
+    z1 = v01 / np.sqrt(v00) * e0 + np.sqrt(np.clip(v11 - v01**2 / v00, 0.0, None)) * e1
+    lam = rng.gamma(nu[:, :2] / 2.0, 2.0 / nu[:, :2])
+    return z0 / np.sqrt(lam[:, 0]) - z1 / np.sqrt(lam[:, 1])
+
+
 def section(s: JointSetting, reps: int, seed: int, workers: int, label: str) -> dict[str, Any]:
     """Run one setting: rank histograms, coverage and fit diagnostics."""
     start = time.perf_counter()
     out = replicate(replication, s, (N_RANKS,), reps=reps, seed=seed, workers=workers, label=label)
     panels = {}
-    for name in QUANTITIES:
+    for name in s.quantities:
         counts, p = uniformity(np.array([o["ranks"][name] for o in out]), N_RANKS, BINS)
         covered = float(np.mean([o["covered"][name] for o in out]))
         panels[name] = {"counts": counts, "p_value": p, "hdi95_coverage": covered, "reps": reps}
@@ -278,16 +337,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=1, help="processes")
     p.add_argument("--seed", type=int, default=20240917)
     p.add_argument("--draws", type=int, default=500, help="per chain (default 500)")
+    p.add_argument("--tune", type=int, default=500, help="per chain (default 500)")
     p.add_argument("--chains", type=int, default=2, help="per fit (default 2)")
     p.add_argument(
         "--spread-prior",
         choices=["inverse-wishart", "huang-wand"],
-        default=DEFAULT_SPREAD_PRIOR,
-        help=f"the deviations' covariance prior (default: the model's, {DEFAULT_SPREAD_PRIOR})",
+        help="the deviations' covariance prior (default: the model's for the tails)",
+    )
+    p.add_argument(
+        "--tails",
+        choices=list(TAILS_QUANTITIES),
+        default=DEFAULT_TAILS,
+        help=f"one nu (shared) or one per system (the grouped t); default {DEFAULT_TAILS}",
     )
     args = p.parse_args(argv)
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
         p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
+    if args.spread_prior is None:  # the model's own default for these tails
+        args.spread_prior = "huang-wand" if args.tails == "per-system" else DEFAULT_SPREAD_PRIOR
     return args
 
 
@@ -310,11 +377,14 @@ def main(argv: list[str] | None = None) -> int:
             q,
             n_systems=args.systems,
             draws=args.draws,
+            tune=args.tune,
             chains=args.chains,
             spread_prior=args.spread_prior,
+            tails=args.tails,
         )
         key = f"joint_q{q}"
-        title = f"Joint model, K = {args.systems}, q = {q}"
+        tails = ", per-system tails" if args.tails == "per-system" else ""
+        title = f"Joint model{tails}, K = {args.systems}, q = {q}"
         result = section(setting, args.reps, int(seed), args.workers, key)
         sections[key] = {"title": title, "setting": setting.to_dict(), **result}
         plot_rank_histograms(result["panels"], N_RANKS, out / f"{key}.png", title)

@@ -18,7 +18,7 @@ from _joint_oracle import conditional_loglik, marginal_loglik
 from _oracle import conditional_loglik as pairwise_loglik
 from scipy import integrate, stats
 
-from _joint_data import score_table, study_scores
+from _joint_data import assert_compiled_matches_pymc, score_table, study_scores
 from isbetter import InputError, InputTypeError
 from isbetter.cv.joint.likelihood import sufficient_statistics
 from isbetter.cv.joint.model import draw_spread
@@ -206,7 +206,6 @@ def test_compiled_density_matches_pymc(rng, q, k, n, form):
     prior of the deviations' covariance."""
     import pymc as pm
 
-    from isbetter.cv.joint.compiled_backend import log_density
     from isbetter.cv.joint.pymc_backend import build_model
 
     scores = study_scores(rng, np.linspace(0.0, 0.02, k), q=q, n=n)
@@ -217,17 +216,7 @@ def test_compiled_density_matches_pymc(rng, q, k, n, form):
     model = build_model(q, k, form)
     with model:
         pm.set_data(data)
-    logp = model.compile_logp(mode="FAST_COMPILE")
-    dlogp = model.compile_dlogp(mode="FAST_COMPILE")
-    names = [v.name for v in model.value_vars]
-    for _ in range(3):
-        point = {
-            name: 0.7 * rng.normal(size=np.shape(v)) for name, v in model.initial_point().items()
-        }
-        flat = np.concatenate([np.ravel(point[name]) for name in names])
-        value, grad = log_density(flat, data)
-        assert value == pytest.approx(float(logp(point)), rel=1e-10, abs=1e-9)
-        np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-9)
+    assert_compiled_matches_pymc(rng, model, data)
 
 
 def test_pymc_likelihood_is_the_oracles_marginal_likelihood(rng):

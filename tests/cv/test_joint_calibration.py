@@ -48,14 +48,16 @@ def _both(ranks: np.ndarray) -> float:
 def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = False):
     seeds = np.random.SeedSequence(seed).spawn(reps)
     out = [replication(setting, s, N_RANKS) for s in seeds]
-    ranks = {k: np.array([o["ranks"][k] for o in out]) for k in QUANTITIES}
+    ranks = {k: np.array([o["ranks"][k] for o in out]) for k in setting.quantities}
     if chi2_only:
         return {k: uniformity(r, N_RANKS, 10)[1] for k, r in ranks.items()}
     return {k: _both(r) for k, r in ranks.items()}
 
 
-def _setting(q: int, spread_prior: str) -> JointSetting:
-    return JointSetting(q, draws=300, tune=300, chains=2, cores=2, spread_prior=spread_prior)
+def _setting(q: int, spread_prior: str, tails: str = "shared") -> JointSetting:
+    return JointSetting(
+        q, draws=300, tune=300, chains=2, cores=2, spread_prior=spread_prior, tails=tails
+    )
 
 
 def test_the_studies_use_the_default_prior():
@@ -83,6 +85,23 @@ def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
     assert min(p.values()) > CALIBRATED_P, p
 
 
+#: the per-system tails' studies (q, studies): about 5 minutes in CI's slow step
+PER_SYSTEM_TESTS = [(5, 100), (10, 100), (50, 40)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("q", "reps"), PER_SYSTEM_TESTS)
+def test_joint_model_with_per_system_tails_is_calibrated(q, reps):
+    """The grouped t (``JointPriors(tails="per-system")``, Huang and Wand's Omega): K = 4
+    on q data sets drawn from it (one nu_k per system from the shared hierarchy, one
+    weight per data set and system); the ranks of two effect differences, the scales of
+    pairs (0, 1) and (2, 3), nu_0, nu_3, the next and the first data set's differences
+    are uniform (χ² and smooth test)."""
+    p = _pvalues(_setting(q, "huang-wand", "per-system"), reps=reps, seed=2900 + q)
+    assert set(p) == set(JointSetting(q, tails="per-system").quantities)
+    assert min(p.values()) > CALIBRATED_P, p
+
+
 @pytest.mark.slow
 def test_joint_sbc_fails_with_a_wrong_rho():
     """Scores correlated with rho = 0.6, fitted with rho = 0.1: a data set's difference too sure."""
@@ -100,3 +119,90 @@ def test_joint_sbc_with_the_huang_wand_prior_fails_with_a_wrong_rho():
     p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
     assert p["scale 0-1"] < BROKEN_P, p
     assert p["data set 0: 0 - 1"] < CALIBRATED_P, p
+
+
+# --- the simulator of the studies (validation/joint_sbc.py's draw_truth) against its law
+
+
+def _truths(tails, n, q=2, seed=1):
+    from validation.joint_sbc import draw_truth
+
+    s = JointSetting(q, tails=tails, spread_prior="huang-wand")
+    rng = np.random.default_rng(seed)
+    return [draw_truth(s, rng) for _ in range(n)]
+
+
+@pytest.mark.parametrize("tails", ["shared", "per-system"])
+def test_the_simulated_nu_follow_their_hierarchy(tails):
+    """(nu_k - 1) beta ~ Gamma(alpha, 1) given alpha ~ U(1, 2), beta ~ U(0.01, 0.1): the
+    probability integral transforms are uniform, and independent across the systems."""
+    from scipy import stats
+
+    truths = _truths(tails, 1500)
+    alpha = np.array([t["alpha"] for t in truths])
+    beta = np.array([t["beta"] for t in truths])
+    assert stats.kstest(alpha, stats.uniform(1, 1).cdf).pvalue > 1e-3
+    assert stats.kstest(beta, stats.uniform(0.01, 0.09).cdf).pvalue > 1e-3
+    nu = np.array([np.atleast_1d(t["nu"]) for t in truths])
+    assert nu.shape == (1500, 4 if tails == "per-system" else 1)
+    pit = stats.gamma.cdf((nu - 1.0) * beta[:, None], alpha[:, None])
+    assert stats.kstest(pit.ravel(), "uniform").pvalue > 1e-3
+    if tails == "per-system":
+        r = np.corrcoef(pit.T)[np.triu_indices(4, 1)]
+        assert np.all(np.abs(r) < 4.5 / np.sqrt(1500)), r
+
+
+@pytest.mark.parametrize("tails", ["shared", "per-system"])
+def test_the_simulated_pair_scales_are_half_t(tails):
+    """Huang and Wand's prior: every pair's scale is half-t(half_t_df) with scale
+    spread_pair_scale (the setting's bound)."""
+    from scipy import stats
+
+    s = JointSetting(2)
+    truths = _truths(tails, 1000)
+    law = stats.t(s.half_t_df, scale=s.spread_pair_scale)
+    for key in ("scale01", "scale23"):
+        x = np.array([t[key] for t in truths])
+        assert stats.kstest(x, lambda v: 2.0 * law.cdf(v) - 1.0).pvalue > 1e-3, key
+
+
+@pytest.mark.parametrize(("tails", "seed"), [("shared", 3), ("per-system", 3), ("per-system", 4)])
+def test_the_simulated_deviations_follow_the_model(tails, seed):
+    """Many data sets of one study: each pair's deviation u_a - u_b falls in the three
+    regions of a ROPE as often as the model's law says (isbetter.cv.joint.predictive:
+    a t for one nu, the grouped t for one nu per system), within 4.5 MCSE."""
+    from validation.joint_sbc import draw_truth
+
+    from isbetter.cv.joint.predictive import pair_masses
+    from isbetter.cv.joint.spec import contrast_basis
+
+    q = 100_000
+    truth = draw_truth(JointSetting(q, tails=tails), np.random.default_rng(seed))
+    basis = contrast_basis(4)
+    u = truth["u"] @ basis.T  # the deviations up to their common part
+    nu = np.atleast_1d(truth["nu"])
+    for a, b in [(0, 1), (0, 3), (2, 3)]:
+        d = u[:, a] - u[:, b]
+        rope = 0.5 * np.std(d)
+        seen = np.array([np.mean(d > rope), np.mean(np.abs(d) <= rope), np.mean(d < -rope)])
+        law = pair_masses([0.0], truth["spread"][None], nu[None] if nu.size > 1 else nu, a, b, rope)
+        mcse = np.sqrt(seen * (1 - seen) / q)
+        assert np.all(np.abs(law[0] - seen) < 4.5 * mcse), (a, b, law, seen, nu)
+
+
+@pytest.mark.parametrize("tails", ["shared", "per-system"])
+def test_the_simulated_next_difference_follows_the_model(tails):
+    """The next data set's difference of systems 0 and 1: its probability integral
+    transform under the model's law (given each study's truth) is uniform."""
+    from scipy import stats
+
+    from isbetter.cv.joint.predictive import pair_masses
+
+    truths = _truths(tails, 1500, seed=5)
+    pit = []
+    for t in truths:
+        nu = np.atleast_1d(t["nu"])
+        x = t["next"] - (t["b"][0] - t["b"][1])
+        masses = pair_masses([-x], t["spread"][None], nu[None] if nu.size > 1 else nu, 0, 1, 0.0)
+        pit.append(masses[0, 2])  # P(deviation < x)
+    assert stats.kstest(pit, "uniform").pvalue > 1e-3

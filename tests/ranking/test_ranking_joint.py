@@ -219,3 +219,37 @@ def test_every_output_names_what_each_relation_is_about(small_ranking):
     block = json.loads(render(r, "json"))["metrics"]["acc"]
     assert block["pairs_about"] == "the difference on the next data set"
     assert block["joint_about"].startswith("the systems' mean effects b_k")
+
+
+def test_per_system_nu_reach_the_pairs_as_the_grouped_t(small_study):
+    """A fit with one nu per system ((chains, draws, K)): every pair's probabilities are
+    the argmax-counted and mean masses of the grouped t (cv.joint.predictive), not the t's."""
+    from dataclasses import replace
+
+    from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.joint.predictive import pair_masses
+    from isbetter.inference.decisions import probabilities_from_masses
+    from isbetter.ranking.joint import _pairs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the draws are what they are
+        fit = joint_fit(small_study, rope=0.01, rng=3, **SMALL)
+    k = fit.effects.shape[-1]
+    factors = np.array([0.5, 1.0, 4.0])  # nu_k: three different tails per draw
+    per_system = replace(fit, nu=1.0 + (fit.nu[..., None] - 1.0) * factors)
+    systems = fit.systems
+    pairs, _ = _pairs(per_system, systems, "acc", 0.01, set())
+    shared, _ = _pairs(fit, systems, "acc", 0.01, set())
+    effects = fit.effects.reshape(-1, k)
+    spread = fit.spread.reshape(-1, k, k)
+    nu = per_system.nu.reshape(-1, k)
+    for (ia, ib), got, old in zip(itertools.combinations(range(k), 2), pairs, shared, strict=True):
+        masses = pair_masses(effects[:, ia] - effects[:, ib], spread, nu, ia, ib, 0.01)
+        want = probabilities_from_masses(masses, "argmax")
+        assert (got.p_a_better, got.p_rope, got.p_b_better) == (
+            want.p_a_better,
+            want.p_rope,
+            want.p_b_better,
+        )
+        assert got.predictive == probabilities_from_masses(masses, "mean")
+        assert got.predictive != old.predictive

@@ -9,8 +9,11 @@ the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchange
   are multivariate Student-t, so per draw :math:`\delta_{next} \sim t_\nu(b_a - b_b,
   \sigma_{ab})` exactly, with the pair's scale :math:`\sigma_{ab}` from the draw of the
   deviations' covariance (:meth:`~isbetter.cv.joint.model.JointFit.pair_scales`) — the
-  pairwise model's form (:class:`~isbetter.inference.posterior.HierarchicalPosterior`):
-  its masses in the three regions, argmax-counted and predictive (mean-mass)
+  pairwise model's form (:class:`~isbetter.inference.posterior.HierarchicalPosterior`).
+  With one :math:`\nu_k` per system (independent weights of the two systems: the
+  grouped t) :math:`\delta_{next}` is no longer a t; its masses are a one-dimensional
+  integral (:func:`isbetter.cv.joint.predictive.pair_masses` computes both forms).
+  From these masses in the three regions: argmax-counted and predictive (mean-mass)
   probabilities, and the posterior of :math:`b_a - b_b`, as a
   :class:`~isbetter.results.comparison.ComparisonResult`;
 * the ranks of the effects :math:`b_k` (:func:`isbetter.inference.ranks.rank_summary`):
@@ -26,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from isbetter.cv.compare import MCMC_OPTIONS
+from isbetter.cv.joint.predictive import pair_masses
 from isbetter.inference import diagnostics as mcmc
-from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
 from isbetter.inference.sampling import convergence_recorded_only
@@ -96,19 +99,16 @@ def _pairs(
     """
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
-    scales = fit.pair_scales().reshape(chains * draws, -1)
-    nu = fit.nu.reshape(-1)
+    spread = fit.spread.reshape(chains * draws, k, k)
+    nu = fit.nu.reshape(chains * draws, *fit.nu.shape[2:])  # (n,) shared, (n, K) per system
     data = fit.data
     sign = 1.0 if data.higher_is_better else -1.0
     observed = data.mean_scores.mean(axis=0)
     pairs, simplex = [], {}
     pairs_ab = itertools.combinations(enumerate(systems), 2)
-    for column, ((ia, a), (ib, b)) in enumerate(pairs_ab):  # the order of fit.pair_scales
+    for (ia, a), (ib, b) in pairs_ab:
         loc = effects[:, ia] - effects[:, ib]
-        posterior = HierarchicalPosterior(
-            delta0=loc, std0=scales[:, column], nu=nu, symmetric=(a, b) in identical
-        )
-        masses = posterior.region_masses(rope)
+        masses = pair_masses(loc, spread, nu, ia, ib, rope, symmetric=(a, b) in identical)
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
             pair_from_masses(

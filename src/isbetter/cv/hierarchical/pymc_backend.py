@@ -210,16 +210,20 @@ _BOUNDS = {
 _ALPHA_NODES = 12
 
 
-def _nu_prior(data: dict[str, Any], *, integrated: bool) -> Any:
-    """Add nu to the model: nu - 1 ~ Gamma(alpha, beta), alpha ~ U, beta ~ U ([1], section 3)."""
+def _nu_prior(data: dict[str, Any], *, integrated: bool, dims: str | None = None) -> Any:
+    """Add nu to the model: nu - 1 ~ Gamma(alpha, beta), alpha ~ U, beta ~ U ([1], section 3).
+
+    With `dims` (not `integrated`) one nu per coordinate of that dimension, sharing alpha
+    and beta: a hierarchy over the nu's.
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
     if not integrated:
         alpha = pm.Uniform("alpha", lower=data["alpha_lo"], upper=data["alpha_hi"])
         beta = pm.Uniform("beta", lower=data["beta_lo"], upper=data["beta_hi"])
-        nu_minus_one = pm.Gamma("nu_minus_one", alpha=alpha, beta=beta)
-        return pm.Deterministic("nu", nu_minus_one + 1.0)
+        nu_minus_one = pm.Gamma("nu_minus_one", alpha=alpha, beta=beta, dims=dims)
+        return pm.Deterministic("nu", nu_minus_one + 1.0, dims=dims)
     # alpha and beta integrated out too, so that NUTS samples three parameters only (their
     # hierarchy over nu diverged now and then where nu - 1 is small): the Gamma density
     # integrated over beta in closed form, x^-2 alpha (P(alpha + 1, b_hi x) - P(alpha + 1,

@@ -17,6 +17,13 @@ integrated out, read from the table of :mod:`isbetter.inference.nu_prior`),
 Huang and Wand's prior of the deviations' covariance only, :math:`\log\psi`, its
 mixing variable (:class:`~isbetter.cv.joint.spec.JointPriors`; with the
 inverse-Wishart prior :math:`\psi` is fixed).
+
+With per-system tails (``JointPriors(tails="per-system")``, the grouped t of
+``docs/joint_prior.md``: one weight :math:`\lambda_{ik}` per data set and system and
+one :math:`\nu_k` per system) the coordinates are ``x[0 : K]`` the
+:math:`\log(\nu_k - 1)`, ``x[K : 2K - 1]`` the effects' :math:`\beta`, the q rows of
+K :math:`\xi_{ik}`, the q rows of K - 1 :math:`\eta_i`, then :math:`\log\psi` if
+sampled (``_tails_kernel``).
 """
 
 from __future__ import annotations
@@ -44,8 +51,23 @@ CACHE_DEPENDS = (
     "isbetter.inference.nu_prior",
 )
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
-#: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand)
-_HEAD = 8
+#: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand),
+#: 1 if the tails are per system (the grouped t), the bounds of alpha and of beta (nu's
+#: hyper-priors, sampled with per-system tails)
+_HEAD = 13
+
+
+def _unpack(
+    buffer: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # pragma: no cover - numba
+    # the buffer's arrays: means (q x d), transform (q x d x d), power (q), nu's table
+    q, d = int(buffer[0]), int(buffer[1]) - 1
+    start = _HEAD
+    means = buffer[start : start + q * d].reshape((q, d))
+    start += q * d
+    tri = buffer[start : start + q * d * d].reshape((q, d, d))
+    start += q * d * d
+    return means, tri, buffer[start : start + q], buffer[start + q : start + q + int(buffer[6])]
 
 
 def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pragma: no cover
@@ -54,13 +76,7 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     const, e_hi = buffer[2], buffer[3]
-    start = _HEAD
-    means = buffer[start : start + q * d].reshape((q, d))
-    start += q * d
-    tri = buffer[start : start + q * d * d].reshape((q, d, d))
-    start += q * d * d
-    power = buffer[start : start + q]
-    table = buffer[start + q : start + q + int(buffer[6])]
+    means, tri, power, table = _unpack(buffer)
     prior, d_prior = interpolate(x[0], table)  # log p(nu - 1), its derivative in x[0]
     if prior == -math.inf:
         grad[:] = 0.0
@@ -70,12 +86,9 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
     logp = const + prior + x[0]
     beta = np.empty(d)
     sb = np.empty(d)
-    for j in range(d):
-        sb[j] = _sigmoid(x[1 + j])
-        beta[j] = -e_hi + 2.0 * e_hi * sb[j]
-        logp -= _softplus(-x[1 + j]) + _softplus(x[1 + j])
+    logp = _effects_logp(x, 1, e_hi, beta, sb, logp)
     lam = np.empty(q)
-    logp, d_nu = _precision_logp(x, q, k, nu, lam, grad, logp)
+    logp, d_nu = _precision_logp(x, k, 1, nu, 0.5 * d, lam, grad, logp)
     dev = np.empty((q, d))
     # Omega | psi ~ IW(nu_u, psi I); psi fixed, or ~ Gamma(1/2, rate) on the log scale
     last = k + q + q * d
@@ -86,7 +99,11 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
         psi = math.exp(x[last])
         logp += (0.5 * nu_u * d + 0.5) * x[last] - rate * psi + 0.5 * math.log(rate / math.pi)
     scatter = psi * np.eye(d)  # psi I, then + sum_i lambda_i u~_i u~_i^T
-    logp = _deviations_logp(x, means, tri, power, beta, lam, dev, scatter, grad, logp)
+    logp = _deviations_logp(x, d + 1 + q, means, tri, power, beta, dev, grad, logp)
+    for i in range(q):
+        for a in range(d):
+            for j in range(d):
+                scatter[a, j] += lam[i] * dev[i, a] * dev[i, j]
     g_beta = np.zeros(d)
     kappa = nu_u + q
     logp, d_nu, inv_trace = _spread_logp(
@@ -98,19 +115,211 @@ def _kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pr
     if mixing:
         grad[last] = 0.5 * nu_u * d + 0.5 - buffer[5] * psi - 0.5 * kappa * psi * inv_trace
     grad[0] = d_nu * xx + d_prior + 1.0
-    for j in range(d):
-        grad[1 + j] = g_beta[j] * 2.0 * e_hi * sb[j] * (1.0 - sb[j]) + 1.0 - 2.0 * sb[j]
+    _effects_grad(g_beta, 1, e_hi, sb, grad)
     return logp
 
 
-def _precision_logp(
-    x: np.ndarray, q: int, k: int, nu: float, lam: np.ndarray, grad: np.ndarray, logp: float
-) -> tuple[float, float]:  # pragma: no cover - numba
-    # lambda_i ~ Gamma(nu/2, rate nu/2) on the log scale (its Jacobian), times lambda_i^(d/2);
-    # sampled as xi_i, log lambda_i = -1/nu + spread(nu) xi_i (pymc_backend._precision).
-    # Fills lam and grad[k + i] (d logp / d log lambda_i so far); returns logp with these
-    # terms added, and their derivative in nu
+def _effects_logp(
+    x: np.ndarray, start: int, e_hi: float, beta: np.ndarray, sb: np.ndarray, logp: float
+) -> float:  # pragma: no cover - numba
+    # the effects' coordinates beta_j ~ U(-e_hi, e_hi) from x[start + j] (interval
+    # transform; into beta, the sigmoids into sb); returns logp with the Jacobian added
+    for j in range(beta.shape[0]):
+        sb[j] = _sigmoid(x[start + j])
+        beta[j] = -e_hi + 2.0 * e_hi * sb[j]
+        logp -= _softplus(-x[start + j]) + _softplus(x[start + j])
+    return logp
+
+
+def _effects_grad(
+    g_beta: np.ndarray, start: int, e_hi: float, sb: np.ndarray, grad: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # d logp / d beta (g_beta) to the interval transform's coordinates, Jacobian included
+    for j in range(g_beta.shape[0]):
+        grad[start + j] = g_beta[j] * 2.0 * e_hi * sb[j] * (1.0 - sb[j]) + 1.0 - 2.0 * sb[j]
+
+
+def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:  # pragma: no cover
+    # the grouped t (docs/joint_prior.md): u_ik = z_ik / sqrt(lambda_ik), z_i = H omega_i,
+    # omega_i ~ N(0, Omega), lambda_ik ~ Gamma(nu_k/2, nu_k/2), nu_k - 1 ~ Gamma(alpha,
+    # beta), alpha ~ U, beta ~ U shared by the systems (x[0], x[1]: interval transforms;
+    # x[2 : 2 + K] the log(nu_k - 1)). The contrasts u~_i = A_i omega_i, A_i = H^T
+    # diag(lambda_i^-1/2) H; Omega | psi ~ IW(nu_u, psi I) integrated out:
+    # -sum_i log|A_i| - (nu_u + q)/2 log|psi I + sum_i omega_i omega_i^T|.
+    # Same buffer as _kernel; writes the gradient into grad, returns the log density.
+    q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
+    const, e_hi = buffer[2], buffer[3]
+    means, tri, power, _ = _unpack(buffer)
+    hyper = np.empty(2)  # alpha, beta
+    s_hyper = np.empty(2)
+    logp = const
+    for j in range(2):  # uniform: the density cancels the interval transform's log(hi - lo)
+        lo, hi = buffer[9 + 2 * j], buffer[10 + 2 * j]
+        s_hyper[j] = _sigmoid(x[j])
+        hyper[j] = lo + (hi - lo) * s_hyper[j]
+        logp -= _softplus(-x[j]) + _softplus(x[j])
+    alpha, rate = hyper[0], hyper[1]
+    g_hyper = np.zeros(2)
+    nu = np.empty(k)
+    d_prior = np.empty(k)  # d log p(nu_k - 1) / d log(nu_k - 1), Jacobian included
+    for m in range(k):
+        t = x[2 + m]
+        xx = math.exp(t)
+        nu[m] = 1.0 + xx
+        logp += alpha * math.log(rate) - math.lgamma(alpha) + alpha * t - rate * xx
+        d_prior[m] = alpha - rate * xx
+        g_hyper[0] += math.log(rate) - _digamma(alpha) + t
+        g_hyper[1] += alpha / rate - xx
+    beta = np.empty(d)
+    sb = np.empty(d)
+    logp = _effects_logp(x, 2 + k, e_hi, beta, sb, logp)
+    off = 2 + k + d  # the xi_ik, row by row
+    lam = np.empty((q, k))
+    column = np.empty(q)
+    d_nu = np.empty(k)
+    for m in range(k):
+        logp, d_nu[m] = _precision_logp(x, off + m, k, nu[m], 0.0, column, grad, logp)
+        lam[:, m] = column
+    dev = np.empty((q, d))
+    logp = _deviations_logp(x, off + q * k, means, tri, power, beta, dev, grad, logp)
+    last = off + q * k + q * d
+    nu_u, mixing = buffer[4], buffer[7] > 0.0
+    psi = buffer[5]
+    if mixing:
+        psi = math.exp(x[last])
+        logp += (0.5 * nu_u * d + 0.5) * x[last] - buffer[5] * psi
+        logp += 0.5 * math.log(buffer[5] / math.pi)
+    g_beta = np.zeros(d)
+    logp, inv_trace = _grouped_spread_logp(x, off, tri, dev, lam, psi, nu_u + q, grad, g_beta, logp)
+    if not math.isfinite(logp):  # an extreme trial point: density 0
+        grad[:] = 0.0
+        return -math.inf
+    if mixing:
+        grad[last] = 0.5 * nu_u * d + 0.5 - buffer[5] * psi - 0.5 * (nu_u + q) * psi * inv_trace
+    for m in range(k):  # d logp / d log lambda_ik to xi_ik, and nu_k's share through it
+        spread = math.sqrt(2.0 * (nu[m] + 1.0)) / nu[m]
+        d_spread = spread * (0.5 / (nu[m] + 1.0) - 1.0 / nu[m])
+        for i in range(q):
+            at = off + i * k + m
+            d_nu[m] += grad[at] * (1.0 / (nu[m] * nu[m]) + d_spread * x[at])
+            grad[at] *= spread
+        grad[2 + m] = d_nu[m] * (nu[m] - 1.0) + d_prior[m]
+    for j in range(2):
+        width = buffer[10 + 2 * j] - buffer[9 + 2 * j]
+        grad[j] = g_hyper[j] * width * s_hyper[j] * (1.0 - s_hyper[j]) + 1.0 - 2.0 * s_hyper[j]
+    _effects_grad(g_beta, 2 + k, e_hi, sb, grad)
+    return logp
+
+
+def _grouped_spread_logp(
+    x: np.ndarray,
+    off: int,
+    tri: np.ndarray,
+    dev: np.ndarray,
+    lam: np.ndarray,
+    psi: float,
+    kappa: float,
+    grad: np.ndarray,
+    g_beta: np.ndarray,
+    logp: float,
+) -> tuple[float, float]:  # pragma: no cover - numba
+    # -sum_i log|A_i| - kappa/2 log|S|, S = psi I + sum_i omega_i omega_i^T, omega_i =
+    # A_i^-1 u~_i. Adds to grad[off + i k + m] (d logp / d log lambda_im):
+    # s/2 h_m^T A_i^-1 h_m - kappa s/2 (r_i . h_m)(h_m . omega_i), s = lambda_im^-1/2,
+    # r_i = A_i^-1 S^-1 omega_i; to the eta part -kappa r_i through -transform_i, and to
+    # g_beta kappa r_i. Returns logp and tr(S^-1) (for the derivative in psi); logp -inf
+    # if a matrix is not positive definite
+    q, d = dev.shape
+    k = d + 1
+    basis = _helmert(k)
+    chols = np.zeros((q, d, d))
+    omega = np.empty((q, d))
+    scatter = psi * np.eye(d)
+    a_mat = np.empty((d, d))
+    for i in range(q):
+        for a in range(d):
+            for b in range(d):
+                acc = 0.0
+                for m in range(k):
+                    acc += basis[m, a] * basis[m, b] / math.sqrt(lam[i, m])
+                a_mat[a, b] = acc
+        if not _cholesky(a_mat, chols[i]):
+            return -math.inf, 0.0
+        for j in range(d):
+            logp -= 2.0 * math.log(chols[i, j, j])
+        _solve(chols[i], dev[i], omega[i])
+        for a in range(d):
+            for b in range(d):
+                scatter[a, b] += omega[i, a] * omega[i, b]
+    chol = np.zeros((d, d))
+    if not _cholesky(scatter, chol):
+        return -math.inf, 0.0
+    for j in range(d):
+        logp -= kappa * math.log(chol[j, j])
+    inv_trace = 0.0
+    unit = np.zeros(d)
+    col = np.empty(d)
+    for j in range(d):  # tr(S^-1) = sum_j e_j^T S^-1 e_j
+        unit[j] = 1.0
+        _solve(chol, unit, col)
+        inv_trace += col[j]
+        unit[j] = 0.0
+    g_vec = np.empty(d)
+    r_vec = np.empty(d)
+    h_vec = np.empty(d)
+    ah = np.empty(d)
+    for i in range(q):
+        _solve(chol, omega[i], g_vec)
+        _solve(chols[i], g_vec, r_vec)
+        for m in range(k):
+            for j in range(d):
+                h_vec[j] = basis[m, j]
+            _solve(chols[i], h_vec, ah)
+            h_ah, r_h, h_om = 0.0, 0.0, 0.0
+            for j in range(d):
+                h_ah += h_vec[j] * ah[j]
+                r_h += r_vec[j] * h_vec[j]
+                h_om += h_vec[j] * omega[i, j]
+            s = 1.0 / math.sqrt(lam[i, m])
+            grad[off + i * k + m] += 0.5 * s * h_ah - 0.5 * kappa * s * r_h * h_om
+        for j in range(d):
+            g_beta[j] += kappa * r_vec[j]  # d logp / d u~_ij = -kappa r_ij; u~ = means - beta - ..
+        for m in range(d):  # d u~ / d eta = -transform
+            acc = 0.0
+            for j in range(m + 1):
+                acc += tri[i, j, m] * r_vec[j]
+            grad[off + q * k + i * d + m] += kappa * acc
+    return logp, inv_trace
+
+
+def _helmert(k: int) -> np.ndarray:  # pragma: no cover - numba
+    # the Helmert basis (spec.contrast_basis), (k, k - 1)
+    basis = np.zeros((k, k - 1))
+    for j in range(1, k):
+        norm = math.sqrt(j * (j + 1.0))
+        for m in range(j):
+            basis[m, j - 1] = 1.0 / norm
+        basis[j, j - 1] = -j / norm
+    return basis
+
+
+def _precision_logp(
+    x: np.ndarray,
+    start: int,
+    stride: int,
+    nu: float,
+    extra: float,
+    lam: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> tuple[float, float]:  # pragma: no cover - numba
+    # lambda_i ~ Gamma(nu/2, rate nu/2) on the log scale (its Jacobian), times
+    # lambda_i^extra (d/2 of Omega's integral with one weight per data set, 0 per system);
+    # sampled as xi_i = x[start + stride i], log lambda_i = -1/nu + spread(nu) xi_i
+    # (pymc_backend._precision). Fills lam and grad[start + stride i] (d logp / d log
+    # lambda_i so far); returns logp with these terms added, and their derivative in nu
+    q = lam.shape[0]
     half_nu = nu / 2.0
     log_c_gamma = half_nu * math.log(half_nu) - math.lgamma(half_nu)
     d_log_c_gamma = 0.5 * math.log(half_nu) + 0.5 - 0.5 * _digamma(half_nu)
@@ -119,31 +328,29 @@ def _precision_logp(
     logp += q * math.log(spread)
     d_nu = q * d_log_spread
     for i in range(q):
-        y = -1.0 / nu + spread * x[k + i]
+        at = start + stride * i
+        y = -1.0 / nu + spread * x[at]
         lam[i] = math.exp(y)
-        logp += log_c_gamma + (half_nu + 0.5 * d) * y - half_nu * lam[i]
+        logp += log_c_gamma + (half_nu + extra) * y - half_nu * lam[i]
         d_nu += d_log_c_gamma + 0.5 * y - 0.5 * lam[i]
-        grad[k + i] = half_nu + 0.5 * d - half_nu * lam[i]
+        grad[at] = half_nu + extra - half_nu * lam[i]
     return logp, d_nu
 
 
 def _deviations_logp(
     x: np.ndarray,
+    off: int,
     means: np.ndarray,
     tri: np.ndarray,
     power: np.ndarray,
     beta: np.ndarray,
-    lam: np.ndarray,
     dev: np.ndarray,
-    scatter: np.ndarray,
     grad: np.ndarray,
     logp: float,
 ) -> float:  # pragma: no cover - numba
-    # the deviations' contrasts u~_i = means_i - beta - transform_i eta_i (into dev, and
-    # lambda_i u~_i u~_i^T added to scatter), and the likelihood in eta (about standard
-    # normal) added to logp
+    # the deviations' contrasts u~_i = means_i - beta - transform_i eta_i (into dev; eta_i
+    # at x[off + i d]), and the likelihood in eta (about standard normal) added to logp
     q, d = means.shape
-    off = d + 1 + q
     for i in range(q):
         quad = 0.0
         for j in range(d):
@@ -156,9 +363,6 @@ def _deviations_logp(
         shrink = 1.0 / (1.0 + quad / (2.0 * power[i]))
         for j in range(d):
             grad[off + i * d + j] = -shrink * x[off + i * d + j]
-        for a in range(d):
-            for j in range(d):
-                scatter[a, j] += lam[i] * dev[i, a] * dev[i, j]
     return logp
 
 
@@ -256,7 +460,18 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 
 
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
-    return int(head[1]) + int(head[0]) * int(head[1]) + int(head[7])
+    q, k = int(head[0]), int(head[1])
+    if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
+        return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
+    return k + q * k + int(head[7])
+
+
+def _n_expanded(head: np.ndarray) -> int:  # pragma: no cover - numba
+    # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled
+    q, k = int(head[0]), int(head[1])
+    if head[8] > 0.0:
+        return 2 * k + q * k + q * (k - 1) + int(head[7])
+    return 1 + k + q + q * (k - 1) + int(head[7])
 
 
 def _buffer_size(head: np.ndarray) -> int:  # pragma: no cover - numba
@@ -274,49 +489,55 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-de
     x = numba.carray(x_, (n_dim,))
     out = numba.carray(out_, (n_dim,))
     logp = numba.carray(logp_, (1,))
-    logp[0] = _kernel(x, buffer, out)
+    if head[8] > 0.0:
+        logp[0] = _tails_kernel(x, buffer, out)
+    else:
+        logp[0] = _kernel(x, buffer, out)
     return _status(logp[0], out)
 
 
 def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyped-def,unused-ignore]  # noqa: E501  # pragma: no cover
-    # the stored variables nu, b (K), precision (q), deviations (q x d), psi if sampled
+    # the stored variables nu (1, or K per system), b (K), precision (q, or q x K per
+    # system), deviations (q x d), psi if sampled
     head = numba.carray(user_data_, (_HEAD,), dtype=np.float64)
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if dim != _n_dim(head) or expanded != 1 + k + q + q * d + int(head[7]):
+    if dim != _n_dim(head) or expanded != _n_expanded(head):
         return -1
     buffer = numba.carray(user_data_, (_buffer_size(head),), dtype=np.float64)
-    means = buffer[_HEAD : _HEAD + q * d].reshape((q, d))
-    tri = buffer[_HEAD + q * d : _HEAD + q * d + q * d * d].reshape((q, d, d))
+    means, tri, _, _ = _unpack(buffer)
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (expanded,))
-    out[0] = 1.0 + math.exp(x[0])
+    n_nu = k if head[8] > 0.0 else 1  # nu's, and the weights per data set
+    lead = 2 if head[8] > 0.0 else 0  # alpha and beta, sampled with per-system tails
+    for m in range(n_nu):
+        out[m] = 1.0 + math.exp(x[lead + m])
     e_hi = head[3]
     beta = np.empty(d)
     for j in range(d):
-        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[1 + j])
-    basis = np.zeros((k, d))  # the Helmert basis (spec.contrast_basis)
-    for j in range(1, k):
-        norm = math.sqrt(j * (j + 1.0))
-        for m in range(j):
-            basis[m, j - 1] = 1.0 / norm
-        basis[j, j - 1] = -j / norm
+        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[lead + n_nu + j])
+    basis = _helmert(k)
     for m in range(k):
         acc = 0.0
         for j in range(d):
             acc += basis[m, j] * beta[j]
-        out[1 + m] = acc
-    nu = out[0]
-    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+        out[n_nu + m] = acc
+    at_x, at_out = lead + n_nu + d, n_nu + k  # the xi's, the weights
     for i in range(q):
-        out[1 + k + i] = math.exp(-1.0 / nu + spread * x[k + i])
+        for m in range(n_nu):
+            nu = out[m]
+            spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+            out[at_out + i * n_nu + m] = math.exp(-1.0 / nu + spread * x[at_x + i * n_nu + m])
+    at_x += q * n_nu
+    at_out += q * n_nu
+    for i in range(q):
         for j in range(d):
             acc = 0.0
             for m in range(j, d):
-                acc += tri[i, j, m] * x[k + q + i * d + m]
-            out[1 + k + q + i * d + j] = means[i, j] - beta[j] - acc
+                acc += tri[i, j, m] * x[at_x + i * d + m]
+            out[at_out + i * d + j] = means[i, j] - beta[j] - acc
     if head[7] > 0.0:
-        out[1 + k + q + q * d] = math.exp(x[dim - 1])
+        out[expanded - 1] = math.exp(x[dim - 1])
     return 0
 
 
@@ -326,11 +547,19 @@ def _build(on_disk: bool) -> dict[str, Any]:
     register_jitable_helpers()  # interpolate (nu's prior table)
     # the hierarchical density's helpers (registered again if it was built: harmless)
     shared = (_softplus, _sigmoid, _digamma, _status)
-    own = (_cholesky, _solve, _precision_logp, _deviations_logp, _spread_logp, _kernel)
-    for function in (*shared, *own, _n_dim, _buffer_size):
+    own: tuple[Any, ...] = (_unpack, _cholesky, _solve, _helmert, _precision_logp)
+    own += (_deviations_logp,)
+    own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
+    own += (_kernel, _tails_kernel)
+    for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
         register_jitable(function)
     logp, expand = nutpie_cfuncs(_logp_cfunc, _expand_cfunc, on_disk)
-    return {"kernel": numba.njit(cache=on_disk)(_kernel), "logp": logp, "expand": expand}
+    return {
+        "kernel": numba.njit(cache=on_disk)(_kernel),
+        "tails_kernel": numba.njit(cache=on_disk)(_tails_kernel),
+        "logp": logp,
+        "expand": expand,
+    }
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
@@ -338,16 +567,19 @@ def _warm_up(kernels: dict[str, Any]) -> None:
 
     # the C functions compile (or load) when they are made
     for form in SPREAD_PLACEHOLDERS.values():
-        data = {
-            "means": np.zeros((2, 1)),
-            "transform": np.ones((2, 1, 1)),
-            "power": np.full(2, 6.0),
-            **PLACEHOLDER_SCALARS,
-            **form,
-        }
-        buffer = _buffer(data)
-        n_dim = _n_dim(buffer)
-        kernels["kernel"](np.zeros(n_dim), buffer, np.empty(n_dim))
+        for tails in (0.0, 1.0):
+            data = {
+                "means": np.zeros((2, 1)),
+                "transform": np.ones((2, 1, 1)),
+                "power": np.full(2, 6.0),
+                **PLACEHOLDER_SCALARS,
+                **form,
+                "per_system": tails,
+            }
+            buffer = _buffer(data)
+            n_dim = _n_dim(buffer)
+            kernel = kernels["tails_kernel" if tails else "kernel"]
+            kernel(np.zeros(n_dim), buffer, np.empty(n_dim))
 
 
 def _kernels() -> dict[str, Any]:
@@ -377,6 +609,8 @@ def _buffer(data: dict[str, Any]) -> np.ndarray:
         float(data["spread_rate"] if mixing else data["spread_var"]),
         float(table.size),
         float(mixing),
+        float(data.get("per_system", 0.0)),
+        *bounds,
     ]
     parts = [
         np.asarray(head),
@@ -398,10 +632,11 @@ def log_density(x: np.ndarray, data: dict[str, Any]) -> tuple[float, np.ndarray]
     data : dict
         :meth:`.spec.JointData.model_data`.
     """
-    kernel = _kernels()["kernel"]
+    buffer = _buffer(data)
+    kernel = _kernels()["tails_kernel" if buffer[8] > 0.0 else "kernel"]
     x = np.ascontiguousarray(x, dtype=float)
     grad = np.empty_like(x)
-    return float(kernel(x, _buffer(data), grad)), grad
+    return float(kernel(x, buffer, grad)), grad
 
 
 def _initial_point(n_dim: int, seed: int) -> np.ndarray:
@@ -417,6 +652,14 @@ def compiled_model(data: dict[str, Any]) -> Any:
     n_dim = int(_n_dim(buffer))
     names = ["nu", "b", "precision", "deviations"]
     shapes: list[tuple[int, ...]] = [(), (k,), (q,), (q, k - 1)]
+    dims: dict[str, tuple[str, ...]] = {
+        "b": ("system",),
+        "precision": ("dataset",),
+        "deviations": ("dataset", "contrast"),
+    }
+    if buffer[8] > 0.0:  # per-system tails
+        shapes[0], shapes[2] = (k,), (q, k)
+        dims.update(nu=("system",), precision=("dataset", "system"))
     if buffer[7] > 0.0:  # Huang and Wand's prior
         names.append("spread_psi")
         shapes.append(())
@@ -425,11 +668,6 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "dataset": pd.RangeIndex(q),
         "contrast": pd.RangeIndex(k - 1),
         "unconstrained_parameter": pd.RangeIndex(n_dim),
-    }
-    dims: dict[str, tuple[str, ...]] = {
-        "b": ("system",),
-        "precision": ("dataset",),
-        "deviations": ("dataset", "contrast"),
     }
 
     def initial_point(seed: int) -> np.ndarray:

@@ -35,7 +35,7 @@ from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
 from isbetter.inference.seeds import resolve_seed
 
-__all__ = ["JointFit", "JointModel", "draw_spread", "joint_fit"]
+__all__ = ["JointFit", "JointModel", "draw_spread", "grouped_cores", "joint_fit"]
 
 #: the variables whose convergence is diagnosed (the ones the results are read from)
 DIAGNOSED = ("b", "nu", "pair_scale")
@@ -61,7 +61,10 @@ class JointFit:
         ``sqrt(V[a, a] + V[b, b] - 2 V[a, b])`` (:meth:`pair_scales`). Drawn for each
         posterior draw from :math:`\Omega`'s conditional inverse-Wishart.
     nu : numpy.ndarray
-        ``(chains, draws)`` draws of the degrees of freedom.
+        ``(chains, draws)`` draws of the degrees of freedom; with per-system tails
+        (``JointPriors(tails="per-system")``, the grouped t) ``(chains, draws, K)``, one
+        :math:`\nu_k` per system, and then a pair's deviation is a normal given its two
+        systems' weights, not a :math:`t` (``docs/joint_prior.md``).
     diagnostics : MCMCDiagnostics
         R-hat, ESS and divergences of the effects, nu and the pairs' scales.
     settings : dict
@@ -144,18 +147,36 @@ def draw_spread(
     return np.linalg.inv(factor @ factor.transpose(0, 2, 1))
 
 
+def grouped_cores(deviations: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    r"""Return the grouped t's cores :math:`\omega_i = A_i^{-1}\tilde u_i`.
+
+    :math:`A_i = H^T \operatorname{diag}(\lambda_{i1}^{-1/2}, \ldots,
+    \lambda_{iK}^{-1/2}) H` (``docs/joint_prior.md``). `deviations` ``(..., q, d)``,
+    `precision` ``(..., q, K)``; returns ``(..., q, d)``.
+    """
+    basis = contrast_basis(precision.shape[-1])
+    mix = np.einsum("ma,...m,mb->...ab", basis, 1.0 / np.sqrt(precision), basis)
+    return np.linalg.solve(mix, deviations[..., None])[..., 0]
+
+
 def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndarray:
     r"""Return ``(chains, draws, K, K)`` draws of :math:`H \Omega H^T` (model units).
 
     One :math:`\Omega` per posterior draw (:func:`draw_spread`), from a random stream
-    of its own derived from the fit's `seed` (the sampler uses the seed itself).
+    of its own derived from the fit's `seed` (the sampler uses the seed itself). With
+    per-system tails the deviations are the cores :math:`\omega_i`
+    (:func:`grouped_cores`), with unit weights.
     """
     deviations = post["deviations"].to_numpy()
     shape = deviations.shape[:2]
+    precision = post["precision"].to_numpy()
+    if precision.ndim == 4:  # per-system weights (chains, draws, q, K)
+        deviations = grouped_cores(deviations, precision)
+        precision = np.ones(precision.shape[:3])
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     omega = draw_spread(
         deviations.reshape(-1, *deviations.shape[2:]),
-        post["precision"].to_numpy().reshape(-1, deviations.shape[2]),
+        precision.reshape(-1, deviations.shape[2]),
         float(data["spread_df"]),
         post["spread_psi"].to_numpy().reshape(-1) if "spread_psi" in post else data["spread_var"],
         rng,
@@ -186,7 +207,7 @@ class JointModel:
         self.n_datasets = check_positive_int(n_datasets, "n_datasets", minimum=2)
         self.n_systems = check_positive_int(n_systems, "n_systems", minimum=2)
         self.backend = resolve_backend(backend)
-        self._models: dict[str, Any] = {}  # the PyMC model of each form of Omega's prior
+        self._models: dict[tuple[str, str], Any] = {}  # PyMC's, per form of the prior
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -195,7 +216,7 @@ class JointModel:
             f"backend={self.backend!r})"
         )
 
-    def _with_data(self, data: dict[str, Any], spread_prior: str) -> tuple[Any, Any]:
+    def _with_data(self, data: dict[str, Any], form: tuple[str, str]) -> tuple[Any, Any]:
         """Return the PyMC model (or None) and nutpie's compiled model (or None) of `data`."""
         if self.backend == "nutpie":
             from isbetter.cv.joint.compiled_backend import compiled_model
@@ -206,13 +227,13 @@ class JointModel:
 
         from isbetter.cv.joint.pymc_backend import build_model
 
-        if spread_prior not in self._models:
-            self._models[spread_prior] = build_model(
+        if form not in self._models:
+            self._models[form] = build_model(
                 self.n_datasets,
                 self.n_systems,
-                spread_prior,  # type: ignore[arg-type]
+                *form,  # type: ignore[arg-type]
             )
-        model = self._models[spread_prior]
+        model = self._models[form]
         with model:
             pm.set_data(data)
         return model, None
@@ -245,7 +266,8 @@ class JointModel:
             "seed": seed,
         }
         with self._lock:
-            model, compiled = self._with_data(data, prepared.spread_prior)
+            form = (prepared.spread_prior, prepared.tails)
+            model, compiled = self._with_data(data, form)
             idata = sample(
                 model,
                 **sampling,
@@ -295,6 +317,7 @@ def _settings(
         target_accept=TARGET_ACCEPT,
         scale=prepared.scale,
         spread_prior=_spread_setting(prepared),
+        tails=prepared.tails,
         metric=prepared.metric,
         n_datasets=prepared.n_datasets,
         systems=list(prepared.systems),

@@ -21,6 +21,7 @@ from isbetter.cv.joint.spec import (
     PLACEHOLDER_SCALARS,
     SPREAD_PLACEHOLDERS,
     SpreadPrior,
+    Tails,
     contrast_basis,
 )
 
@@ -28,7 +29,10 @@ __all__ = ["build_model"]
 
 
 def build_model(
-    n_datasets: int, n_systems: int, spread_prior: SpreadPrior = "inverse-wishart"
+    n_datasets: int,
+    n_systems: int,
+    spread_prior: SpreadPrior = "inverse-wishart",
+    tails: Tails = "shared",
 ) -> Any:
     r"""Build the PyMC model for `n_datasets` data sets and `n_systems` systems.
 
@@ -63,6 +67,16 @@ def build_model(
         The prior of :math:`\Omega`: a data container ``spread_var`` (the fixed
         :math:`\psi`, whose :math:`\psi^{\nu_\Omega d/2}` is in ``const``) or
         ``spread_rate`` (:math:`r`).
+    tails : {"shared", "per-system"}, default: "shared"
+        ``"per-system"``: the grouped t of ``docs/joint_prior.md``, one
+        :math:`\nu_k` per system (:math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha,
+        \beta)`, the free variables ``alpha`` and ``beta`` shared) and one weight
+        :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)` per data set
+        and system (``precision`` of dimensions ``dataset``, ``system``): the
+        contrasts are :math:`\tilde u_i = A_i\omega_i`, :math:`A_i = H^T
+        \operatorname{diag}(\lambda_i^{-1/2}) H`, :math:`\omega_i \sim N(0, \Omega)`,
+        and the potential ``spread`` is :math:`-\sum_i \log|A_i| - \frac{\nu_\Omega +
+        q}2 \log|\psi I + \sum_i \omega_i\omega_i^T|` plus :math:`\psi`'s terms.
 
     Returns
     -------
@@ -84,6 +98,7 @@ def build_model(
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
     k = check_positive_int(n_systems, "n_systems", minimum=2)
     form = check_choice(spread_prior, "spread_prior", tuple(SPREAD_PLACEHOLDERS))
+    per_system = check_choice(tails, "tails", ("shared", "per-system")) == "per-system"
     d = k - 1
     basis = contrast_basis(k)
     coords = {"dataset": np.arange(q), "system": np.arange(k), "contrast": np.arange(d)}
@@ -95,24 +110,37 @@ def build_model(
         }
         for name, value in {**PLACEHOLDER_SCALARS, **SPREAD_PLACEHOLDERS[form]}.items():
             data[name] = pm.Data(name, value)
-        nu = _nu_prior(data, integrated=True)
+        if per_system:  # nu_k - 1 ~ Gamma(alpha, beta), alpha and beta shared and sampled
+            nu = _nu_prior(data, integrated=False, dims="system")
+        else:
+            nu = _nu_prior(data, integrated=True)
         beta = pm.Uniform(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )
         pm.Deterministic("b", pt.dot(basis, beta), dims="system")
-        lam = _precision(nu, q)
+        lam = _precision(nu, q, per_system)
         eta = pm.Flat("eta", dims=("dataset", "contrast"))
         shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
         deviations = pm.Deterministic(
             "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
         )
-        spread = 0.5 * d * pt.log(lam).sum()
+        if per_system:  # omega_i = A_i^-1 u~_i, A_i = H^T diag(lambda_i^-1/2) H
+            scales = 1.0 / pt.sqrt(lam)  # elementwise: no BLAS call (PyTensor warns without one)
+            mix = (
+                basis[None, :, :, None] * scales[:, :, None, None] * basis[None, :, None, :]
+            ).sum(axis=1)
+            spread = -pt.log(pt.linalg.det(mix)).sum()
+            cores = pt.linalg.solve(mix, deviations, b_ndim=1)
+            weighted = cores
+        else:
+            spread = 0.5 * d * pt.log(lam).sum()
+            cores, weighted = deviations, deviations * lam[:, None]
         if form == "huang-wand":
             psi = _mixing(data["spread_rate"])
             spread = spread + 0.5 * data["spread_df"] * d * pt.log(psi)
         else:  # psi fixed: its term is in const
             psi = data["spread_var"]
-        scatter = psi * pt.eye(d) + pt.dot(deviations.T * lam[None, :], deviations)
+        scatter = psi * pt.eye(d) + pt.dot(weighted.T, cores)
         pm.Potential(
             "spread", spread - 0.5 * (data["spread_df"] + q) * pt.log(pt.linalg.det(scatter))
         )
@@ -122,8 +150,12 @@ def build_model(
     return model
 
 
-def _precision(nu: Any, q: int) -> Any:
+def _precision(nu: Any, q: int, per_system: bool = False) -> Any:
     r"""Add the weights :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`; return them.
+
+    `per_system`: one weight :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2,
+    \nu_k/2)` per data set and system (`nu` has one value per system), reparameterised
+    alike.
 
     They are sampled as :math:`\xi_i` with :math:`\log\lambda_i = -1/\nu + s(\nu)\xi_i`,
     :math:`s(\nu) = \sqrt{2(\nu + 1)}/\nu` (about the mean and the standard deviation
@@ -135,12 +167,13 @@ def _precision(nu: Any, q: int) -> Any:
     import pymc as pm
     import pytensor.tensor as pt
 
-    xi = pm.Flat("precision_std", dims="dataset")
+    dims = ("dataset", "system") if per_system else "dataset"
+    xi = pm.Flat("precision_std", dims=dims)
     spread = pt.sqrt(2.0 * (nu + 1.0)) / nu
     log_lam = -1.0 / nu + spread * xi
-    lam = pm.Deterministic("precision", pt.exp(log_lam), dims="dataset")
+    lam = pm.Deterministic("precision", pt.exp(log_lam), dims=dims)
     gamma = pm.logp(pm.Gamma.dist(alpha=nu / 2.0, beta=nu / 2.0), lam)
-    pm.Potential("precision_prior", (gamma + log_lam).sum() + q * pt.log(spread))
+    pm.Potential("precision_prior", (gamma + log_lam).sum() + q * pt.log(spread).sum())
     return lam
 
 

@@ -86,6 +86,7 @@ __all__ = [
     "JointData",
     "JointPriors",
     "SpreadPrior",
+    "Tails",
     "contrast_basis",
     "prepare",
     "robust_pair_spread",
@@ -105,6 +106,7 @@ PLACEHOLDER_SCALARS = {
     "alpha_hi": 2.0,
     "beta_lo": 0.01,
     "beta_hi": 0.1,
+    "per_system": 0.0,
 }
 #: the one scalar of the deviations' covariance prior each form adds: the fixed diagonal
 #: psi of the inverse-Wishart's scale, or the rate of psi's Gamma prior
@@ -112,6 +114,9 @@ SPREAD_PLACEHOLDERS = {"inverse-wishart": {"spread_var": 1.0}, "huang-wand": {"s
 
 #: the prior of the deviations' covariance Omega (:class:`JointPriors`)
 SpreadPrior = Literal["inverse-wishart", "huang-wand"]
+#: the deviations' tails (:class:`JointPriors`): one nu and one weight per data set, or
+#: the grouped t, one nu per system and one weight per data set and system
+Tails = Literal["shared", "per-system"]
 #: per form of that prior, the defaults of spread_df, spread_scale and noise_scale
 _FORM_DEFAULTS = {"inverse-wishart": (1.0, 1.0, 1.0), "huang-wand": (2.0, 10.0, 0.001)}
 
@@ -167,6 +172,16 @@ class JointPriors(PositivePriors):
     Given :math:`\psi` the prior is conjugate, so :math:`\Omega` is integrated out in
     closed form.
 
+    ``tails`` sets the deviations' tails. ``"shared"`` (the default): one weight
+    :math:`\lambda_i` per data set and one :math:`\nu` (above), so every pair's deviation
+    is :math:`t_\nu`. ``"per-system"``: the grouped t of ``docs/joint_prior.md``,
+    :math:`u_{ik} = (H\omega_i)_k/\sqrt{\lambda_{ik}}`, :math:`\omega_i \sim N(0,
+    \Omega)`, :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)`,
+    :math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha, \beta)` with :math:`\alpha \sim
+    U(\alpha_l, \alpha_u)`, :math:`\beta \sim U(\beta_l, \beta_u)` shared by the systems;
+    its ``spread_prior`` defaults to ``"huang-wand"``. Measured against the pairwise
+    model it is not the default (``docs/joint_prior.md``).
+
     The noise covariance :math:`\Sigma_i` of data set i's contrasts has a conjugate
     inverse-Wishart prior (integrated out in closed form): :math:`\bar v` is the mean
     per-fold variance of a contrast. :math:`d_\Sigma = 1`, :math:`c_\Sigma = 1` add
@@ -198,9 +213,12 @@ class JointPriors(PositivePriors):
         :math:`d_\Sigma`.
     noise_scale : float, optional
         :math:`c_\Sigma`: 1 with ``"inverse-wishart"``, 0.001 with ``"huang-wand"``.
-    spread_prior : {"inverse-wishart", "huang-wand"}, default: "inverse-wishart"
-        The prior of :math:`\Omega`; the unset ``spread_df``, ``spread_scale`` and
+    spread_prior : {"inverse-wishart", "huang-wand"}, optional
+        The prior of :math:`\Omega` (default ``"inverse-wishart"``, with per-system
+        tails ``"huang-wand"``); the unset ``spread_df``, ``spread_scale`` and
         ``noise_scale`` take its defaults.
+    tails : {"shared", "per-system"}, default: "shared"
+        One :math:`\nu` for all the deviations, or one per system (the grouped t).
 
     References
     ----------
@@ -218,11 +236,13 @@ class JointPriors(PositivePriors):
     1.0
     >>> JointPriors(spread_prior="huang-wand").noise_scale
     0.001
+    >>> JointPriors(tails="per-system").spread_prior
+    'huang-wand'
     >>> JointPriors(noise_scale=0.5).to_dict()["noise_scale"]
     0.5
     """
 
-    _CHOICES: ClassVar[tuple[str, ...]] = ("spread_prior",)
+    _CHOICES: ClassVar[tuple[str, ...]] = ("spread_prior", "tails")
 
     alpha_lower: float = 1.0
     alpha_upper: float = 2.0
@@ -233,20 +253,15 @@ class JointPriors(PositivePriors):
     spread_scale: float = None  # type: ignore[assignment]
     noise_df: float = 1.0
     noise_scale: float = None  # type: ignore[assignment]
-    spread_prior: SpreadPrior = "inverse-wishart"
+    spread_prior: SpreadPrior = None  # type: ignore[assignment]  # the tails' default
+    tails: Tails = "shared"
 
     def __post_init__(self) -> None:
-        forms = get_args(SpreadPrior)
-        if not isinstance(self.spread_prior, str):
-            raise InputTypeError(
-                f"`JointPriors.spread_prior` must be one of {', '.join(map(repr, forms))}, "
-                f"got {type(self.spread_prior).__name__} {self.spread_prior!r}."
-            )
-        if self.spread_prior not in forms:
-            raise InputError(
-                f"`JointPriors.spread_prior` must be one of {', '.join(map(repr, forms))}, "
-                f"got {self.spread_prior!r}."
-            )
+        _check_choice(self.tails, "tails", get_args(Tails))
+        if self.spread_prior is None:
+            default = "huang-wand" if self.tails == "per-system" else "inverse-wishart"
+            object.__setattr__(self, "spread_prior", default)
+        _check_choice(self.spread_prior, "spread_prior", get_args(SpreadPrior))
         defaults = _FORM_DEFAULTS[self.spread_prior]
         for name, default in zip(
             ("spread_df", "spread_scale", "noise_scale"), defaults, strict=True
@@ -254,6 +269,19 @@ class JointPriors(PositivePriors):
             if getattr(self, name) is None:
                 object.__setattr__(self, name, default)
         super().__post_init__()
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
+    """Raise unless `value` is one of `choices` (the field `name` of :class:`JointPriors`)."""
+    if not isinstance(value, str):
+        raise InputTypeError(
+            f"`JointPriors.{name}` must be one of {', '.join(map(repr, choices))}, "
+            f"got {type(value).__name__} {value!r}."
+        )
+    if value not in choices:
+        raise InputError(
+            f"`JointPriors.{name}` must be one of {', '.join(map(repr, choices))}, got {value!r}."
+        )
 
 
 def contrast_basis(k: int) -> np.ndarray:
@@ -317,6 +345,8 @@ class JointData:
         scale is :math:`\sqrt 2 A`).
     noise_df, noise_var : float
         The same of each noise covariance :math:`\Sigma_i`.
+    tails : {"shared", "per-system"}
+        The deviations' tails (:class:`JointPriors`).
     """
 
     systems: tuple[str, ...]
@@ -335,6 +365,7 @@ class JointData:
     spread_var: float
     noise_df: float
     noise_var: float
+    tails: Tails = "shared"
 
     @property
     def n_systems(self) -> int:
@@ -409,6 +440,7 @@ class JointData:
             "alpha_hi": np.asarray(priors.alpha_upper),
             "beta_lo": np.asarray(priors.beta_lower),
             "beta_hi": np.asarray(priors.beta_upper),
+            "per_system": np.asarray(float(self.tails == "per-system")),
         }
 
 
@@ -573,6 +605,7 @@ def prepare(
         spread_var=spread_var,
         noise_df=d + priors.noise_df,
         noise_var=priors.noise_scale * per_fold,
+        tails=priors.tails,
     )
 
 
