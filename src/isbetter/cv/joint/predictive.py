@@ -150,72 +150,14 @@ def _grouped_t_tails(
     rope: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """P(d > rope) and P(d < -rope) under the grouped t, per draw (module docstring)."""
-    half_a, half_b = nu_a / 2.0, nu_b / 2.0
     nu_sum = nu_a + nu_b
     # B = sin^2 phi: 1 / h^2 = f(phi) / (sin phi cos phi)^2 with the quadratic form
     # f = p cos^2 + s sin^2 - 2 c sin cos = (p + s) / 2 - r cos(2 (phi - phi0))
     p, s, c = nu_a * vaa, nu_b * vbb, np.sqrt(nu_a * nu_b) * vab
-    r = np.hypot((p - s) / 2.0, c)
-    phi0 = (np.pi - np.arctan2(c, (p - s) / 2.0)) / 2.0
-    mean = special.digamma(half_a) - special.digamma(half_b)
-    sd = np.sqrt(special.polygamma(1, half_a) + special.polygamma(1, half_b))
-    # the standardised density falls as exp(half * sd * x) in its tails (exponential, or
-    # faster where it is nearly normal): cut where the tail's mass is negligible
-    lo = np.clip(_TAIL / (half_a * sd), _NARROWEST, _WIDEST)
-    hi = np.clip(_TAIL / (half_b * sd), _NARROWEST, _WIDEST)
-    # V near singular (the systems' cores nearly collinear, c > 0): sigma nearly vanishes
-    # for one ratio of the weights, at y0, and the integrand has a narrow feature there,
-    # of width about the larger of sqrt(f_min / 2r) and kappa (where the t CDF's argument
-    # is about one); the part near y0 is integrated on a sinh grid clustered at y0, the
-    # rest (times 1 - chi, chi a Gaussian bump about y0) on the uniform grid
-    f_min = np.clip((p + s) / 2.0 - r, 0.0, None)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        y0 = 2.0 * np.log(np.tan(phi0))
-        kappa = np.minimum(np.abs(loc - rope), np.abs(loc + rope)) * np.sqrt(nu_sum / 2.0 / r)
-        width = np.maximum(np.sqrt(f_min / 2.0 / r), kappa * np.sin(phi0) * np.cos(phi0))
-        width_y = 4.0 * width / np.sin(2.0 * phi0)
-    sharp = (
-        (c > 0)
-        & (width_y < _SHARP * sd)
-        & (y0 > mean - (lo + 6.0) * sd)
-        & (y0 < mean + (hi + 6.0) * sd)
-    )
-    bump_sd = _BUMP * sd
-    parts = []
-    # the uniform grids: a step of _STEP sds, finer where a nu is small (heavy tails)
-    count = np.ceil((lo + hi) / np.where(sd > 1.0, _STEP_HEAVY, _STEP)).astype(int) + 1
-    for m in np.unique(count):
-        rows = np.flatnonzero(count == m)
-        grid = np.linspace(0.0, 1.0, m)
-        span = (lo + hi)[rows]
-        y = mean[rows, None] + sd[rows, None] * (-lo[rows, None] + span[:, None] * grid)
-        w = (span * sd[rows] / (m - 1))[:, None] * _log_f_density(y, half_a[rows], half_b[rows])
-        w[:, [0, -1]] /= 2.0
-        chi = np.exp(-0.5 * ((y - y0[rows, None]) / bump_sd[rows, None]) ** 2)
-        w *= np.where(sharp[rows, None], 1.0 - chi, 1.0)
-        parts.append((y, w, rows))
-    if np.any(sharp):
-        rows = np.flatnonzero(sharp)
-        eps = np.maximum(width_y[rows], 1e-9 * sd[rows])
-        reach = np.arcsinh(7.0 * bump_sd[rows] / eps)
-        t = reach[:, None] * _SHARP_GRID[None, :]
-        y_near = y0[rows, None] + eps[:, None] * np.sinh(t)
-        w_near = (
-            (reach * eps * (_SHARP_GRID[1] - _SHARP_GRID[0]))[:, None]
-            * np.cosh(t)
-            * np.exp(-0.5 * ((y_near - y0[rows, None]) / bump_sd[rows, None]) ** 2)
-            * _log_f_density(y_near, half_a[rows], half_b[rows])
-        )
-        parts.append((y_near, w_near, rows))
-
     above, below, total = (np.zeros(loc.size) for _ in range(3))
-    for nodes, weights, rows in parts:
+    for nodes, weights, rows in _nodes(loc, rope, nu_a, nu_b, p, s, c):
         b_, c_ = special.expit(nodes), special.expit(-nodes)  # B and 1 - B
-        inv_h2 = (
-            (nu_a * vaa)[rows, None] / b_
-            + (nu_b * vbb)[rows, None] / c_
-            - 2.0 * c[rows, None] / np.sqrt(b_ * c_)
-        )
+        inv_h2 = p[rows, None] / b_ + s[rows, None] / c_ - 2.0 * c[rows, None] / np.sqrt(b_ * c_)
         with np.errstate(divide="ignore"):
             factor = np.sqrt(nu_sum[rows, None] / np.clip(inv_h2, 0.0, None))  # h sqrt(N)
         with np.errstate(invalid="ignore"):
@@ -235,6 +177,76 @@ def _grouped_t_tails(
         below[rows] += (weights * lower).sum(axis=1)
         total[rows] += weights.sum(axis=1)
     return above / total, below / total
+
+
+def _nodes(
+    loc: np.ndarray,
+    rope: float,
+    nu_a: np.ndarray,
+    nu_b: np.ndarray,
+    p: np.ndarray,
+    s: np.ndarray,
+    c: np.ndarray,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Return the quadrature's nodes in y = logit B and weights: (nodes, weights, rows)."""
+    half_a, half_b = nu_a / 2.0, nu_b / 2.0
+    mean = special.digamma(half_a) - special.digamma(half_b)
+    sd = np.sqrt(special.polygamma(1, half_a) + special.polygamma(1, half_b))
+    # the standardised density falls as exp(half * sd * x) in its tails (exponential, or
+    # faster where it is nearly normal): cut where the tail's mass is negligible
+    lo = np.clip(_TAIL / (half_a * sd), _NARROWEST, _WIDEST)
+    hi = np.clip(_TAIL / (half_b * sd), _NARROWEST, _WIDEST)
+    y0, width = _narrow_feature(loc, rope, nu_a + nu_b, p, s, c)
+    sharp = (width < _SHARP * sd) & (y0 > mean - (lo + 6.0) * sd) & (y0 < mean + (hi + 6.0) * sd)
+    bump_sd = _BUMP * sd
+    parts = []
+    # the uniform grids: a step of _STEP sds, finer where a nu is small (heavy tails)
+    count = np.ceil((lo + hi) / np.where(sd > 1.0, _STEP_HEAVY, _STEP)).astype(int) + 1
+    for m in np.unique(count):
+        rows = np.flatnonzero(count == m)
+        grid = np.linspace(0.0, 1.0, m)
+        span = (lo + hi)[rows]
+        y = mean[rows, None] + sd[rows, None] * (-lo[rows, None] + span[:, None] * grid)
+        w = (span * sd[rows] / (m - 1))[:, None] * _log_f_density(y, half_a[rows], half_b[rows])
+        w[:, [0, -1]] /= 2.0
+        chi = np.exp(-0.5 * ((y - y0[rows, None]) / bump_sd[rows, None]) ** 2)
+        w *= np.where(sharp[rows, None], 1.0 - chi, 1.0)
+        parts.append((y, w, rows))
+    if np.any(sharp):  # the part near the feature (times chi) on a sinh grid at y0
+        rows = np.flatnonzero(sharp)
+        eps = np.maximum(width[rows], 1e-9 * sd[rows])
+        reach = np.arcsinh(7.0 * bump_sd[rows] / eps)
+        t = reach[:, None] * _SHARP_GRID[None, :]
+        y_near = y0[rows, None] + eps[:, None] * np.sinh(t)
+        w_near = (
+            (reach * eps * (_SHARP_GRID[1] - _SHARP_GRID[0]))[:, None]
+            * np.cosh(t)
+            * np.exp(-0.5 * ((y_near - y0[rows, None]) / bump_sd[rows, None]) ** 2)
+            * _log_f_density(y_near, half_a[rows], half_b[rows])
+        )
+        parts.append((y_near, w_near, rows))
+    return parts
+
+
+def _narrow_feature(
+    loc: np.ndarray, rope: float, nu_sum: np.ndarray, p: np.ndarray, s: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return y0 = logit B where sigma nearly vanishes, and the feature's width (in y).
+
+    V near singular (the systems' cores nearly collinear, c > 0): sigma nearly vanishes
+    for one ratio of the weights, at y0 (f's minimum), and the integrand has a narrow
+    feature there, of width about the larger of sqrt(f_min / 2r) and kappa (where the t
+    CDF's argument is about one). Without an interior minimum (c <= 0) the width is inf.
+    """
+    r = np.hypot((p - s) / 2.0, c)
+    phi0 = (np.pi - np.arctan2(c, (p - s) / 2.0)) / 2.0
+    f_min = np.clip((p + s) / 2.0 - r, 0.0, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y0 = 2.0 * np.log(np.tan(phi0))
+        kappa = np.minimum(np.abs(loc - rope), np.abs(loc + rope)) * np.sqrt(nu_sum / 2.0 / r)
+        width = np.maximum(np.sqrt(f_min / 2.0 / r), kappa * np.sin(phi0) * np.cos(phi0))
+        width_y = 4.0 * width / np.sin(2.0 * phi0)
+    return y0, np.where(c > 0, width_y, np.inf)
 
 
 def _log_f_density(y: np.ndarray, half_a: np.ndarray, half_b: np.ndarray) -> np.ndarray:
