@@ -151,26 +151,11 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
     d = k - 1
     const, e_hi = buffer[2], buffer[3]
     means, tri, power, _ = _unpack(buffer)
-    hyper = np.empty(2)  # alpha, beta
     s_hyper = np.empty(2)
-    logp = const
-    for j in range(2):  # uniform: the density cancels the interval transform's log(hi - lo)
-        lo, hi = buffer[9 + 2 * j], buffer[10 + 2 * j]
-        s_hyper[j] = _sigmoid(x[j])
-        hyper[j] = lo + (hi - lo) * s_hyper[j]
-        logp -= _softplus(-x[j]) + _softplus(x[j])
-    alpha, rate = hyper[0], hyper[1]
     g_hyper = np.zeros(2)
     nu = np.empty(k)
     d_prior = np.empty(k)  # d log p(nu_k - 1) / d log(nu_k - 1), Jacobian included
-    for m in range(k):
-        t = x[2 + m]
-        xx = math.exp(t)
-        nu[m] = 1.0 + xx
-        logp += alpha * math.log(rate) - math.lgamma(alpha) + alpha * t - rate * xx
-        d_prior[m] = alpha - rate * xx
-        g_hyper[0] += math.log(rate) - _digamma(alpha) + t
-        g_hyper[1] += alpha / rate - xx
+    logp = _tails_nu_logp(x, buffer, s_hyper, g_hyper, nu, d_prior, const)
     beta = np.empty(d)
     sb = np.empty(d)
     logp = _effects_logp(x, 2 + k, e_hi, beta, sb, logp)
@@ -212,6 +197,36 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
     return logp
 
 
+def _tails_nu_logp(
+    x: np.ndarray,
+    buffer: np.ndarray,
+    s_hyper: np.ndarray,
+    g_hyper: np.ndarray,
+    nu: np.ndarray,
+    d_prior: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # the per-system tails' prior: alpha ~ U, beta ~ U (x[0], x[1]: interval transforms),
+    # nu_k - 1 ~ Gamma(alpha, beta) (x[2 + k]: log(nu_k - 1)). Fills nu, the sigmoids of
+    # x[0], x[1], the hyper-parameters' gradient and d log p(nu_k - 1) / d x[2 + k]
+    hyper = np.empty(2)  # alpha, beta
+    for j in range(2):  # uniform: the density cancels the interval transform's log(hi - lo)
+        lo, hi = buffer[9 + 2 * j], buffer[10 + 2 * j]
+        s_hyper[j] = _sigmoid(x[j])
+        hyper[j] = lo + (hi - lo) * s_hyper[j]
+        logp -= _softplus(-x[j]) + _softplus(x[j])
+    alpha, rate = hyper[0], hyper[1]
+    for m in range(nu.size):
+        t = x[2 + m]
+        xx = math.exp(t)
+        nu[m] = 1.0 + xx
+        logp += alpha * math.log(rate) - math.lgamma(alpha) + alpha * t - rate * xx
+        d_prior[m] = alpha - rate * xx
+        g_hyper[0] += math.log(rate) - _digamma(alpha) + t
+        g_hyper[1] += alpha / rate - xx
+    return logp
+
+
 def _grouped_spread_logp(
     x: np.ndarray,
     off: int,
@@ -236,31 +251,15 @@ def _grouped_spread_logp(
     chols = np.zeros((q, d, d))
     omega = np.empty((q, d))
     scatter = psi * np.eye(d)
-    a_mat = np.empty((d, d))
-    for i in range(q):
-        for a in range(d):
-            for b in range(d):
-                acc = 0.0
-                for m in range(k):
-                    acc += basis[m, a] * basis[m, b] / math.sqrt(lam[i, m])
-                a_mat[a, b] = acc
-        if not _cholesky(a_mat, chols[i]):
-            return -math.inf, 0.0
-        for j in range(d):
-            logp -= 2.0 * math.log(chols[i, j, j])
-        _solve(chols[i], dev[i], omega[i])
-        for a in range(d):
-            for b in range(d):
-                scatter[a, b] += omega[i, a] * omega[i, b]
+    logp += _grouped_cores(dev, lam, basis, chols, omega, scatter)
     chol = np.zeros((d, d))
-    if not _cholesky(scatter, chol):
+    if not math.isfinite(logp) or not _cholesky(scatter, chol):
         return -math.inf, 0.0
-    for j in range(d):
-        logp -= kappa * math.log(chol[j, j])
     inv_trace = 0.0
     unit = np.zeros(d)
     col = np.empty(d)
-    for j in range(d):  # tr(S^-1) = sum_j e_j^T S^-1 e_j
+    for j in range(d):  # log|S| and tr(S^-1) = sum_j e_j^T S^-1 e_j
+        logp -= kappa * math.log(chol[j, j])
         unit[j] = 1.0
         _solve(chol, unit, col)
         inv_trace += col[j]
@@ -291,6 +290,39 @@ def _grouped_spread_logp(
                 acc += tri[i, j, m] * r_vec[j]
             grad[off + q * k + i * d + m] += kappa * acc
     return logp, inv_trace
+
+
+def _grouped_cores(
+    dev: np.ndarray,
+    lam: np.ndarray,
+    basis: np.ndarray,
+    chols: np.ndarray,
+    omega: np.ndarray,
+    scatter: np.ndarray,
+) -> float:  # pragma: no cover - numba
+    # per data set: A_i = H^T diag(lambda_i^-1/2) H (its Cholesky factor into chols[i]),
+    # omega_i = A_i^-1 u~_i (into omega[i]) added to the scatter; returns -sum_i log|A_i|,
+    # -inf if an A_i is not positive definite
+    q, d = dev.shape
+    k = d + 1
+    a_mat = np.empty((d, d))
+    logdet = 0.0
+    for i in range(q):
+        for a in range(d):
+            for b in range(d):
+                acc = 0.0
+                for m in range(k):
+                    acc += basis[m, a] * basis[m, b] / math.sqrt(lam[i, m])
+                a_mat[a, b] = acc
+        if not _cholesky(a_mat, chols[i]):
+            return -math.inf
+        for j in range(d):
+            logdet -= 2.0 * math.log(chols[i, j, j])
+        _solve(chols[i], dev[i], omega[i])
+        for a in range(d):
+            for b in range(d):
+                scatter[a, b] += omega[i, a] * omega[i, b]
+    return logdet
 
 
 def _helmert(k: int) -> np.ndarray:  # pragma: no cover - numba
@@ -550,6 +582,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own: tuple[Any, ...] = (_unpack, _cholesky, _solve, _helmert, _precision_logp)
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
+    own += (_tails_nu_logp, _grouped_cores)
     own += (_kernel, _tails_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
         register_jitable(function)

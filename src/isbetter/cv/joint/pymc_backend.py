@@ -124,17 +124,7 @@ def build_model(
         deviations = pm.Deterministic(
             "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
         )
-        if per_system:  # omega_i = A_i^-1 u~_i, A_i = H^T diag(lambda_i^-1/2) H
-            scales = 1.0 / pt.sqrt(lam)  # elementwise: no BLAS call (PyTensor warns without one)
-            mix = (
-                basis[None, :, :, None] * scales[:, :, None, None] * basis[None, :, None, :]
-            ).sum(axis=1)
-            spread = -pt.log(pt.linalg.det(mix)).sum()
-            cores = pt.linalg.solve(mix, deviations, b_ndim=1)
-            weighted = cores
-        else:
-            spread = 0.5 * d * pt.log(lam).sum()
-            cores, weighted = deviations, deviations * lam[:, None]
+        spread, cores, weighted = _cores(deviations, lam, basis, per_system)
         if form == "huang-wand":
             psi = _mixing(data["spread_rate"])
             spread = spread + 0.5 * data["spread_df"] * d * pt.log(psi)
@@ -148,6 +138,25 @@ def build_model(
         loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
         pm.Potential("loglik", loglik)
     return model
+
+
+def _cores(deviations: Any, lam: Any, basis: np.ndarray, per_system: bool) -> tuple[Any, Any, Any]:
+    r"""Return the Jacobian term, the cores :math:`\omega_i` and their weighted form.
+
+    One weight per data set: :math:`\omega_i = \tilde u_i` with the term
+    :math:`\frac d2 \sum_i \log\lambda_i` and the scatter's weights :math:`\lambda_i`.
+    Per system: :math:`\omega_i = A_i^{-1}\tilde u_i`, :math:`A_i = H^T
+    \operatorname{diag}(\lambda_i^{-1/2}) H`, the term :math:`-\sum_i \log|A_i|`.
+    """
+    import pytensor.tensor as pt
+
+    if not per_system:
+        d = basis.shape[1]
+        return 0.5 * d * pt.log(lam).sum(), deviations, deviations * lam[:, None]
+    scales = 1.0 / pt.sqrt(lam)  # elementwise: no BLAS call (PyTensor warns without one)
+    mix = (basis[None, :, :, None] * scales[:, :, None, None] * basis[None, :, None, :]).sum(axis=1)
+    cores = pt.linalg.solve(mix, deviations, b_ndim=1)
+    return -pt.log(pt.linalg.det(mix)).sum(), cores, cores
 
 
 def _precision(nu: Any, q: int, per_system: bool = False) -> Any:
