@@ -137,7 +137,9 @@ def rank(
     progress : bool, optional
         Progress bar on stderr (default: when stderr is a terminal).
     rng : int, numpy.random.Generator or None
-        The one seed; each pair's seed is derived from it and the pair's names.
+        The one seed; each pair's seed is derived from it and the pair's names. Each
+        pair is fitted with its names sorted and reported as `systems` orders it, so
+        the order of the systems never changes a pair's numbers.
     **options
         Options of every comparison (e.g. ``rho``, the correlation of a data set's
         scores, of the correlated t-test and the hierarchical model — needed for
@@ -192,7 +194,7 @@ def rank(
         cache_dir=cache_dir,
         progress=progress,
     )
-    pairs, simplex = _pairs(tasks, outcomes)
+    pairs, simplex = _pairs(tasks, outcomes, names)
     result = _finish(
         names, pairs, simplex, ropes, baselines, method, (rule, threshold, margin), request, stats
     )
@@ -412,13 +414,18 @@ def _pair_tasks(
     options: dict[str, Any],
     data_of: Callable[[str, str, str], Any],
 ) -> list[PairTask]:
-    """One task per metric and pair of systems (metric by metric, pairs in input order)."""
+    """One task per metric and pair of systems (metric by metric, pairs in input order).
+
+    Each pair is seeded and fitted in one orientation, its names sorted, whatever the
+    order of `names`: the same data with the systems in another order give the same
+    (mirrored) numbers; :func:`_pairs` orients each result as `names` asks.
+    """
     return [
         PairTask(
             kind, m, a, b, ropes[m], method, pair_seed(seed, m, a, b), data_of(m, a, b), options
         )
         for m in metrics
-        for a, b in itertools.combinations(names, 2)
+        for a, b in (sorted(pair) for pair in itertools.combinations(names, 2))
     ]
 
 
@@ -560,17 +567,23 @@ def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Cal
 
 
 def _pairs(
-    tasks: list[PairTask], outcomes: list[list[dict]]
+    tasks: list[PairTask], outcomes: list[list[dict]], names: tuple[str, ...]
 ) -> tuple[list[ComparisonResult], dict[str, dict[tuple[str, str], list[list[float]]]]]:
-    """Return the comparisons of finished pair tasks and their simplex points, per metric."""
+    """Return the comparisons of finished pair tasks and their simplex points, per metric.
+
+    Each comparison as `names` orders its systems (a task runs its pair sorted).
+    """
     pairs: list[ComparisonResult] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
         for item in items:
             summary = ComparisonResult.from_dict(item["summary"])
+            points = item["simplex"]
+            if names.index(summary.system_a) > names.index(summary.system_b):
+                summary, points = summary.swapped(), [point[::-1] for point in points]
             metric = _ranking_metric(task, summary, len(items))
             summary = dataclasses.replace(summary, ranking_metric=metric)
-            simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
+            simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = points
             pairs.append(summary)
     return pairs, simplex
 
@@ -625,6 +638,17 @@ def _warn_if_poor(pairs: list[ComparisonResult], method: str) -> None:
     )
 
 
+def _rope_settings(ropes: dict[str, float], method: str) -> dict[str, Any]:
+    """Return the ROPE settings of a ranking: each metric's, and the one ROPE they share.
+
+    None for Plackett–Luce, which has no ROPE: its signature and reports name none.
+    """
+    if method == "plackett_luce":
+        return {}
+    single = set(ropes.values())
+    return {**({"rope": single.pop()} if len(single) == 1 else {}), "ropes": ropes}
+
+
 def _finish(
     names: tuple[str, ...],
     pairs: list[ComparisonResult],
@@ -645,12 +669,10 @@ def _finish(
     metrics = list(relations)
     orders = orders_of(names, pairs, relations, joint)
     _warn_if_poor(pairs, method)
-    single = set(ropes.values())
     settings = make_settings(
         "ranking",
         seed,
-        **({"rope": single.pop()} if len(single) == 1 else {}),
-        ropes=ropes,
+        **_rope_settings(ropes, method),
         rule=rule,
         threshold=threshold,
         margin=margin,
