@@ -26,7 +26,7 @@ from isbetter.core.provenance import input_settings, make_settings, signature_me
 from isbetter.core.rope import warn_rope_misfit
 from isbetter.core.validate import check_choice, check_path, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, method_family
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, ROPELESS_METHODS, method_family
 from isbetter.cv.compare import check_options, check_rope_fit, choose_method
 from isbetter.inference.sampling import Sampling, chain_cores
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
@@ -643,7 +643,7 @@ def _rope_settings(ropes: dict[str, float], method: str) -> dict[str, Any]:
 
     None for Plackett–Luce, which has no ROPE: its signature and reports name none.
     """
-    if method == "plackett_luce":
+    if method in ROPELESS_METHODS:
         return {}
     single = set(ropes.values())
     return {**({"rope": single.pop()} if len(single) == 1 else {}), "ropes": ropes}

@@ -29,7 +29,7 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_rope
-from isbetter.core.vocabulary import rope_text
+from isbetter.core.vocabulary import ROPELESS_METHODS, rope_text
 from isbetter.inference.decisions import (
     Counting,
     Relation,
@@ -204,8 +204,9 @@ class ComparisonResult:
 
     @property
     def signature(self) -> str:
-        """The one-line reproducibility signature."""
-        return signature({**self.settings, "rope": self.rope})
+        """The one-line reproducibility signature (no ROPE for a model without one)."""
+        rope = {} if self.method in ROPELESS_METHODS else {"rope": self.rope}
+        return signature({**self.settings, **rope})
 
     def decision(self, threshold: float = 0.95) -> Relation:
         """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
