@@ -421,12 +421,21 @@ def test_rank_suggests_a_rope_per_metric_in_its_units(capsys, tmp_path):
         "docs/guide/rope.md).\n"
     )
     assert main([*argv, "--rope", "score=0.01"]) == 0
-    assert capsys.readouterr().err == (
+    out, err = capsys.readouterr()
+    assert err == (
         "isbetter rank: note: no --rope given for percent, so its ROPE is 0 and no practical "
         "equivalence can be concluded; give --rope in the units of percent, e.g. --rope "
         "percent=1 (one point of the scores' scale; see 'How to choose a ROPE', "
         "docs/guide/rope.md).\n"
     )
+    # the report and the JSON mark the metric left at the default, and it alone
+    assert "percent, this data set (no ROPE; the default: no --rope given):" in out
+    assert "score, this data set (ROPE ±0.01):" in out
+    assert main([*argv, "--rope", "score=0.01", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["settings"]["rope_default"] == ["percent"]
+    assert main([*argv, "--rope", "score=0.01", "--rope", "percent=1", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["settings"]["rope_default"] is False
 
 
 @pytest.mark.parametrize(
@@ -494,3 +503,6 @@ def test_plackett_luce_has_no_rope_to_speak_of(capsys, three):
         assert main([*argv, "--chains", "2", "--seed", "1", "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert "rope" not in err.lower() and "rope_default" not in json.loads(out)["settings"]
+    # nor in its settings and signature (it printed rope:0)
+    assert not {"rope", "ropes"} & set(json.loads(out)["settings"])
+    assert "rope" not in json.loads(out)["signature"]

@@ -96,3 +96,7 @@ def test_the_joint_ranking_says_its_rope_was_the_default(joint0, fmt):
 def test_plackett_luce_says_nothing_of_a_default_rope(plackett_luce, fmt):
     text = render(plackett_luce, fmt)
     assert SAID not in text and "rope_default" not in text
+    # nor of a ROPE beside its order, nor in its settings and signature (it wrote
+    # "score, weights (no ROPE): ..." and "rope:0")
+    assert "weights (no ROPE):" not in text and "rope:" not in text
+    assert not {"rope", "ropes"} & set(plackett_luce.settings)

@@ -106,6 +106,9 @@ def test_one_model_rankings_name_their_model():
     joint = rank(table, rope=0.01, method="joint", rng=2, **SMALL)
     _check(joint, r"method:joint\|rope:0.01\|draws:300x2\|tune:300\|seed:2")
     pl = rank(table, method="plackett_luce", rng=2, **SMALL)
-    _check(pl, r"method:plackett-luce\|rope:0\|draws:300x2\|tune:300\|seed:2")
+    # Plackett–Luce has no ROPE: its signature names none (it printed rope:0)
+    _check(pl, r"method:plackett-luce\|draws:300x2\|tune:300\|seed:2")
+    # and its pairs, read off that one fit (they signed method:plackett_luce|rope:0|...)
+    _check(pl.pairs[0], r"method:plackett-luce\|draws:300x2\|tune:300\|seed:\d+")
     pairwise = rank(table, rope=0.01, method="signed_rank", rng=2, jobs=1, progress=False)
     assert pairwise.signature.split("|")[0] == "method:pairwise-signed-rank"

@@ -380,10 +380,18 @@ def _default_note(ropes: Mapping[str, float], values: Mapping[str, Any], default
     )
 
 
-def mark_default_rope(args: argparse.Namespace, result: Any) -> Any:
-    """Record in the result's settings whether its ROPE is the default (no --rope given)."""
+def mark_default_rope(
+    args: argparse.Namespace, result: Any, defaulted: Collection[str] | None = None
+) -> Any:
+    """Record in the result's settings whether its ROPE is the default (no --rope given).
+
+    ``rope_default`` is true or false; for a ranking whose `defaulted` metrics (given
+    no --rope) are some but not all of its ``metrics``, the list of them.
+    """
     import dataclasses
 
-    return dataclasses.replace(
-        result, settings={**result.settings, "rope_default": args.rope is None}
-    )
+    default: bool | list[str] = args.rope is None
+    if defaulted is not None and not default:
+        some = [m for m in result.metrics if m in defaulted or m.split(" ")[0] in defaulted]
+        default = some if some and len(some) < len(result.metrics) else bool(some)
+    return dataclasses.replace(result, settings={**result.settings, "rope_default": default})

@@ -468,5 +468,5 @@ def run(args: argparse.Namespace) -> int:
         result = dataclasses.replace(result, settings={**result.settings, **study})
     if args.method.replace("-", "_") != "plackett_luce":  # it has no ROPE: nothing to say
         rope_note(args, ropes, _scales(args, data, metrics), defaulted)
-        result = mark_default_rope(args, result)
+        result = mark_default_rope(args, result, defaulted)
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))

@@ -23,6 +23,7 @@ __all__ = [
     "RANKING_METHODS",
     "RANKING_RULES",
     "RANK_QUANTITIES",
+    "ROPELESS_METHODS",
     "dataset_text",
     "method_family",
     "pair_quantity",
@@ -62,6 +63,8 @@ F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
 ITEM_RANKING_METHODS: tuple[str, ...] = ("auto", "exact", "bootstrap", "items_joint")
 #: the methods of :func:`isbetter.rank` whose one model of all the systems gives every pair
 ONE_MODEL_METHODS: tuple[str, ...] = ("joint", "plackett_luce", "items_joint")
+#: methods without a ROPE (they rank): their signatures and reports name none
+ROPELESS_METHODS: tuple[str, ...] = ("plackett_luce",)
 #: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
 #: Bayesian bootstrap of the paired mean difference, or the one that suits the items
 ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")

@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.friedman import score_matrix, snap_ties
 from isbetter.inference.ranks import RANK_INTERVAL, RankSummary, rank_summary
@@ -578,16 +579,16 @@ def plackett_luce(
         concentration=alphas,
         diagnostics=diagnostics,
         seconds=time.perf_counter() - start,
-        settings={
-            "method": METHOD,
-            "seed": seed,
-            "concentration": alphas[0] if len(set(alphas)) == 1 else list(alphas),
+        settings=make_settings(
+            METHOD,
+            seed,
+            concentration=alphas[0] if len(set(alphas)) == 1 else list(alphas),
             **{k: v for k, v in sampler.items() if k != "cores"},
-            "ties": TIES[ties],
-            "tied_datasets": tied,
-            "n_datasets": scores.shape[0],
-            "higher_is_better": bool(direction),
-        },
+            ties=TIES[ties],
+            tied_datasets=tied,
+            n_datasets=scores.shape[0],
+            higher_is_better=bool(direction),
+        ),
     )
 
 

@@ -77,6 +77,15 @@ class Plan:
         """Whether the labels have more than two classes."""
         return not self.table.is_binary
 
+    @cached_property
+    def symmetric(self) -> bool:
+        """Whether A and B are interchangeable (every row's posterior symmetric about 0).
+
+        True for the same prediction on every document and a prior that treats them alike.
+        """
+        a, b = (np.asarray(self.table.predictions[s]) for s in (self.system_a, self.system_b))
+        return bool(np.array_equal(a, b)) and (self.model != "paired" or self.prior.symmetric)
+
     def stream(self, i: int) -> np.random.SeedSequence:
         """Return the i-th seed stream spawned from ``SeedSequence(seed)``.
 

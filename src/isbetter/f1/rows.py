@@ -171,7 +171,7 @@ def make_row(
         prior_ess=prior_ess,
     )
     return ComparisonResult.from_posterior(
-        DrawsPosterior(delta),
+        DrawsPosterior(delta, symmetric=plan.symmetric),
         system_a=plan.system_a,
         system_b=plan.system_b,
         rope=plan.rope,

@@ -121,14 +121,21 @@ class DrawsPosterior:
     counting : {"mean"}
         Each draw lies in exactly one region; the probability of a region is
         the fraction of draws in it (argmax counting gives the same).
+    symmetric : bool, default: False
+        The posterior is symmetric about 0 (two identical systems, a prior that
+        treats them alike): each draw's masses are averaged with their mirror image,
+        so that P(A better) equals P(B better) exactly, as for
+        :class:`HierarchicalPosterior`.
     """
 
     draws: np.ndarray = field(repr=False)
+    symmetric: bool = False
     counting: Counting = field(default="mean", init=False)
 
     def region_masses(self, rope: float) -> np.ndarray:
-        """One-hot masses of every draw, shape ``(n_draws, 3)``."""
-        return _indicator_masses(np.asarray(self.draws, dtype=float), check_rope(rope))
+        """One-hot masses of every draw (halved with their mirror if symmetric), ``(n, 3)``."""
+        masses = _indicator_masses(np.asarray(self.draws, dtype=float), check_rope(rope))
+        return (masses + masses[:, ::-1]) / 2 if self.symmetric else masses
 
 
 @dataclass(frozen=True)

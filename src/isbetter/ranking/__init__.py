@@ -26,7 +26,7 @@ from isbetter.core.provenance import input_settings, make_settings, signature_me
 from isbetter.core.rope import warn_rope_misfit
 from isbetter.core.validate import check_choice, check_path, check_rope, plural
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, method_family
+from isbetter.core.vocabulary import F1_MODELS, RANKING_METHODS, ROPELESS_METHODS, method_family
 from isbetter.cv.compare import check_options, check_rope_fit, choose_method
 from isbetter.inference.sampling import Sampling, chain_cores
 from isbetter.inference.seeds import RNGLike, pair_seed, resolve_seed
@@ -141,7 +141,9 @@ def rank(
     progress : bool, optional
         Progress bar on stderr (default: when stderr is a terminal).
     rng : int, numpy.random.Generator or None
-        The one seed; each pair's seed is derived from it and the pair's names.
+        The one seed; each pair's seed is derived from it and the pair's names. Each
+        pair is fitted with its names sorted and reported as `systems` orders it, so
+        the order of the systems never changes a pair's numbers.
     **options
         Options of every comparison (e.g. ``rho``, the correlation of a data set's
         scores, of the correlated t-test and the hierarchical model — needed for
@@ -185,7 +187,7 @@ def rank(
     names = tuple(systems) if systems is not None else data.systems
     baselines = _baselines(data, names, tuple(ropes)) if isinstance(data, ScoreTable) else {}
     pairwise = {"executor": executor, "jobs": jobs, "cache_dir": cache_dir, "progress": progress}
-    pairs, simplex, stats = _run_pairs(tasks, pairwise)
+    pairs, simplex, stats = _run_pairs(tasks, pairwise, names)
     result = _finish(
         names, pairs, simplex, ropes, baselines, method, (rule, threshold, margin), request, stats
     )
@@ -214,10 +216,13 @@ def _front_door(data: Any, metrics: Sequence[str] | None) -> Any:
     return read_scores(data, score=list(metrics) if metrics else "score")
 
 
-def _run_pairs(tasks: list[PairTask], pairwise: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+def _run_pairs(
+    tasks: list[PairTask], pairwise: dict[str, Any], names: tuple[str, ...]
+) -> tuple[Any, Any, dict[str, Any]]:
     """Run the pair tasks where `pairwise` says (executor, jobs, cache_dir, progress).
 
-    Returns the pairs, their simplex points per metric and the execution's statistics.
+    Returns the pairs (each as `names` orders its systems), their simplex points per
+    metric and the execution's statistics.
     Default `jobs`: :func:`_default_jobs`; in this process, :func:`_in_process_threads`.
     """
     from isbetter.ranking.execution import run_tasks
@@ -234,7 +239,7 @@ def _run_pairs(tasks: list[PairTask], pairwise: dict[str, Any]) -> tuple[Any, An
         cache_dir=pairwise["cache_dir"],
         progress=pairwise["progress"],
     )
-    pairs, simplex = _pairs(tasks, outcomes)
+    pairs, simplex = _pairs(tasks, outcomes, names)
     return pairs, simplex, stats
 
 
@@ -429,13 +434,18 @@ def _pair_tasks(
     options: dict[str, Any],
     data_of: Callable[[str, str, str], Any],
 ) -> list[PairTask]:
-    """One task per metric and pair of systems (metric by metric, pairs in input order)."""
+    """One task per metric and pair of systems (metric by metric, pairs in input order).
+
+    Each pair is seeded and fitted in one orientation, its names sorted, whatever the
+    order of `names`: the same data with the systems in another order give the same
+    (mirrored) numbers; :func:`_pairs` orients each result as `names` asks.
+    """
     return [
         PairTask(
             kind, m, a, b, ropes[m], method, pair_seed(seed, m, a, b), data_of(m, a, b), options
         )
         for m in metrics
-        for a, b in itertools.combinations(names, 2)
+        for a, b in (sorted(pair) for pair in itertools.combinations(names, 2))
     ]
 
 
@@ -539,7 +549,7 @@ def _items(
     route = check_item_request(table, request.method, request.metrics, request.options)
     parts = rank_item_table(table, request, route)
     if parts["tasks"]:  # the hierarchical model over subtasks: an MCMC fit per pair
-        pairs, simplex, stats = _run_pairs(parts["tasks"], pairwise)
+        pairs, simplex, stats = _run_pairs(parts["tasks"], pairwise, parts["names"])
     else:
         _in_process_only(
             {k: v for k, v in pairwise.items() if k != "progress"},
@@ -587,17 +597,23 @@ def _metric_fits(method: str, ropes: dict[str, float], request: _Request) -> Cal
 
 
 def _pairs(
-    tasks: list[PairTask], outcomes: list[list[dict]]
+    tasks: list[PairTask], outcomes: list[list[dict]], names: tuple[str, ...]
 ) -> tuple[list[ComparisonResult], dict[str, dict[tuple[str, str], list[list[float]]]]]:
-    """Return the comparisons of finished pair tasks and their simplex points, per metric."""
+    """Return the comparisons of finished pair tasks and their simplex points, per metric.
+
+    Each comparison as `names` orders its systems (a task runs its pair sorted).
+    """
     pairs: list[ComparisonResult] = []
     simplex: dict[str, dict[tuple[str, str], list[list[float]]]] = {}
     for task, items in zip(tasks, outcomes, strict=True):
         for item in items:
             summary = ComparisonResult.from_dict(item["summary"])
+            points = item["simplex"]
+            if names.index(summary.system_a) > names.index(summary.system_b):
+                summary, points = summary.swapped(), [point[::-1] for point in points]
             metric = _ranking_metric(task, summary, len(items))
             summary = dataclasses.replace(summary, ranking_metric=metric)
-            simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = item["simplex"]
+            simplex.setdefault(metric, {})[(summary.system_a, summary.system_b)] = points
             pairs.append(summary)
     return pairs, simplex
 
@@ -652,6 +668,17 @@ def _warn_if_poor(pairs: list[ComparisonResult], method: str) -> None:
     )
 
 
+def _rope_settings(ropes: dict[str, float], method: str) -> dict[str, Any]:
+    """Return the ROPE settings of a ranking: each metric's, and the one ROPE they share.
+
+    None for Plackett–Luce, which has no ROPE: its signature and reports name none.
+    """
+    if method in ROPELESS_METHODS:
+        return {}
+    single = set(ropes.values())
+    return {**({"rope": single.pop()} if len(single) == 1 else {}), "ropes": ropes}
+
+
 def _finish(
     names: tuple[str, ...],
     pairs: list[ComparisonResult],
@@ -672,12 +699,10 @@ def _finish(
     metrics = list(relations)
     orders = orders_of(names, pairs, relations, joint)
     _warn_if_poor(pairs, method)
-    single = set(ropes.values())
     settings = make_settings(
         "ranking",
         seed,
-        **({"rope": single.pop()} if len(single) == 1 else {}),
-        ropes=ropes,
+        **_rope_settings(ropes, method),
         rule=rule,
         threshold=threshold,
         margin=margin,

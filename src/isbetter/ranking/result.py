@@ -26,7 +26,6 @@ from isbetter.inference.decisions import (
     threshold_decision,
 )
 from isbetter.inference.ranks import RankSummary
-from isbetter.inference.records import Probabilities
 from isbetter.ranking.order import (
     CHAIN_BY_PROBABILITIES,
     PartialOrder,
@@ -121,7 +120,7 @@ class RankingResult:
             if (p.system_a, p.system_b) == (a, b):
                 return p
             if (p.system_a, p.system_b) == (b, a):
-                return _swapped(p)
+                return p.swapped()
         raise InputError(f"No comparison of {a!r} and {b!r} on {metric!r} in this ranking.")
 
     def pair_method(self, metric: str | None = None) -> str:
@@ -383,21 +382,3 @@ def orders_of(
             ranks, by = expected_ranks(systems, probabilities[m]), CHAIN_BY_PROBABILITIES
         orders[m] = partial_order(systems, relations[m], strengths.get(m), ranks, by)
     return orders
-
-
-def _swapped(p: ComparisonResult) -> ComparisonResult:
-    """Return the same comparison seen from the other side (probabilities mirrored)."""
-    pred = p.predictive
-    return replace(
-        p,
-        system_a=p.system_b,
-        system_b=p.system_a,
-        p_a_better=p.p_b_better,
-        p_b_better=p.p_a_better,
-        predictive=None
-        if pred is None
-        else Probabilities(pred.p_b_better, pred.p_rope, pred.p_a_better),
-        estimate=None,
-        observed=None,
-        tests=(),
-    )

@@ -49,14 +49,20 @@ def to_table(result: Any) -> ReportTable:
     return _comparison_table(summary)
 
 
-def default_rope(settings: dict[str, Any], inside: bool = False) -> str:
+def default_rope(settings: dict[str, Any], inside: bool = False, metric: str | None = None) -> str:
     """Return ``" (the default: no --rope given)"`` for a ROPE left at its default, else "".
 
     `inside`: to go inside a parenthesis already open, ``"; the default: ..."``. The
-    command line records ``rope_default`` in the settings; the Python API, whose
-    default is its argument's documented value, does not (:mod:`isbetter.core.rope`).
+    command line records ``rope_default`` in the settings: true when every ROPE is
+    the default, or, in a ranking given ``--rope`` for some of its metrics, the list
+    of the others (then `metric`'s ROPE, a ranking name such as ``"f1 macro"`` by its
+    first word, is the default when it is listed); the Python API, whose default is
+    its argument's documented value, records nothing (:mod:`isbetter.core.rope`).
     """
-    if settings.get("rope_default") is not True:
+    default = settings.get("rope_default")
+    if isinstance(default, list):
+        default = metric is not None and (metric in default or metric.split(" ")[0] in default)
+    if default is not True:
         return ""
     said = "the default: no --rope given"
     return f"; {said}" if inside else f" ({said})"
@@ -467,7 +473,7 @@ def _ranking_metric_notes(r: Any, m: str) -> list[str]:
     order = r.orders[m]
     rope = ropes.get(m, ropes.get(m.split(" ")[0], r.settings.get("rope")))
     about = pair_quantity(r.pair_method(m))[0]
-    said = default_rope(r.settings, inside=True)
+    said = default_rope(r.settings, inside=True, metric=m)
     where = f"{m}, {about}" + (f" ({rope_text(rope)}{said})" if rope is not None else "")
     notes = [f"{where}: {order.line}"]
     notes += [f"{m}: inconsistency: {x}" for x in order.inconsistencies]

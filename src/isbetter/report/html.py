@@ -321,7 +321,8 @@ def _facts(s: Any) -> str:
             pair = directions.get(m)
             way = _direction(pair.higher_is_better) if pair is not None else ""
             rope = ropes.get(m, ropes.get(m.split(" ")[0], s.settings.get("rope")))
-            rope_said = f"{rope_text(rope)}{default_rope(s.settings)}" if rope is not None else ""
+            said = default_rope(s.settings, metric=m)
+            rope_said = f"{rope_text(rope)}{said}" if rope is not None else ""
             rows.append((f"metric {m}", f"{way}; {rope_said}" if rope_said else way))
     elif hasattr(s, "true_delta"):  # power
         rows += [

@@ -20,7 +20,7 @@ All satisfy one contract:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,15 +29,17 @@ import pandas as pd
 from isbetter.core.errors import InputError
 from isbetter.core.provenance import signature
 from isbetter.core.validate import check_rope
-from isbetter.core.vocabulary import rope_text
+from isbetter.core.vocabulary import ROPELESS_METHODS, rope_text
 from isbetter.inference.decisions import (
     Counting,
     Relation,
+    mirror,
     probabilities_from_masses,
     threshold_decision,
 )
 from isbetter.inference.records import (
     Estimate,
+    Interval,
     MCMCDiagnostics,
     Observed,
     Probabilities,
@@ -202,8 +204,9 @@ class ComparisonResult:
 
     @property
     def signature(self) -> str:
-        """The one-line reproducibility signature."""
-        return signature({**self.settings, "rope": self.rope})
+        """The one-line reproducibility signature (no ROPE for a model without one)."""
+        rope = {} if self.method in ROPELESS_METHODS else {"rope": self.rope}
+        return signature({**self.settings, **rope})
 
     def decision(self, threshold: float = 0.95) -> Relation:
         """``a_better``, ``equivalent`` or ``b_better`` when its probability reaches `threshold`.
@@ -224,6 +227,36 @@ class ComparisonResult:
         """
         light = {f.name: getattr(self, f.name) for f in fields(ComparisonResult)}
         return ComparisonResult(**{**light, "posterior": None})
+
+    def swapped(self) -> ComparisonResult:
+        """Return the light form of this comparison seen from B's side (A and B exchanged).
+
+        The probabilities of A and B exchange; every number about the difference
+        changes sign (the estimate and its interval, the frequentist tests' statistics,
+        estimates and intervals, the observed difference), P(d < 0) and P(d > 0)
+        exchange and the HDI + ROPE decision mirrors. Sizes, p-values (two-sided),
+        Bayes factors, standard deviations, Monte Carlo errors, diagnostics and
+        settings are the same. No posterior: this is the light form.
+
+        Examples
+        --------
+        >>> r = ComparisonResult("a", "b", 0.01, 0.7, 0.2, 0.1, "sign")
+        >>> s = r.swapped()
+        >>> (s.system_a, s.system_b, s.p_a_better, s.p_b_better), s.swapped() == r
+        (('b', 'a', 0.1, 0.7), True)
+        """
+        pred = self.predictive
+        return replace(
+            self.summary(),
+            system_a=self.system_b,
+            system_b=self.system_a,
+            p_a_better=self.p_b_better,
+            p_b_better=self.p_a_better,
+            predictive=None if pred is None else Probabilities(*pred.as_tuple()[::-1]),
+            estimate=None if self.estimate is None else _swapped_estimate(self.estimate),
+            tests=tuple(_swapped_test(t) for t in self.tests),
+            observed=None if self.observed is None else _swapped_observed(self.observed),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return JSON-safe nested data, no draws (``kind`` first, ``signature`` included).
@@ -317,6 +350,34 @@ class ComparisonResult:
             f"P(equivalent) {self.p_rope:.4f}, P({self.system_b} better) {self.p_b_better:.4f} "
             f"[{self.counting}]"
         )
+
+
+def _swapped_interval(interval: Interval) -> Interval:
+    """Return the interval of -d: (-high, -low)."""
+    return replace(interval, low=-interval.high, high=-interval.low)
+
+
+def _swapped_estimate(e: Estimate) -> Estimate:
+    """Return the posterior summary of -d (:meth:`ComparisonResult.swapped`)."""
+    return replace(
+        e,
+        mean=-e.mean,
+        interval=_swapped_interval(e.interval),
+        p_below_0=e.p_above_0,
+        p_above_0=e.p_below_0,
+        decision=mirror(e.decision),
+    )
+
+
+def _swapped_test(t: TestResult) -> TestResult:
+    """Return a frequentist test of -d: signed statistic, estimate and interval negated."""
+    interval = None if t.interval is None else _swapped_interval(t.interval)
+    return replace(t, statistic=-t.statistic, estimate=-t.estimate, interval=interval)
+
+
+def _swapped_observed(o: Observed) -> Observed:
+    """Return the observed scores of B and A, and their difference."""
+    return replace(o, score_a=o.score_b, score_b=o.score_a, difference=-o.difference)
 
 
 @dataclass(frozen=True)
