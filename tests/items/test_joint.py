@@ -10,6 +10,7 @@ over the 2^K outcome vectors.
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -200,3 +201,27 @@ def test_binary_one_run_is_the_dirichlet_process() -> None:
         right = matrix.scores[:, k].sum()
         a, b = 2 + right, 2 + matrix.n_items - right
         assert means[:, k].mean() == pytest.approx(a / (a + b), abs=4.5 * 0.15 / np.sqrt(20_000))
+
+
+def test_the_guide_states_the_tool_use_ranking_as_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/guide/llm_evals.md: the items-joint P(best) of the tool-use table, as the CLI prints."""
+    from isbetter.cli import main
+
+    guide = Path(__file__).parents[2] / "docs" / "guide" / "llm_evals.md"
+    prose = " ".join(guide.read_text(encoding="utf-8").split())
+    stated = re.search(
+        r"--rope 0\.05 --seed 1` prints, from its 10 000 draws, P\(best\) claude-2\.1 "
+        r"(0\.\d{3} \[0\.\d{3}, 0\.\d{3}\]) and gpt-4-1106-preview \(functions\) "
+        r"(0\.\d{3} \[0\.\d{3}, 0\.\d{3}\])",
+        prose,
+    )
+    assert stated, "the guide's tool-use sentence changed: update this test"
+    argv = ["rank", str(TOOLS), "--items", "--method", "items-joint", "--rope", "0.05"]
+    assert main([*argv, "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"claude-2.1 {stated[1]}" in out and f"gpt-4-1106-preview (functions) {stated[2]}" in out
+    # within Monte Carlo error of the reference the guide also states
+    assert abs(float(stated[1].split()[0]) - P_BEST_CLAUDE) < 4.5 * 0.0034
+    assert f"{P_BEST_CLAUDE:.4f} ± {P_BEST_CLAUDE_SD:.4f}" in prose

@@ -1,4 +1,4 @@
-"""Ranking language models on item-level scores: pairwise and one Bayesian bootstrap (issue 31)."""
+"""Ranking language models on item-level scores: pairwise and one posterior (issue 31)."""
 
 from __future__ import annotations
 

@@ -115,8 +115,9 @@ def add(sub: argparse._SubParsersAction) -> None:
         "--items",
         action="store_true",
         help="PATHs are item-level logs or tables: rank the models on the same items (--method "
-        "auto, exact, bootstrap: every pair as isbetter items; items-joint: one Bayesian "
-        "bootstrap over items of every model's scores, with P(best) and rank intervals)",
+        "auto, exact, bootstrap: every pair as isbetter items; items-joint: one posterior over "
+        "items of every model's scores, every pair as isbetter items' model, with P(best) and "
+        "rank intervals)",
     )
     add_reading_args(items)
     cols = add_column_args(p)

@@ -306,13 +306,12 @@ def _dp_means(
 ) -> np.ndarray:
     """Draws of the K means under ``DP(alpha G0 + sum_i delta_{x_i})`` (binary items)."""
     systems = sums.shape[1]
-    shapes = np.append(counts, alpha)  # the distinct units' weights and the base's, w_0
     out = np.empty((draws, systems))
-    block = max(1, bootstrap._BLOCK // (shapes.size + _STICKS * systems))
+    block = max(1, bootstrap._BLOCK // (counts.size + 1 + _STICKS * systems))
     for start in range(0, draws, block):
         k = min(draws, start + block) - start
-        w = rng.standard_gamma(shapes, (k, shapes.size))
-        base = _base_means(k, systems, alpha, rng)
-        num = w[:, :-1] @ sums + w[:, -1:] * base
-        out[start : start + k] = num / (w[:, :-1] @ sizes + w[:, -1])[:, None]
+        num, den = bootstrap.weighted_sums(sums, sizes, counts, k, rng)  # the items' weights
+        w0 = rng.standard_gamma(alpha, k)  # the base's: (w, w0) ~ Dir(counts, alpha)
+        num += w0[:, None] * _base_means(k, systems, alpha, rng)
+        out[start : start + k] = num / (den + w0)[:, None]
     return out

@@ -71,9 +71,10 @@ def rank(
         (:func:`isbetter.items.read`), ranked by :mod:`isbetter.ranking.items`: `method`
         ``"auto"``, ``"exact"`` or ``"bootstrap"`` compares every pair as
         :func:`~isbetter.compare_items` (no baselines); ``"items_joint"`` (also
-        ``"items-joint"``) draws all the systems' mean scores at once by one Bayesian
-        bootstrap over items, whose draws give every pair, P(best), expected ranks and
-        rank intervals; both about the difference in mean score (accuracy) on the
+        ``"items-joint"``) draws all the systems' mean scores at once from one posterior
+        over items (binary items: a Dirichlet process whose every pair is the exact
+        paired model; else the Bayesian bootstrap), whose draws give every pair, P(best),
+        expected ranks and rank intervals; both about the difference in mean score (accuracy) on the
         population of the items; several tasks pooled, with Friedman's test over them;
         the one option is ``draws``.
     systems : sequence of str, optional
