@@ -138,7 +138,8 @@ def test_tool_use_perfect_model_p_best_below_one(tools: ItemTable) -> None:
     assert abs(j.p_best[CLAUDE] - P_BEST_CLAUDE) < 4.5 * se
     pair = r.pair(CLAUDE, GPT4)
     assert pair.p_a_better == pytest.approx(0.875, abs=4.5 * np.sqrt(0.875 * 0.125 / 20_000))
-    prior = r.settings["prior"] if "prior" in r.settings else pair.settings["prior"]
+    prior = r.settings["prior"]
+    assert pair.settings["prior"] == prior
     assert prior["alpha"] == 4.0 and prior["base"].startswith("uniform on {0,1}^9")
     assert prior["truncation"] == TRUNCATION
     assert np.isfinite(pair.estimate.bf01)  # a proper prior: Bayes factors as the exact pair
@@ -225,3 +226,20 @@ def test_the_guide_states_the_tool_use_ranking_as_printed(
     # within Monte Carlo error of the reference the guide also states
     assert abs(float(stated[1].split()[0]) - P_BEST_CLAUDE) < 4.5 * 0.0034
     assert f"{P_BEST_CLAUDE:.4f} ± {P_BEST_CLAUDE_SD:.4f}" in prose
+
+
+def test_the_base_part_is_the_dirichlet_process_prior() -> None:
+    """Q ~ DP(4 G0) alone: a system's mean is Beta(2, 2), two systems' difference Dir(1,1,1,1)'s.
+
+    Kolmogorov–Smirnov against the closed form and against the exact model's prior draws;
+    the stick-breaking leaves less than TRUNCATION in every draw, so nothing is lost.
+    """
+    from isbetter.items import paired
+    from isbetter.items.joint import _base_means
+
+    one = _base_means(20_000, 1, BINARY_ALPHA, np.random.default_rng(0))[:, 0]
+    assert stats.kstest(one, stats.beta(2, 2).cdf).pvalue > 1e-3
+    two = _base_means(20_000, 2, BINARY_ALPHA, np.random.default_rng(1))
+    prior = paired.prior_delta(draws=20_000, rng=np.random.default_rng(2))
+    assert stats.ks_2samp(two[:, 0] - two[:, 1], prior).pvalue > 1e-3
+    assert np.all((two >= 0) & (two <= 1))

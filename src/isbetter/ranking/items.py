@@ -276,6 +276,7 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
     if method == "items_joint":
         pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
         joint = {metric: ranks}
+        extra["prior"] = prior_record(matrix)  # the one posterior's prior over unseen outcomes
     else:
         pairs, simplex = item_pairs(table, names, metric, ropes[metric], method, seed, options)
         method = pairs[0].method if len({p.method for p in pairs}) == 1 else f"items_{method}"
