@@ -95,6 +95,7 @@ def test_random_binary_tables_pairs_are_the_exact_paired_model(seed: int) -> Non
     hard = rng.normal(0, 1, n)[:, None]  # shared difficulty: correlated systems
     x = (rng.random((n, k)) < 1 / (1 + np.exp(hard - 2 * (skill - 0.5)))).astype(float)
     x[:, 0] = 1.0  # one perfect system (the overconfident case)
+    x[:, -1] = x[:, 1]  # twins: P(either better) = P(Beta(1, 1) > 1/2) = 1/2
     matrix = ItemMatrix(tuple("abcdef"[:k]), x, np.array(["t"] * n), None, binary=True)
     _check_pairs(matrix, draws=20_000, seed=100 + seed)
 
