@@ -339,7 +339,7 @@ def test_07_llm_evals(tmp_path, monkeypatch):
     joint = res["tools_joint_pair"]  # 10 000 joint draws: sd <= 0.005
     assert joint["prior"]["alpha"] == 4.0
     assert joint["p_above_0"] == pytest.approx(_beta_above_half(counts), abs=5 * 0.5 / 100)
-    # P(best) 0.8744 from 10^6 draws of the finite Dirichlet over {0,1}^9 (tests/items/test_joint)
+    # P(best) 0.8744: 10^6 draws of the finite Dirichlet over {0,1}^9 (items/test_items_joint.py)
     assert res["tools_p_best"]["claude-2.1"] == pytest.approx(0.8744, abs=5 * 0.5 / 100)
     # Inspect ARC: the 3 shared samples' C/I scores, and the Beta closed form
     logs = {}

@@ -82,7 +82,7 @@ __all__ = [
 BINARY_ALPHA = 4.0 * paired.ALPHA
 #: the mass of the base part's stick-breaking left undrawn, at most, in every draw
 TRUNCATION = 1e-6
-#: sticks drawn at a time (a block of draws stops when every draw's mass left is small)
+#: sticks drawn at a time, for the draws whose mass left is not yet below TRUNCATION
 _STICKS = 32
 
 

@@ -74,9 +74,9 @@ def rank(
         ``"items-joint"``) draws all the systems' mean scores at once from one posterior
         over items (binary items: a Dirichlet process whose every pair is the exact
         paired model; else the Bayesian bootstrap), whose draws give every pair, P(best),
-        expected ranks and rank intervals; both about the difference in mean score (accuracy) on the
-        population of the items; several tasks pooled, with Friedman's test over them;
-        the one option is ``draws``.
+        expected ranks and rank intervals; both about the difference in mean score
+        (accuracy) on the population of the items; several tasks pooled, with Friedman's
+        test over them; the one option is ``draws``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional
