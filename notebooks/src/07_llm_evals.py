@@ -15,8 +15,10 @@
 #   2 × 2 table of the two models' answers, so P(A better) = P(Beta(1 + n₁₀, 1 + n₀₁) > ½);
 # * graded items (here: the mean of 4 runs of a problem): the Bayesian bootstrap of the
 #   paired difference over items;
-# * many models: `rank(..., method="items_joint")`, one Bayesian bootstrap over items of all
-#   the models' mean scores, whose draws give P(best), rank intervals and every pair.
+# * many models: `rank(..., method="items_joint")`, one posterior over items of all the
+#   models' mean scores, whose draws give P(best), rank intervals and every pair: for
+#   binary items a Dirichlet process whose every pair is the exact paired model above,
+#   for graded items the Bayesian bootstrap over items.
 #
 # Data (`data/llm_evals/`, MIT, its README gives the sources): MathArena's AIME II 2025 and
 # LangChain's tool-use table as published with Bowyer et al.'s paper; two Inspect logs of
@@ -176,7 +178,11 @@ three
 # ## Tool use: 20 items × 9 models
 #
 # LangChain's tool-use benchmark: one run, 0/1 per item. The column `reference output`
-# (the expected answer, text) is not a model: the reader skips it and says so.
+# (the expected answer, text) is not a model: the reader skips it and says so. Binary
+# items: `items_joint` draws the models' accuracies from the Dirichlet process
+# DP(4 G₀ + Σᵢ δ_{xᵢ}) over the 9 models' score vectors, G₀ uniform on {0,1}⁹, which puts
+# mass on outcomes no item showed and is, for every pair of models, the exact paired
+# model Dir(1 + n₁₁, 1 + n₁₀, 1 + n₀₁, 1 + n₀₀) (the guide derives it).
 
 # %%
 tools = isbetter.items.read(DATA / "no_clt_paper" / "langchain_data_tool_use_FULL.csv")
@@ -193,18 +199,22 @@ tool_table = pd.DataFrame(
 print("chain:", tool_rank.chain())
 RESULTS["tools_p_best"] = tsum.p_best
 RESULTS["tools_chain"] = tool_rank.chain()
+joint_top = tool_rank.pair("claude-2.1", "gpt-4-1106-preview (functions)")
+RESULTS["tools_joint_pair"] = {
+    "p_above_0": joint_top.estimate.p_above_0,  # no ROPE: the exact pair's P(claude better)
+    "prior": joint_top.settings["prior"],
+}
 tool_table.round(3)
 
 # %% [markdown]
-# **A caveat of the bootstrap at 20 binary items.** claude-2.1 is right on all 20 items,
-# so in every Bayesian-bootstrap draw (a reweighting of the 20 items, never an item that
-# was not seen) its accuracy is 1 and nobody beats it: P(best) = 1 exactly. The exact
-# paired model of two binary models is more modest, as it puts prior mass on the 2 × 2
-# table's cells: against gpt-4-1106-preview, right on 18 of the same items and wrong where
-# claude was right twice (n₁₀ = 2, n₀₁ = 0), it gives P(claude better) =
-# P(Beta(3, 1) > ½) = 0.875. For a pair of binary models on few items, read
-# `compare_items`; the joint ranking's P(best) is the bootstrap's, conditional on the
-# items seen.
+# **A perfect score on 20 items is not certainty.** claude-2.1 is right on all 20 items. A
+# Bayesian bootstrap over the items (a reweighting of the 20 items, never an item that was
+# not seen) would make its accuracy 1 in every draw and P(best) = 1 exactly. The
+# Dirichlet process keeps some mass for unseen items: against gpt-4-1106-preview, right on
+# 18 of the same items and wrong where claude was right twice (n₁₀ = 2, n₀₁ = 0), the
+# pair of the joint draws is the exact paired model's, P(claude better) =
+# P(Beta(3, 1) > ½) = 0.875; claude's P(best) is just below that bound (about 0.874),
+# gpt-4-1106-preview's about 0.125. `compare_items` gives the same pair:
 
 # %%
 top = isbetter.compare_items(

@@ -116,8 +116,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="PATHs are item-level logs or tables: rank the models on the same items (--method "
         "auto, exact, bootstrap: every pair as isbetter items, over several tasks by the "
-        "hierarchical model (--pool); items-joint: one Bayesian "
-        "bootstrap over items of every model's scores, with P(best) and rank intervals)",
+        "hierarchical model (--pool); items-joint: one posterior over items of every "
+        "model's scores, every pair as isbetter items' model, with P(best) and rank intervals)",
     )
     add_reading_args(items)
     add_pool_arg(items)

@@ -47,7 +47,7 @@ METHOD_NAMES: dict[str, str] = {
     "f1_hierarchical": "hierarchical Bayesian F1 model",
     "items_exact": "exact paired model of binary items",
     "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
-    "items_joint": "Bayesian bootstrap over items",
+    "items_joint": "posterior over items",
     "items_hierarchical": "hierarchical paired model of binary items over subtasks",
 }
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
@@ -59,7 +59,7 @@ RANKING_METHODS: tuple[str, ...] = (*CV_METHODS, *JOINT_METHODS)
 #: models, and their hierarchical model of the confusion matrices (ICDM 2015)
 F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
 #: how :func:`isbetter.rank` may rank item scores (an ItemTable): every pair by a model of
-#: :data:`ITEM_MODELS`, or one Bayesian bootstrap over items of all the systems' scores
+#: :data:`ITEM_MODELS`, or one posterior over items of all the systems' scores
 ITEM_RANKING_METHODS: tuple[str, ...] = ("auto", "exact", "bootstrap", "items_joint")
 #: the methods of :func:`isbetter.rank` whose one model of all the systems gives every pair
 ONE_MODEL_METHODS: tuple[str, ...] = ("joint", "plackett_luce", "items_joint")

@@ -36,7 +36,7 @@ import numpy as np
 from isbetter.core.errors import InputError
 from isbetter.core.validate import check_positive_int
 
-__all__ = ["Units", "sample_delta", "units"]
+__all__ = ["Units", "sample_delta", "units", "weighted_sums"]
 
 #: draws x units per block of Gamma variates (bounds the memory: 32 MB of float64)
 _BLOCK = 4_000_000
@@ -174,25 +174,35 @@ def sample_delta(
     """
     draws = check_positive_int(draws, "draws")
     u = diffs if isinstance(diffs, Units) else units(diffs, clusters)
-    # units met once (every item of continuous scores) weigh Gamma(1) = Exp(1): drawn by
-    # numpy's ziggurat in single precision (resolution ~6e-8, far below any Monte Carlo
-    # error), three times faster than Gamma variates with a shape per unit
-    once = u.counts == 1
-    single = Units(u.sums[once], u.sizes[once], u.counts[once])
-    many = Units(u.sums[~once], u.sizes[~once], u.counts[~once].astype(float))
     out = np.empty(draws)
     block = max(1, _BLOCK // u.counts.size)
     for start in range(0, draws, block):
         k = min(draws, start + block) - start
-        num = np.zeros(k)
-        den = np.zeros(k)
-        if many.counts.size:
-            w = rng.standard_gamma(many.counts, (k, many.counts.size))
-            num += w @ many.sums
-            den += w @ many.sizes
-        if single.counts.size:
-            e = rng.standard_exponential((k, single.counts.size), dtype=np.float32)
-            num += e @ single.sums.astype(np.float32)
-            den += e @ single.sizes.astype(np.float32)
+        num, den = weighted_sums(u.sums, u.sizes, u.counts, k, rng)
         out[start : start + k] = num / den
     return out
+
+
+def weighted_sums(
+    sums: np.ndarray, sizes: np.ndarray, counts: np.ndarray, k: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `k` draws of ``sum_g w_g S_g`` and ``sum_g w_g n_g``, ``w_g ~ Gamma(m_g)``.
+
+    Normalised, the Gamma weights of the G distinct units (sums `sums` ``(G,)`` or
+    ``(G, K)``, sizes `sizes`, multiplicities `counts`) are their Dirichlet weights.
+    Units met once (every item of continuous scores) weigh Gamma(1) = Exp(1): drawn by
+    numpy's ziggurat in single precision (resolution ~6e-8, far below any Monte Carlo
+    error), three times faster than Gamma variates with a shape per unit.
+    """
+    once = counts == 1
+    num = np.zeros((k, *sums.shape[1:]))
+    den = np.zeros(k)
+    if not once.all():
+        w = rng.standard_gamma(counts[~once].astype(float), (k, int((~once).sum())))
+        num += w @ sums[~once]
+        den += w @ sizes[~once]
+    if once.any():
+        e = rng.standard_exponential((k, int(once.sum())), dtype=np.float32)
+        num += e @ sums[once].astype(np.float32)
+        den += e @ sizes[once].astype(np.float32)
+    return num, den

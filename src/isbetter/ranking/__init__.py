@@ -71,14 +71,15 @@ def rank(
         (:func:`isbetter.items.read`), ranked by :mod:`isbetter.ranking.items`: `method`
         ``"auto"``, ``"exact"`` or ``"bootstrap"`` compares every pair as
         :func:`~isbetter.compare_items` (no baselines); ``"items_joint"`` (also
-        ``"items-joint"``) draws all the systems' mean scores at once by one Bayesian
-        bootstrap over items, whose draws give every pair, P(best), expected ranks and
-        rank intervals; both about the difference in mean score (accuracy) on the
-        population of the items. Several tasks: every pair by the hierarchical paired
-        model over them (binary items; MCMC fits, run as `jobs`, `executor` and
-        `cache_dir` say; its probabilities are about the next subtask), or with the
-        option ``pool="micro"`` their items pooled as one task (the one posterior always
-        pools them); Friedman's test over the tasks beside them. The options are
+        ``"items-joint"``) draws all the systems' mean scores at once from one posterior
+        over items (binary items: a Dirichlet process whose every pair is the exact
+        paired model; else the Bayesian bootstrap), whose draws give every pair, P(best),
+        expected ranks and rank intervals; both about the difference in mean score
+        (accuracy) on the population of the items. Several tasks: every pair by the
+        hierarchical paired model over them (binary items; MCMC fits, run as `jobs`,
+        `executor` and `cache_dir` say; its probabilities are about the next subtask), or
+        with the option ``pool="micro"`` their items pooled as one task (the one posterior
+        always pools them); Friedman's test over the tasks beside them. The options are
         ``draws`` (per chain for the hierarchical model) and ``pool``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.

@@ -8,10 +8,12 @@ Two routes, named by the quantity their relations are about:
   :func:`~isbetter.inference.seeds.pair_seed` derives from the ranking's seed, the
   metric and the pair; the pairwise table, orders, chain and Hasse diagram as for any
   ranking. The pairs are exact (no MCMC, milliseconds each) and run in this process.
-* **one posterior** (``method="items_joint"``): the Bayesian bootstrap over items of the
-  vector of all the systems' scores (:mod:`isbetter.items.joint`): each draw gives every
-  system's mean score at once, so P(best), expected ranks, 95% rank intervals, the most
-  probable orders and every pair's probabilities come from the same draws.
+* **one posterior** (``method="items_joint"``): one posterior of the distribution of the
+  vector of all the systems' scores over items (:mod:`isbetter.items.joint`): for binary
+  items the Dirichlet process whose every pair is the exact paired model, otherwise the
+  Bayesian bootstrap over items. Each draw gives every system's mean score at once, so
+  P(best), expected ranks, 95% rank intervals, the most probable orders and every pair's
+  probabilities come from the same draws.
 
 Both are about the systems' difference in mean score (accuracy, for 0/1 scores) on the
 population the items are drawn from. Several tasks (option ``pool``,
@@ -44,8 +46,16 @@ from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
 from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
+from isbetter.items import paired
 from isbetter.items.compare import compare_paired_items
-from isbetter.items.joint import ItemMatrix, distinct_units, item_matrix, sample_means
+from isbetter.items.joint import (
+    ItemMatrix,
+    distinct_units,
+    item_matrix,
+    prior_alpha,
+    prior_record,
+    sample_means,
+)
 from isbetter.items.subtasks import (
     binary_pairs,
     matrix_counts,
@@ -159,18 +169,23 @@ def items_joint(
     seed: int,
     options: Mapping[str, Any],
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]], Any, int]:
-    """One Bayesian bootstrap of every system's mean score: the pairs, simplex points, ranks.
+    """One posterior of every system's mean score: the pairs, simplex points, ranks.
 
-    Draws: `options`' ``draws``, default :data:`JOINT_DRAWS`.
-    The draws' seed is ``pair_seed(seed, "items-joint", metric)``: stream 0 draws the
-    means, stream 1 breaks ties (systems with identical scores) in the ranks. Returns
-    the pairs, their simplex points, the :class:`~isbetter.inference.ranks.RankSummary`
-    and the number of draws.
+    Binary items: the Dirichlet process posterior of :mod:`isbetter.items.joint`, whose
+    every pair is the exact paired model — with its Bayes factors, from the prior
+    ``Dir(1, 1, 1, 1)`` each pair's table has under it. Otherwise the Bayesian
+    bootstrap (no proper prior, no Bayes factor). Draws: `options`' ``draws``, default
+    :data:`JOINT_DRAWS`. The draws' seed is ``pair_seed(seed, "items-joint", metric)``:
+    stream 0 draws the means, stream 1 breaks ties (systems with identical scores, in
+    the bootstrap) in the ranks, stream 2 draws the prior of the pairs' differences.
+    Returns the pairs, their simplex points, the
+    :class:`~isbetter.inference.ranks.RankSummary` and the number of draws.
     """
     units = distinct_units(matrix)
     draws = int(options.get("draws") or JOINT_DRAWS)
     stream = np.random.SeedSequence(pair_seed(seed, "items-joint", metric))
-    means_rng, ties_rng = (np.random.default_rng(s) for s in stream.spawn(2))
+    means_seq, ties_seq, prior_seq = stream.spawn(3)  # the first two as spawn(2)'s
+    means_rng, ties_rng = np.random.default_rng(means_seq), np.random.default_rng(ties_seq)
     means = sample_means(matrix, draws=draws, rng=means_rng)
     systems = matrix.systems
     observed = matrix.scores.mean(axis=0)
@@ -180,8 +195,15 @@ def items_joint(
         "draws": draws,
         "items": matrix.n_items,
         "units": units,
-        "bayes_factor": "none: the Bayesian bootstrap has no proper prior",
+        "prior": prior_record(matrix),
     }
+    prior, prior_ess = None, None
+    if prior_alpha(matrix):  # every pair's difference has the exact model's prior
+        prior_rng = np.random.default_rng(prior_seq)
+        prior = paired.prior_delta(draws=draws, rng=prior_rng)
+        prior_ess = (draws + 1) // 2  # mirrored draws
+    else:
+        settings["bayes_factor"] = "none: the Bayesian bootstrap has no proper prior"
     if matrix.clusters is not None:
         settings["clusters"] = int(np.unique(matrix.clusters).size)
     pairs, simplex = [], {}
@@ -197,7 +219,7 @@ def items_joint(
             settings=settings,
             metric=metric,
             dataset=pooled_task(tuple(np.unique(matrix.tasks))),
-            estimate=estimate_from_draws(delta, rope=rope),
+            estimate=estimate_from_draws(delta, rope=rope, prior_delta=prior, prior_ess=prior_ess),
             observed=Observed(
                 matrix.n_items,
                 float(observed[ia]),
@@ -301,6 +323,7 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
     if method == "items_joint":
         pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
         joint[metric] = ranks
+        extra["prior"] = prior_record(matrix)  # the one posterior's prior over unseen outcomes
     else:
         pairs, simplex = item_pairs(table, names, metric, ropes[metric], method, seed, options)
         method = pairs[0].method if len({p.method for p in pairs}) == 1 else f"items_{method}"
