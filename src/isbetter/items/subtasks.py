@@ -143,18 +143,9 @@ def subtask_counts(parts: dict[str, PairedItems]) -> pd.DataFrame:
     rows = []
     for task, p in parts.items():
         if not p.binary:
-            raise InputError(
-                f"task {task!r}: the scores of {p.system_a!r} and {p.system_b!r} are not binary "
-                "(graded, or the mean of several runs), and the hierarchical model over "
-                "subtasks is of binary items; pool the subtasks' items with `pool='micro'` "
-                "(the Bayesian bootstrap over all items) or compare one task at a time."
-            )
+            raise _not_binary(f"task {task!r}: the scores of {p.system_a!r} and {p.system_b!r}")
         if p.clusters is not None:
-            raise InputError(
-                f"task {task!r}: the items are in clusters, and the hierarchical model over "
-                "subtasks treats items as independent; pool the subtasks' items with "
-                "`pool='micro'` (the Bayesian bootstrap resamples the clusters)."
-            )
+            raise _clustered(f"task {task!r}: the items")
         rows.append((task, *p.counts()))
     return pd.DataFrame(rows, columns=["task", "n11", "n10", "n01", "n00"])
 
@@ -171,18 +162,27 @@ def binary_pairs(table: Any, systems: tuple[str, ...]) -> None:
     graded = data.loc[~data["score"].isin((0.0, 1.0)), ["task", "system"]]
     if len(repeated) or len(graded):
         task, system = (repeated[0][0], repeated[0][2]) if len(repeated) else graded.iloc[0]
-        raise InputError(
-            f"task {task!r}: the scores of {system!r} are not binary (graded, or the mean of "
-            "several runs), and the hierarchical model over subtasks is of binary items; pool "
-            "the subtasks' items with `pool='micro'` (the Bayesian bootstrap over all items) "
-            "or compare one task at a time."
-        )
+        raise _not_binary(f"task {task!r}: the scores of {system!r}")
     if table.has_clusters:
-        raise InputError(
-            "the items are in clusters, and the hierarchical model over subtasks treats "
-            "items as independent; pool the subtasks' items with `pool='micro'` (the "
-            "Bayesian bootstrap resamples the clusters)."
-        )
+        raise _clustered("the items")
+
+
+def _not_binary(what: str) -> InputError:
+    """Return the error for scores (`what`) the hierarchical model of binary items cannot take."""
+    return InputError(
+        f"{what} are not binary (graded, or the mean of several runs), and the hierarchical "
+        "model over subtasks is of binary items; pool the subtasks' items with "
+        "`pool='micro'` (the Bayesian bootstrap over all items) or compare one task at a time."
+    )
+
+
+def _clustered(what: str) -> InputError:
+    """Return the error for items in clusters (`what`), which the hierarchical model cannot take."""
+    return InputError(
+        f"{what} are in clusters, and the hierarchical model over subtasks treats items as "
+        "independent; pool the subtasks' items with `pool='micro'` (the Bayesian bootstrap "
+        "resamples the clusters)."
+    )
 
 
 def matrix_counts(matrix: ItemMatrix, a: int, b: int) -> pd.DataFrame:
