@@ -374,3 +374,65 @@ def test_no_worker_is_left_behind_when_the_ranking_is_killed(signum):
         for pid in left:  # this run's own processes, by pid
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------ Ctrl-C during an import
+_SLOW_MODULE = """
+import os, signal, time
+os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C lands while this module is being imported
+time.sleep(0.5)
+"""
+
+_INTERRUPTED_IN_AN_IMPORT = """
+import os, sys, time, weakref
+import isbetter.cli
+import isbetter.cli.cv
+
+class Lazy:
+    def __del__(self):  # run by C code (deallocation), which prints what it raises
+        import slow_module
+
+def interrupted():  # run by C code too (a weak reference's callback)
+    import os, signal
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.5)
+
+def run(args):
+    if os.environ["WHERE"] == "statement":  # an import statement: the interrupt reaches main()
+        import slow_module
+    elif os.environ["WHERE"] == "finaliser":
+        Lazy()
+    else:
+        class Thing:
+            pass
+        thing = Thing()
+        ref = weakref.ref(thing, lambda ref: interrupted())
+        del thing
+    time.sleep(30)  # the command's work, which the Ctrl-C must stop
+
+isbetter.cli.cv.run = run
+isbetter.cli.program()
+"""
+
+
+@pytest.mark.parametrize("where", ["statement", "finaliser", "callback"])
+def test_ctrl_c_during_an_import_or_a_callback_is_one_line(tmp_path, where):
+    """Before: a Ctrl-C inside an import run by C code (numpy's ``import_array`` prints what
+    the import raised, as a finaliser or a weak reference's callback does) printed a traceback
+    ("Exception ignored in ...") and the command then ran on to its end."""
+    (tmp_path / "slow_module.py").write_text(_SLOW_MODULE)
+    (tmp_path / "interrupted.py").write_text(_INTERRUPTED_IN_AN_IMPORT)
+    path = os.pathsep.join([str(SRC), str(tmp_path)])
+    env = {**os.environ, "PYTHONPATH": path, "WHERE": where}
+    command = [sys.executable, str(tmp_path / "interrupted.py"), "cv", "scores.csv"]
+    started = time.monotonic()
+    run = subprocess.run(
+        [*command, "--a", "a", "--b", "b"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        preexec_fn=_default_sigint,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (130, "", "isbetter cv: interrupted\n")
+    assert time.monotonic() - started < 20  # stopped, not run on to the end (30 s)

@@ -69,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 args = _build_parser().parse_args(argv)
             except SystemExit as exc:  # --help, --version and usage errors (already printed)
+                interrupt.check()  # unless a Ctrl-C came first
                 return int(exc.code or 0)
             return _run(args)
         except Exception as exc:

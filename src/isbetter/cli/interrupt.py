@@ -14,12 +14,25 @@ SIGTERM (``kill``, a job scheduler, a container being stopped) is handled as Ctr
 the same clean stop — workers killed, finished pairs kept — with exit code 143
 (:func:`exit_code`, 128 + the signal's number, as a shell reports a command that
 SIGTERM ended; 130 would tell a supervisor that someone pressed Ctrl-C).
+
+The interrupt is raised only where it can reach :func:`~isbetter.cli.main`. Python code
+that C code runs and whose exceptions it prints instead of passing them on — an import
+(numpy's ``import_array`` prints with ``PyErr_Print`` the error of the import it makes;
+an extension's initialisation, a finaliser, during the heavy imports of a command's first
+seconds), a ``__del__`` — would print a traceback of the interrupt and go on with the
+command. Inside an import or a finaliser the handler only remembers the signal and sends
+it again 50 ms later, until it lands outside them (a Ctrl-C pressed during ``import
+pymc`` stops the command once that import is done). A printer the handler cannot see
+(a weak reference's callback) is silenced by :func:`sys.unraisablehook` and
+:func:`sys.excepthook`, which say nothing of the interrupt while it is being handled
+and send it again, so that the command still stops at once.
 """
 
 from __future__ import annotations
 
 import gc
 import signal
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -32,18 +45,81 @@ __all__ = ["EXIT_CODES", "check", "exit_code", "exiting", "reason", "seen", "sto
 _SEEN = threading.Event()
 _STOPPING = threading.Event()
 _SIGNALS: list[int] = []  # the first signal that stopped the command
+#: while :func:`watch` runs: the frames below it (imports among them are not ours to mind)
+#: and the timer that sends a deferred signal again
+_WATCH: dict[str, Any] = {}
+_LOCK = threading.RLock()  # the handler may take it in the main thread while it holds it
 
 #: the exit codes of a command stopped by Ctrl-C (SIGINT) or SIGTERM
 EXIT_CODES = (128 + signal.SIGINT, 128 + signal.SIGTERM)
+#: seconds before a signal that landed where it could not be raised is sent again
+RETRY = 0.05
+#: the import machinery's frames (Python's importlib, run by the C import code)
+_IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
 
 
 def _on_interrupt(signum: int, frame: FrameType | None) -> None:
-    if _STOPPING.is_set():  # the command is already stopping: once is enough
+    if _STOPPING.is_set() or not _WATCH:  # already stopping (once is enough), or done
         return
     if not _SIGNALS:
         _SIGNALS.append(signum)
     _SEEN.set()
+    if _unsafe(frame):  # C code would print the KeyboardInterrupt: raise it just after
+        _again(signum)
+        return
     raise KeyboardInterrupt
+
+
+def _unsafe(frame: FrameType | None) -> bool:
+    """Whether `frame` runs inside an import or a finaliser begun since :func:`watch` began."""
+    outer = _WATCH.get("outer", ())
+    while frame is not None and not any(frame is f for f in outer):
+        code = frame.f_code
+        if code.co_filename in _IMPORTLIB or code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _again(signum: int) -> None:
+    """Send `signum` to the main thread again in :data:`RETRY` seconds.
+
+    A real signal: it interrupts a blocking call as the first one did.
+    """
+    with _LOCK:
+        if not _WATCH or _STOPPING.is_set() or _WATCH.get("timer") is not None:
+            return
+        main = threading.main_thread().ident
+        assert main is not None
+
+        def send() -> None:
+            with _LOCK:
+                if _WATCH.get("timer") is timer and not _STOPPING.is_set():
+                    _WATCH["timer"] = None
+                    signal.pthread_kill(main, signum)
+
+        timer = threading.Timer(RETRY, send)
+        timer.daemon = True
+        _WATCH["timer"] = timer
+        timer.start()
+
+
+def _quiet_hook(hook: Any, kind: str) -> Any:
+    """Return `hook` (sys.excepthook or sys.unraisablehook) silent about the interrupt.
+
+    C code that catches an exception of Python code it ran prints it through these hooks
+    (``PyErr_Print``, ``PyErr_WriteUnraisable``); the command's interrupt is said in its
+    one line, and sent again so that the command stops.
+    """
+
+    def quiet(*args: Any) -> None:
+        error = args[0].exc_type if kind == "unraisable" else args[0]
+        if _SEEN.is_set() and isinstance(error, type) and issubclass(error, KeyboardInterrupt):
+            _again(_SIGNALS[0] if _SIGNALS else signal.SIGINT)
+            return
+        hook(*args)
+
+    return quiet
 
 
 @contextmanager
@@ -53,23 +129,38 @@ def watch() -> Iterator[None]:
     _STOPPING.clear()
     _SIGNALS.clear()
     main = threading.current_thread() is threading.main_thread()
+    outer: list[FrameType] = []
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:  # the frames below the command: an import running it, say
+        outer.append(frame)
+        frame = frame.f_back
+    _WATCH.update(outer=outer, timer=None)
     installed = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     if installed:
         signal.signal(signal.SIGINT, _on_interrupt)
     terminate = main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     if terminate:
         signal.signal(signal.SIGTERM, _on_interrupt)
-    show = warnings.showwarning
+    show, hooks = warnings.showwarning, (sys.excepthook, sys.unraisablehook)
 
     def quiet_once_interrupted(*args: Any, **kwargs: Any) -> None:
         if not _SEEN.is_set():
             show(*args, **kwargs)
 
     warnings.showwarning = quiet_once_interrupted
+    sys.excepthook = _quiet_hook(hooks[0], "except")
+    sys.unraisablehook = _quiet_hook(hooks[1], "unraisable")
     try:
         yield
     finally:
+        with _LOCK:  # the handler is quiet, and no signal is sent again, from now on
+            timer = _WATCH.get("timer")
+            _WATCH.clear()
+        if timer is not None:
+            timer.cancel()
         warnings.showwarning = show
+        sys.excepthook, sys.unraisablehook = hooks
+        # restoring a handler first runs the pending ones (ours, quiet now that _WATCH is empty)
         if installed:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         if terminate:
