@@ -436,3 +436,29 @@ def test_ctrl_c_during_an_import_or_a_callback_is_one_line(tmp_path, where):
     )
     assert (run.returncode, run.stdout, run.stderr) == (130, "", "isbetter cv: interrupted\n")
     assert time.monotonic() - started < 20  # stopped, not run on to the end (30 s)
+
+
+def test_only_imports_made_by_c_code_or_finalisers_hold_the_interrupt(
+    tmp_path, monkeypatch, python_sigint
+):
+    """An import statement passes a Ctrl-C on (``import pymc``, seconds long, stops at once);
+    an import that C code makes (here a call, as numpy's ``import_array`` makes it) holds it."""
+    from isbetter.cli import interrupt
+
+    probe = "import sys\nfrom isbetter.cli import interrupt\n"
+    probe += "held = interrupt._unsafe(sys._getframe())\n"
+    for name in ("probe_statement", "probe_call", "probe_del"):
+        (tmp_path / f"{name}.py").write_text(probe)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    class Finalised:
+        def __del__(self):
+            import probe_del  # noqa: F401
+
+    with interrupt.watch():
+        import probe_statement
+
+        probe_call = __import__("probe_call")
+        Finalised()
+        import probe_del
+    assert (probe_statement.held, probe_call.held, probe_del.held) == (False, True, True)

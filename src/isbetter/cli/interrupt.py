@@ -20,9 +20,9 @@ that C code runs and whose exceptions it prints instead of passing them on — a
 (numpy's ``import_array`` prints with ``PyErr_Print`` the error of the import it makes;
 an extension's initialisation, a finaliser, during the heavy imports of a command's first
 seconds), a ``__del__`` — would print a traceback of the interrupt and go on with the
-command. Inside an import or a finaliser the handler only remembers the signal and sends
-it again 50 ms later, until it lands outside them (a Ctrl-C pressed during ``import
-pymc`` stops the command once that import is done). A printer the handler cannot see
+command. Inside an import made by C code or a finaliser the handler only remembers the
+signal and sends it again 50 ms later, until it lands outside them; an import statement
+passes the interrupt on as any code does. A printer the handler cannot see
 (a weak reference's callback) is silenced by :func:`sys.unraisablehook` and
 :func:`sys.excepthook`, which say nothing of the interrupt while it is being handled
 and send it again, so that the command still stops at once.
@@ -30,6 +30,8 @@ and send it again, so that the command still stops at once.
 
 from __future__ import annotations
 
+import builtins
+import dis
 import gc
 import signal
 import sys
@@ -56,6 +58,7 @@ EXIT_CODES = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 RETRY = 0.05
 #: the import machinery's frames (Python's importlib, run by the C import code)
 _IMPORTLIB = ("<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>")
+_IMPORT_OPCODES = frozenset(dis.opmap[name] for name in ("IMPORT_NAME", "IMPORT_FROM"))
 
 
 def _on_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -71,14 +74,37 @@ def _on_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def _unsafe(frame: FrameType | None) -> bool:
-    """Whether `frame` runs inside an import or a finaliser begun since :func:`watch` began."""
+    """Whether C code that would print a KeyboardInterrupt raised at `frame` runs below it.
+
+    That is: a finaliser, or an import that C code made (an extension's initialisation,
+    numpy's ``import_array``), begun since :func:`watch` began. Imports made by import
+    statements, :func:`importlib.import_module` and ``from`` lists pass the interrupt on
+    (``import pymc``, seconds long, stops at once).
+    """
     outer = _WATCH.get("outer", ())
     while frame is not None and not any(frame is f for f in outer):
         code = frame.f_code
-        if code.co_filename in _IMPORTLIB or code.co_name == "__del__":
+        if code.co_name == "__del__":
             return True
+        if code.co_name == "_find_and_load" and code.co_filename in _IMPORTLIB:
+            if _made_by_c(frame.f_back):
+                return True
         frame = frame.f_back
     return False
+
+
+def _made_by_c(caller: FrameType | None) -> bool:
+    """Whether the import that `caller` (the frame below ``_find_and_load``) made is C code's."""
+    if caller is None:
+        return True
+    if caller.f_code.co_filename in _IMPORTLIB:
+        # _call_with_frames_removed(f, ...): C when `f` is an extension's initialisation,
+        # not the __import__ of a from list
+        return caller.f_code.co_name == "_call_with_frames_removed" and caller.f_locals.get(
+            "f"
+        ) is not getattr(builtins, "__import__", None)
+    # an import statement's opcode; anything else is a call of C code that imports
+    return caller.f_code.co_code[caller.f_lasti] not in _IMPORT_OPCODES
 
 
 def _again(signum: int) -> None:
