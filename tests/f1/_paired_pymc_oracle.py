@@ -159,7 +159,7 @@ def sample_paired_pymc(
     )
     seconds = time.perf_counter() - start
     diagnostics = diagnose(idata, ("delta",), backend=backend)
-    warn_if_poor(diagnostics, "PyMC paired F1 model", stacklevel=3)
+    warn_if_poor(diagnostics, "PyMC paired F1 model")
     trace = idata.posterior["delta"].to_numpy()
     return PyMCF1Fit(
         delta=trace.reshape(-1),

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from isbetter.cli import main
-from isbetter.core.errors import InputError
+from isbetter.core.errors import ConvergenceWarning, InputError
 from isbetter.inference.seeds import pair_seed
 from isbetter.items.compare import compare_items, compare_paired_items
 from isbetter.items.hierarchical.model import hierarchical_items
@@ -223,3 +223,14 @@ def test_cli_rank_pool(
     assert main(["rank", str(csv), "--pool", "micro"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--pool" in err and "--items" in err
+
+
+def test_a_poor_fit_warns_at_the_users_call(three: ItemTable) -> None:
+    """Before: the warning named a line of the package (the items model's own module for
+    compare_items, ranking/__init__.py for rank), not the user's; now the caller's file."""
+    with pytest.warns(ConvergenceWarning) as record:
+        compare_items(three, "x", "y", rope=0.01, draws=40, baselines=False, rng=3)
+    assert [w.filename for w in record] == [__file__]
+    with pytest.warns(ConvergenceWarning) as record:
+        rank(three, rope=0.01, draws=40, rng=2, progress=False)
+    assert [w.filename for w in record] == [__file__]

@@ -11,6 +11,8 @@ the command line can print it as one line. Numerical trouble is reported with
 
 from __future__ import annotations
 
+import sys
+
 __all__ = [
     "CacheWarning",
     "ConvergenceWarning",
@@ -62,3 +64,20 @@ class RopeWarning(UserWarning):
     ROPE given; the message says what is wrong with it and suggests one in the
     metric's units.
     """
+
+
+def outside_stacklevel() -> int:
+    """Return the `stacklevel` that points a warning at the first caller outside isbetter.
+
+    Called by the function that calls :func:`warnings.warn`: level 1 is that function,
+    each frame of the package below it one more. A fixed level is right for one route to
+    the warning only (the same warning reached through :func:`isbetter.rank` and through
+    :func:`isbetter.compare_items` is a different number of frames deep).
+    """
+    package = __name__.partition(".")[0]
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and (
+        frame.f_globals.get("__name__", "").partition(".")[0] == package
+    ):
+        frame, level = frame.f_back, level + 1
+    return level

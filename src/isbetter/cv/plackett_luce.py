@@ -565,7 +565,7 @@ def plackett_luce(
     orders = _unique_orders(rankings, ends)
     idata = _sample(orders, concentrations, **sampler, seed=sampler_seed(child(root, 1)))
     diagnostics = diagnose(idata, DIAGNOSED, backend=sampler["backend"])
-    warn_if_poor(diagnostics, "Plackett–Luce model", stacklevel=3)
+    warn_if_poor(diagnostics, "Plackett–Luce model")
     alphas = tuple(float(a) for a in concentrations)
     return PlackettLuceFit(
         systems=tuple(names),

@@ -392,7 +392,7 @@ def sample_icdm(
     )
     idata = _add_deltas(idata, post, sampling.chains)
     diagnostics = diagnose(idata, DIAGNOSED, backend=backend)
-    warn_if_poor(diagnostics, "ICDM hierarchical F1 model", stacklevel=3)
+    warn_if_poor(diagnostics, "ICDM hierarchical F1 model")
     from isbetter.inference.diagnostics import ess_bulk
 
     columns = np.column_stack([post["delta_macro"], post["delta_micro"], post["delta_class"]])

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from isbetter.core.errors import ConvergenceWarning, InputError
+from isbetter.core.errors import ConvergenceWarning, InputError, outside_stacklevel
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.inference.records import MCMCDiagnostics
 
@@ -313,15 +313,18 @@ def convergence_recorded_only() -> Iterator[None]:
         _QUIET.reset(token)
 
 
-def warn_if_poor(diagnostics: MCMCDiagnostics, what: str, *, stacklevel: int = 3) -> None:
-    """Raise :class:`~isbetter.ConvergenceWarning` when `diagnostics` are poor."""
+def warn_if_poor(diagnostics: MCMCDiagnostics, what: str) -> None:
+    """Raise :class:`~isbetter.ConvergenceWarning` when `diagnostics` are poor.
+
+    The warning points at the user's call, however deep in the package the fit was.
+    """
     if diagnostics.converged or _QUIET.get():
         return
     warnings.warn(
         f"The {what}'s MCMC did not converge well: {poor_convergence(diagnostics)}. Increase "
         "`tune` and `draws`, or check the data; the result records these diagnostics.",
         ConvergenceWarning,
-        stacklevel=stacklevel,
+        stacklevel=outside_stacklevel(),
     )
 
 

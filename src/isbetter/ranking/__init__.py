@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError
+from isbetter.core.errors import ConvergenceWarning, InputError, InputTypeError, outside_stacklevel
 from isbetter.core.provenance import input_settings, make_settings, signature_method
 from isbetter.core.rope import warn_rope_misfit
 from isbetter.core.validate import check_choice, check_path, check_rope, plural
@@ -656,7 +656,7 @@ def _warn_if_poor(pairs: list[ComparisonResult], method: str) -> None:
                 f"well: {poor_convergence(diagnostics)}; every pair of its table is read from "
                 "this one fit. Increase `tune` and `draws`.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=outside_stacklevel(),
             )
         return
     shown = ", ".join(f"{p.system_a} vs {p.system_b}" for p in poor[:5])
@@ -665,7 +665,7 @@ def _warn_if_poor(pairs: list[ComparisonResult], method: str) -> None:
         f"{' ...' if len(poor) > 5 else ''}); their diagnostics are in the pairwise table. "
         "Increase `tune` and `draws`.",
         ConvergenceWarning,
-        stacklevel=4,
+        stacklevel=outside_stacklevel(),
     )
 
 

@@ -273,7 +273,7 @@ class HierarchicalModel:
             run["tune"] = fitted.default_tune if tune is None else tune
             idata = fitted._sample(data, prepared.bounded, run, prepared.scale)
             diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
-        warn_if_poor(diagnostics, "hierarchical model", stacklevel=3)
+        warn_if_poor(diagnostics, "hierarchical model")
         settings = fitted._settings(scores, prepared, rope, rho, priors, run, refit_of, route)
         return fitted._result(scores, idata, diagnostics, prepared, rope, settings)
 

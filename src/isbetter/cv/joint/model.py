@@ -280,7 +280,7 @@ class JointModel:
         spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
         diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
-        warn_if_poor(diagnostics, "joint model", stacklevel=4)
+        warn_if_poor(diagnostics, "joint model")
         settings = _settings(prepared, priors, rope=rope, rho=rho, sampling=sampling)
         settings["backend"] = self.backend
         return JointFit(

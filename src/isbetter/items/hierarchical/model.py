@@ -183,7 +183,7 @@ def hierarchical_items(
         refit_of = {"parameterization": chosen, **diagnostics.to_dict()}
         chosen = {"direction": "noncentred", "rate": "noncentred"}
         idata, diagnostics = _fit(model, chosen, run)
-    warn_if_poor(diagnostics, "hierarchical items model", stacklevel=2)
+    warn_if_poor(diagnostics, "hierarchical items model")
     options = {
         "pooled": pooled,
         "parameterization": chosen if pooled else None,
