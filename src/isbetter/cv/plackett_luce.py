@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.friedman import score_matrix, snap_ties
@@ -271,6 +272,7 @@ def build_model(k: int) -> Any:
     order by order — the dense form of what :mod:`.plackett_luce_density` computes by
     a recursion over subsets (an untied place: one order, the plain Plackett–Luce factor).
     """
+    quiet_arviz()
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -322,6 +324,7 @@ def _sample(
         from isbetter.cv.plackett_luce_density import nutpie_model
 
         return sample(None, backend=backend, compiled=nutpie_model(*orders, alpha), **settings)
+    quiet_arviz()
     import pymc as pm
 
     with _LOCK:

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 
 from isbetter.core.errors import IsbetterError
+from isbetter.core.notices import quiet_arviz
 
 __all__ = [
     "NUTPIE_FIELDS",
@@ -140,6 +141,7 @@ def nutpie_model(
     number of unconstrained parameters; `layout` the stored variables' names, shapes,
     coordinates and dimensions; ``initial_point(seed)`` the sampler's start.
     """
+    quiet_arviz()
     from nutpie.compile_pymc import CompiledPyMCModel
 
     check_nutpie_fields(CompiledPyMCModel)

@@ -29,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import ConvergenceWarning, InputError, outside_stacklevel
+from isbetter.core.notices import quiet_arviz
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.inference.records import MCMCDiagnostics
 
@@ -129,6 +130,7 @@ def resolve_backend(backend: str) -> str:
     if backend == "pymc":
         return backend
     try:
+        quiet_arviz()
         import nutpie  # noqa: F401
     except ImportError as exc:
         if backend == "nutpie":
@@ -177,6 +179,7 @@ def sample(
     """
     cores = chain_cores(chains, cores)
     if backend == "nutpie":
+        quiet_arviz()
         import nutpie
 
         if compiled is None:
@@ -205,6 +208,7 @@ def sample(
             sampler.cancel()
             raise
     else:
+        quiet_arviz()
         import pymc as pm
 
         idata = pm.sample(

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from isbetter.core.errors import RopeWarning
+from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import versions
 
 if TYPE_CHECKING:
@@ -206,6 +207,7 @@ def prepare(task: PairTask) -> None:
     runs the tasks is held up in an import when they stop.
     """
     if samples_with_nutpie(task):
+        quiet_arviz()
         import nutpie  # noqa: F401
 
         if task.kind == "items":

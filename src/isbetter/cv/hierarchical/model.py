@@ -29,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_positive_int, check_rope
 from isbetter.cv.hierarchical.compiled_backend import (
@@ -182,6 +183,7 @@ class HierarchicalModel:
 
     def _pymc_model(self, bounded: bool, data: dict[str, Any]) -> tuple[Any, Any]:
         """Return the PyMC model (and nutpie's compiled one) with `data` set."""
+        quiet_arviz()
         import pymc as pm
 
         model, compiled = self._compile_locked(bounded)
@@ -203,6 +205,7 @@ class HierarchicalModel:
                 bounded=bounded,
             )
         if self.backend == "nutpie" and bounded not in self._compiled:
+            quiet_arviz()
             import nutpie
 
             self._compiled[bounded] = nutpie.compile_pymc_model(

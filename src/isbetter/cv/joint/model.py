@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputTypeError
+from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_positive_int, check_rope
 from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
@@ -223,6 +224,7 @@ class JointModel:
 
             # the hand-written density: loaded from isbetter's cache, any shape
             return None, compiled_model(data)
+        quiet_arviz()
         import pymc as pm
 
         from isbetter.cv.joint.pymc_backend import build_model
