@@ -20,7 +20,7 @@ _IMPORTS_ARVIZ = re.compile(r"^(\s+)(import (pymc|nutpie)|from (pymc|nutpie)[\s.
 
 
 def test_every_import_of_pymc_or_nutpie_first_imports_arviz_quietly():
-    """A new import of PyMC or nutpie without quiet_arviz() before it would bring the notice back."""
+    """An import of PyMC or nutpie without quiet_arviz() before it would bring the notice back."""
     missing = []
     for path in sorted(SRC.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
