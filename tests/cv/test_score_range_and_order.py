@@ -110,3 +110,18 @@ def test_data_sets_are_in_the_order_of_their_keys():
     )  # fmt: skip
     table = read_scores(df, run=None, fold=None)
     assert table.datasets == ("1", "2", "10", "a", "b")
+
+
+def test_from_arrays_names_the_cell_of_a_huge_score():
+    """Before: "index label 13" (a row of the long table from_arrays builds inside); now the
+    array, its position and the data set, system, run and fold that position stands for."""
+    x = 0.8 + np.random.default_rng(0).normal(0, 0.01, (3, 10))
+    y = x - 0.01
+    y[1, 3] = 1e300
+    with pytest.raises(InputError) as caught:
+        isbetter.from_arrays(x, y, names=("bert", "gpt"), runs=2, folds=5, datasets=["a", "b", "c"])
+    message = str(caught.value)
+    assert "(`y`[1, 3] (data set 'b', system 'gpt', run 1, fold 4): 1e+300)" in message
+    assert "index label" not in message
+    with pytest.raises(InputError, match=r"\(`x`\[7\] \(data set '0', system 'A', run 2, fold 3\)"):
+        isbetter.from_arrays(np.where(np.arange(10) == 7, -1e300, x[0]), y[0], runs=2, folds=5)

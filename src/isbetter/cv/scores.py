@@ -14,10 +14,11 @@ difference means system A is better, whatever the direction of the metric.
 
 from __future__ import annotations
 
+import itertools
 import numbers
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -700,7 +701,11 @@ LARGEST_SCORE = 0.5 * float(np.sqrt(np.finfo(float).max / 1e8))
 
 
 def _check_magnitudes(
-    df: pd.DataFrame, metrics: tuple[str, ...], lines: tuple[int, str] | None, wide: bool
+    df: pd.DataFrame,
+    metrics: tuple[str, ...],
+    lines: tuple[int, str] | None,
+    wide: bool,
+    locate: Callable[[pd.DataFrame], str] | None = None,
 ) -> None:
     """Raise when a score is too large for the models' numerics, naming its row.
 
@@ -709,6 +714,7 @@ def _check_magnitudes(
     deviation, or the mean one where most scores are equal) from the median leaves
     every other data set's spread below float64's resolution once the model scales
     the differences (accuracies with one value 1e15 crashed or hung the samplers).
+    `locate` names the rows (default: their file lines or index labels).
     """
     for m in metrics:
         x = df[m].to_numpy(dtype=float)
@@ -726,9 +732,10 @@ def _check_magnitudes(
             (f", column {s!r}" if wide else "") + f": {v:.6g}"
             for v, s in zip(rows[m], rows["system"], strict=True)
         ]
+        located = where(rows.index, lines, details=shown) if locate is None else locate(rows)
         raise InputError(
             f"{counted(n, 'score')} of {m!r} {plural(n, 'is', 'are')} too far from the others "
-            f"for the models' float64 numerics ({where(rows.index, lines, details=shown)}): "
+            f"for the models' float64 numerics ({located}): "
             f"the median is {np.median(x):.6g} and the typical deviation from it "
             f"{typical:.3g}; a score may lie at most {MAGNITUDE_LIMIT:.2g} typical deviations "
             f"from the median (and within ±{LARGEST_SCORE:.2g}). Fix "
@@ -964,6 +971,19 @@ def from_arrays(
             metric: np.concatenate([xa.ravel(), ya.ravel()]),
         }
     )
+    shape = xa.shape if np.ndim(x) == 2 else xa.shape[1:]
+
+    def cells(rows: pd.DataFrame) -> str:  # the arrays' own positions, then what they are
+        named = []
+        for i, row in itertools.islice(rows.iterrows(), 5):
+            array, cell = ("x", "y")[int(i) // xa.size], np.unravel_index(int(i) % xa.size, shape)
+            named.append(
+                f"`{array}`[{', '.join(map(str, cell))}] (data set {row['dataset']!r}, system "
+                f"{row['system']!r}, run {row['run']}, fold {row['fold']}): {row[metric]:.6g}"
+            )
+        return ", ".join(named) + (" ..." if len(rows) > 5 else "")
+
+    _check_magnitudes(frame, (metric,), None, False, locate=cells)
     table = read_scores(
         frame,
         score=metric,
