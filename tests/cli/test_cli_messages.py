@@ -506,3 +506,29 @@ def test_plackett_luce_has_no_rope_to_speak_of(capsys, three):
     # nor in its settings and signature (it printed rope:0)
     assert not {"rope", "ropes"} & set(json.loads(out)["settings"])
     assert "rope" not in json.loads(out)["signature"]
+
+
+def test_warnings_are_one_line_each_in_the_command_lines_words(capsys, monkeypatch):
+    """Before: Python's ``/path/rank.py:445: ConvergenceWarning: ... Increase `tune` ...`` and
+    the source line below it; another library's warning over several lines."""
+
+    def run(args):
+        warnings.simplefilter("always")  # whatever the filters of the test run say
+        warnings.warn(
+            "The hierarchical model's MCMC did not converge well: R-hat max 1.02. Increase "
+            "`tune` and `draws`, or check the data.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+        warnings.warn("\nA library's notice\nover two lines.", FutureWarning, stacklevel=2)
+        return 0
+
+    monkeypatch.setattr("isbetter.cli.cv.run", run)
+    shown = warnings.showwarning
+    assert main(["cv", "scores.csv", "--a", "a", "--b", "b"]) == 0
+    assert capsys.readouterr().err == (
+        "isbetter cv: warning: The hierarchical model's MCMC did not converge well: R-hat max "
+        "1.02. Increase --tune and --draws, or check the data.\n"
+        "isbetter cv: warning: FutureWarning: A library's notice over two lines.\n"
+    )
+    assert warnings.showwarning is shown  # the library's users keep Python's own

@@ -17,8 +17,8 @@ import argparse
 import gc
 import sys
 import warnings
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from isbetter.cli import interrupt
 
@@ -97,7 +97,8 @@ def program() -> NoReturn:
 def _run(args: argparse.Namespace) -> int:
     from isbetter.cli.common import check_destinations
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # restores showwarning too: library users keep Python's
+        warnings.showwarning = _show_warning(args)
         # PyTensor's notice that it found no BLAS library concerns how it was installed,
         # not the results; it would otherwise be the first thing every user reads.
         warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
@@ -107,6 +108,32 @@ def _run(args: argparse.Namespace) -> int:
         code = int(args._run(args))
         interrupt.check()  # a sampler may have caught the Ctrl-C: still stop with 130
         return code
+
+
+def _show_warning(args: argparse.Namespace) -> Callable[..., None]:
+    """Return a ``warnings.showwarning`` that prints each warning as one line, as errors are.
+
+    ``isbetter cv: warning: <message>``: the package's own warnings (convergence, a ROPE,
+    the cache) in the command line's words (flags, not Python arguments,
+    :func:`~isbetter.cli.messages.cli_message`); another library's with its category.
+    Never Python's ``file:line: Category: message`` and the source line. Nothing once the
+    command is stopping after a Ctrl-C (the samplers' warnings about their cut-short work).
+    """
+    from isbetter.cli.messages import cli_message
+
+    name = f"isbetter {args.command}"
+
+    def show(message: Any, category: type[Warning], *rest: Any, **kwargs: Any) -> None:
+        if interrupt.seen():
+            return
+        text = " ".join(str(message).split())
+        if category.__module__.partition(".")[0] == "isbetter":
+            text = cli_message(text, args)
+        else:
+            text = f"{category.__name__}: {text}"
+        print(f"{name}: warning: {text}", file=sys.stderr)
+
+    return show
 
 
 def _failure(exc: BaseException, args: argparse.Namespace) -> int:
