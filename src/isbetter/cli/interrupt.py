@@ -15,17 +15,16 @@ the same clean stop — workers killed, finished pairs kept — with exit code 1
 (:func:`exit_code`, 128 + the signal's number, as a shell reports a command that
 SIGTERM ended; 130 would tell a supervisor that someone pressed Ctrl-C).
 
-The interrupt is raised only where it can reach :func:`~isbetter.cli.main`. Python code
-that C code runs and whose exceptions it prints instead of passing them on — an import
-(numpy's ``import_array`` prints with ``PyErr_Print`` the error of the import it makes;
-an extension's initialisation, a finaliser, during the heavy imports of a command's first
-seconds), a ``__del__`` — would print a traceback of the interrupt and go on with the
-command. Inside an import made by C code or a finaliser the handler only remembers the
-signal and sends it again 50 ms later, until it lands outside them; an import statement
-passes the interrupt on as any code does. A printer the handler cannot see
-(a weak reference's callback) is silenced by :func:`sys.unraisablehook` and
-:func:`sys.excepthook`, which say nothing of the interrupt while it is being handled
-and send it again, so that the command still stops at once.
+The interrupt is raised only where it can reach :func:`~isbetter.cli.main`. Where C
+code runs Python code and prints what it raises instead of passing it on, the
+KeyboardInterrupt would be printed as a traceback and the command would go on: an import
+that C code makes (an extension's initialisation, during the first seconds' heavy
+imports; numpy's ``import_array`` prints its import's error with ``PyErr_Print``), a
+``__del__``. There the handler only remembers the signal and sends it again 50 ms later,
+until it lands outside them; an import statement passes the interrupt on as any code
+does. A printer the handler cannot see (a weak reference's callback) is silenced:
+:func:`sys.unraisablehook` and :func:`sys.excepthook`, which such C code calls, say
+nothing of the command's interrupt and send it again, so that the command still stops.
 """
 
 from __future__ import annotations
