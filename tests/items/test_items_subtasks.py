@@ -126,8 +126,9 @@ def test_bad_requests(three: ItemTable) -> None:
     with pytest.raises(InputError, match="the input has one task"):
         compare_items(one, "x", "y", pool="hierarchical")
     graded = _frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(score=lambda f: f.score * 0.5)
-    with pytest.raises(InputError, match="not binary .* `pool='micro'`"):
-        compare_items(ItemTable.from_frame(graded), "x", "y")
+    # graded items over subtasks: the correlated-t model (tests/items/test_items_subtasks_graded.py)
+    with pytest.raises(InputError, match="`model='exact'` is the model of independent binary"):
+        compare_items(ItemTable.from_frame(graded), "x", "y", model="exact")
     micro = compare_items(ItemTable.from_frame(graded), "x", "y", pool="micro", rng=1)
     assert micro.method == "items_bootstrap"
 
@@ -159,16 +160,16 @@ def test_cli_several_tasks(
         assert not out_file.exists()
 
 
-def test_cli_graded_subtasks_name_the_micro_pool(
+def test_cli_graded_subtasks_exact_model_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     csv = tmp_path / "graded.csv"
     _frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(score=lambda f: f.score * 0.5).to_csv(
         csv, index=False
     )
-    assert main(["items", str(csv), "--a", "x", "--b", "y"]) == 2
+    assert main(["items", str(csv), "--a", "x", "--b", "y", "--model", "exact"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--pool micro" in err
+    assert err.count("\n") == 1 and "--model exact" in err and "not binary" in err
 
 
 def test_rank_pairs_by_the_hierarchical_model(three: ItemTable, tmp_path: Path) -> None:
@@ -234,3 +235,19 @@ def test_a_poor_fit_warns_at_the_users_call(three: ItemTable) -> None:
     with pytest.warns(ConvergenceWarning) as record:
         rank(three, rope=0.01, draws=40, rng=2, progress=False)
     assert [w.filename for w in record] == [__file__]
+
+
+def test_the_three_forms_of_subtask_counts_agree(three: ItemTable) -> None:
+    # one computation (items.hierarchical.counts.count_subtasks) behind the table's counts,
+    # the subtasks' route and the ranking's item matrix
+    from isbetter.items.joint import item_matrix
+    from isbetter.items.subtasks import binary_counts, matrix_counts
+
+    table = three.subtask_counts("x", "z")
+    route = binary_counts(three.subtasks("x", "z"))
+    matrix = item_matrix(three)
+    ranked = matrix_counts(matrix, matrix.systems.index("x"), matrix.systems.index("z"))
+    assert table.drop(columns="n").equals(route) and route.equals(ranked)
+    assert (table["n"] == route.iloc[:, 1:].sum(axis=1)).all() and set(table["n"]) == {50}
+    per_pair = [three.paired("x", "z", t).counts() for t in three.tasks]
+    assert route.iloc[:, 1:].to_numpy().tolist() == [list(c) for c in per_pair]

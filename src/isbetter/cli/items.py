@@ -33,7 +33,8 @@ def add(sub: argparse._SubParsersAction) -> None:
             "standard error and the unpaired z-test lm-evaluation-harness prints beside it. "
             "Logs of several tasks without --task: the hierarchical paired model over the "
             "subtasks (the next subtask's difference, the population mean difference, each "
-            "subtask's shrunk difference; --plot draws them), or --pool micro."
+            "subtask's shrunk difference; --plot draws them), for graded items or clusters "
+            "the hierarchical correlated-t model with rho = 0; or --pool micro."
         ),
         formatter_class=formatter,
     )
@@ -103,9 +104,10 @@ def add_pool_arg(g: argparse._ActionsContainer) -> None:
         default=None,
         choices=ITEM_POOLS[1:],
         help="logs of several tasks: hierarchical (the default for two or more subtasks: the "
-        "hierarchical paired model of binary items over them, MCMC) or micro (their items "
-        "pooled as one task, each (task, item) one item: a micro average; graded items or "
-        "clusters over several subtasks need it)",
+        "hierarchical paired model of binary items over them, MCMC; `isbetter items` fits "
+        "graded items or clusters by the hierarchical correlated-t model with rho = 0) or "
+        "micro (their items "
+        "pooled as one task, each (task, item) one item: a micro average)",
     )
 
 

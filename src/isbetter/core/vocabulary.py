@@ -15,6 +15,7 @@ __all__ = [
     "FORMAT_SUFFIXES",
     "ITEM_MODELS",
     "ITEM_POOLS",
+    "ITEMS_HIERARCHICAL",
     "ITEM_RANKING_METHODS",
     "JOINT_METHODS",
     "METHOD_NAMES",
@@ -49,7 +50,11 @@ METHOD_NAMES: dict[str, str] = {
     "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
     "items_joint": "posterior over items",
     "items_hierarchical": "hierarchical paired model of binary items over subtasks",
+    "items_hierarchical_graded": "hierarchical correlated-t model (rho = 0) of graded items "
+    "over subtasks",
 }
+#: the methods of a hierarchical comparison of items over subtasks (binary, graded)
+ITEMS_HIERARCHICAL: tuple[str, ...] = ("items_hierarchical", "items_hierarchical_graded")
 #: methods of :func:`isbetter.rank` that fit one model of all the systems (per metric)
 JOINT_METHODS: tuple[str, ...] = ("joint", "plackett_luce")
 #: how :func:`isbetter.rank` may compare scores: a method of :data:`CV_METHODS` for
@@ -102,6 +107,7 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
     "items_joint": ("these items", "the difference in mean score on the population of the items"),
     "items_hierarchical": ("next subtask", "the accuracy difference on the next subtask"),
+    "items_hierarchical_graded": ("next subtask", "the mean difference on the next subtask"),
 }
 #: what the ranks and orders of a model of all the systems are about: (short name, in words)
 RANK_QUANTITIES: dict[str, tuple[str, str]] = {
@@ -174,7 +180,7 @@ def place_text(method: str, dataset: str, name: str | None = None) -> str:
     >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
     ('task arc', 'data set anneal (1)')
     """
-    if method == "items_hierarchical":  # "57 subtasks (a, b, c, …)"
+    if method in ITEMS_HIERARCHICAL:  # "57 subtasks (a, b, c, …)"
         return dataset
     if method.startswith("items_"):
         return f"task {dataset}"

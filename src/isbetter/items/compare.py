@@ -1,7 +1,8 @@
 """Compare two language models on the same items of one task: :func:`compare_items`.
 
 A table of several tasks compared without a task goes to :mod:`isbetter.items.subtasks`
-(the hierarchical paired model over the subtasks, or their items pooled).
+(the hierarchical paired model over the subtasks, the correlated-t model with rho = 0 for
+graded items, or their items pooled).
 
 Binary items (one run, scores 0 or 1) go to the exact paired model
 (:mod:`isbetter.items.paired`); graded items, means over several runs and items
@@ -242,8 +243,10 @@ def compare_items(
     ROPE)? Binary items get the exact paired model, graded ones the Bayesian
     bootstrap (DESIGN §4.3); no MCMC either way. Over several subtasks (a table of
     several tasks, no `task`): the hierarchical paired model of binary items
-    (:mod:`isbetter.items.subtasks`) — on the next subtask, is A better, practically
-    the same or worse; the population mean difference; each subtask's shrunk difference.
+    (:mod:`isbetter.items.subtasks`), or for graded items (and items in clusters) the
+    hierarchical correlated-t model with rho = 0 (:mod:`isbetter.items.graded`) — on
+    the next subtask, is A better, practically the same or worse; the population mean
+    difference; each subtask's shrunk difference.
 
     Parameters
     ----------
@@ -256,11 +259,12 @@ def compare_items(
     pool : {"auto", "hierarchical", "micro"}, default: "auto"
         A table of several tasks, compared without `task`: ``"hierarchical"`` (what
         ``"auto"`` picks) fits the hierarchical paired model of binary items over the
-        subtasks (MCMC, nutpie; a few seconds for 57 subtasks once compiled);
+        subtasks (MCMC, nutpie; a few seconds for 57 subtasks once compiled), and
+        graded items or items in clusters the hierarchical correlated-t model of
+        per-fold scores with rho = 0 (each subtask a data set, each item's paired
+        difference, or each cluster's mean difference, one observation);
         ``"micro"`` pools their items, each (task, item) one item, and compares them
-        as one task (a micro average, weighting subtasks by their size). Graded items
-        or items in clusters over several subtasks need ``"micro"`` (the hierarchical
-        model is of independent binary items: an error says so).
+        as one task (a micro average, weighting subtasks by their size).
     rope : float, default: 0
         ROPE half-width in score units (accuracy: 0.02 is two points).
     model : {"auto", "exact", "bootstrap"}, default: "auto"
@@ -295,7 +299,8 @@ def compare_items(
         ``settings["counts"]`` the 2 x 2 counts ``n11, n10, n01, n00`` of binary items.
         Over several subtasks by the hierarchical model, an
         :class:`~isbetter.results.items.ItemsHierarchicalResult` (``method``
-        ``"items_hierarchical"``): probabilities of the next subtask's difference (argmax
+        ``"items_hierarchical"``, graded items ``"items_hierarchical_graded"``):
+        probabilities of the next subtask's difference (argmax
         counts; ``predictive`` the predictive ones), ``estimate`` of the population mean
         difference, ``subtask_frame()`` each subtask's shrunk difference (also in
         ``settings["subtasks"]``, which reports list).

@@ -6,14 +6,13 @@ ways, chosen by `pool` (:data:`~isbetter.core.vocabulary.ITEM_POOLS`):
 * ``"hierarchical"`` (the default for two or more subtasks): the hierarchical paired
   model of binary items (:func:`~isbetter.items.hierarchical.model.hierarchical_items`,
   DESIGN §4.3) — the population mean difference, the next subtask's difference with its
-  three regions, and each subtask's shrunk difference (:func:`compare_subtasks`);
+  three regions, and each subtask's shrunk difference (:func:`compare_subtasks`); graded
+  items (partial credit, means over runs) and items in clusters go to the hierarchical
+  correlated-t model of §3.2 with ρ = 0 instead (:mod:`isbetter.items.graded`; a cluster
+  one unit), with the same result;
 * ``"micro"``: every (task, item) one item of one population (:func:`pooled_pair`), then
   the one-task models of :func:`~isbetter.items.compare.compare_paired_items` — a micro
   average over the tasks' items, not a model of the tasks.
-
-Graded items (partial credit, means over runs) and items in clusters have no
-hierarchical model here (DESIGN §4.3 names the correlated model of §3.2 with ρ = 0, which
-lives in the cross-validation wing); they are an error naming the micro average instead.
 """
 
 from __future__ import annotations
@@ -29,10 +28,12 @@ from isbetter.core.validate import check_choice, counted
 from isbetter.core.vocabulary import ITEM_POOLS
 from isbetter.inference.seeds import RNGLike, child, resolve_seed
 from isbetter.items.baselines import item_baselines
+from isbetter.items.hierarchical.counts import count_subtasks
 from isbetter.items.joint import ItemMatrix
-from isbetter.items.table import PairedItems
+from isbetter.items.table import PairedItems, stacked
 
 __all__ = [
+    "binary_counts",
     "binary_pairs",
     "compare_subtasks",
     "hierarchical_pair",
@@ -40,7 +41,6 @@ __all__ = [
     "pooled_pair",
     "pooled_task",
     "resolve_pool",
-    "subtask_counts",
     "subtasks_text",
 ]
 
@@ -130,30 +130,29 @@ def _pooled(parts: list[PairedItems], tasks: tuple[str, ...], a: str, b: str) ->
     )
 
 
-def subtask_counts(parts: dict[str, PairedItems]) -> pd.DataFrame:
+def binary_counts(parts: dict[str, PairedItems]) -> pd.DataFrame:
     """Return the 2x2 counts of each subtask (``task, n11, n10, n01, n00``), checked binary.
+
+    The counting is :func:`~isbetter.items.hierarchical.counts.count_subtasks`'s.
 
     Raises
     ------
     InputError
         A subtask's items are graded (or means over runs), or in clusters: the
-        hierarchical model is of independent binary items; the message names the
-        micro average instead.
+        hierarchical paired model is of independent binary items.
     """
-    rows = []
     for task, p in parts.items():
         if not p.binary:
             raise _not_binary(f"task {task!r}: the scores of {p.system_a!r} and {p.system_b!r}")
         if p.clusters is not None:
             raise _clustered(f"task {task!r}: the items")
-        rows.append((task, *p.counts()))
-    return pd.DataFrame(rows, columns=["task", "n11", "n10", "n01", "n00"])
+    return count_subtasks(*stacked(parts))
 
 
 def binary_pairs(table: Any, systems: tuple[str, ...]) -> None:
     """Check at once that every pair of `systems` has binary, unclustered items.
 
-    What :func:`subtask_counts` checks pair by pair, for a ranking of many pairs (the
+    What :func:`binary_counts` checks pair by pair, for a ranking of many pairs (the
     same errors, naming the first task and system where it fails).
     """
     data = table.data.loc[table.data["system"].isin(systems)]
@@ -188,8 +187,9 @@ def _clustered(what: str) -> InputError:
 def matrix_counts(matrix: ItemMatrix, a: int, b: int) -> pd.DataFrame:
     """Return the subtask counts of systems `a` and `b` (column indices) of an item matrix.
 
-    The same table as :func:`subtask_counts` of binary items (checked beforehand by
-    :func:`binary_pairs`), in sorted task order, from one pass over the matrix.
+    The same table as :func:`binary_counts` of binary items (checked beforehand by
+    :func:`binary_pairs`), in sorted task order: :func:`~isbetter.items.hierarchical.
+    counts.count_subtasks` of the two columns.
 
     Examples
     --------
@@ -198,13 +198,7 @@ def matrix_counts(matrix: ItemMatrix, a: int, b: int) -> pd.DataFrame:
     >>> matrix_counts(m, 0, 1).to_dict("list")
     {'task': ['s', 't'], 'n11': [1, 0], 'n10': [1, 1], 'n01': [1, 0], 'n00': [1, 0]}
     """
-    tasks, index = np.unique(matrix.tasks, return_inverse=True)
-    x, y = matrix.scores[:, a], matrix.scores[:, b]
-    cell = 2 * (1 - x.astype(np.int64)) + (1 - y.astype(np.int64))  # n11, n10, n01, n00
-    table = np.bincount(4 * index + cell, minlength=4 * tasks.size).reshape(-1, 4)
-    frame = pd.DataFrame(table, columns=["n11", "n10", "n01", "n00"])
-    frame.insert(0, "task", tasks.astype(str).tolist())
-    return frame
+    return count_subtasks(matrix.tasks, matrix.scores[:, a], matrix.scores[:, b])
 
 
 def hierarchical_pair(
@@ -238,6 +232,26 @@ def hierarchical_pair(
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
 
 
+def _graded(parts: dict[str, PairedItems], model: str, **fit: Any) -> Any:
+    """Fit graded (or clustered) items by the correlated-t model with rho = 0 (.graded).
+
+    `fit`: the keywords of :func:`hierarchical_pair` (`draws` None: the default).
+    """
+    from isbetter.items.graded import hierarchical_graded
+
+    if model == "exact":
+        p = next(p for p in parts.values() if not p.binary or p.clusters is not None)
+        what = "in clusters" if p.clusters is not None else "not binary"
+        raise InputError(
+            f"`model='exact'` is the model of independent binary items, and the items of task "
+            f"{p.task!r} are {what}; leave `model` out (over subtasks: the hierarchical "
+            "correlated-t model with rho = 0)."
+        )
+    draws = HIERARCHICAL_DRAWS if fit["draws"] is None else fit["draws"]
+    res = hierarchical_graded(parts, **{**fit, "draws": draws})
+    return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
+
+
 def _subtask_records(res: Any, hdi_prob: float) -> list[dict[str, Any]]:
     """Per subtask: counts, observed and shrunk difference (mean, HDI), JSON-safe and rounded."""
     frame = res.subtask_frame(hdi_prob)
@@ -266,25 +280,36 @@ def compare_subtasks(
     """Compare `a` and `b` over every task of `table` by the hierarchical model.
 
     The work of :func:`~isbetter.compare_items` for a table of several tasks (its
-    parameters; `draws` per chain, 4 chains, default :data:`HIERARCHICAL_DRAWS`). The
-    result's ``settings["subtasks"]`` holds each subtask's counts, observed difference
-    and shrunk difference (posterior mean and HDI of mass `hdi_prob`), so that reports of
-    its light form list them; the frequentist baselines are those of the subtasks' items
-    pooled (McNemar on all the discordant pairs, ...).
+    parameters; `draws` per chain, 4 chains, default :data:`HIERARCHICAL_DRAWS`): binary
+    items by the hierarchical paired model, graded items (or items in clusters) by the
+    hierarchical correlated-t model with rho = 0 (:mod:`isbetter.items.graded`). The
+    result's ``settings["subtasks"]`` holds each subtask's counts (graded: its number of
+    units), observed difference and shrunk difference (posterior mean and HDI of mass
+    `hdi_prob`), so that reports of its light form list them; the frequentist baselines
+    are those of the subtasks' items pooled (McNemar on all the discordant pairs of
+    binary items, ...; over clusters when given).
     """
     if model == "bootstrap":
         raise InputError(
-            "`model='bootstrap'` pools the items of one population, and the hierarchical "
-            "model over subtasks is of binary items; for the Bayesian bootstrap over all "
-            "the subtasks' items give `pool='micro'`."
+            "`model='bootstrap'` pools the items of one population, and over subtasks the "
+            "hierarchical model is fitted; for the Bayesian bootstrap over all the "
+            "subtasks' items give `pool='micro'`."
         )
     parts = table.subtasks(a, b)
-    counts = subtask_counts(parts)
+    graded = any(not p.binary or p.clusters is not None for p in parts.values())
     seed = resolve_seed(rng)
     metric = str(getattr(table, "metric", "score"))
-    res = hierarchical_pair(
-        counts, a, b, metric=metric, rope=rope, seed=seed, draws=draws, hdi_prob=hdi_prob
-    )
+    fit: dict[str, Any] = {
+        "metric": metric,
+        "rope": rope,
+        "seed": seed,
+        "draws": draws,
+        "hdi_prob": hdi_prob,
+    }
+    if graded:
+        res = _graded(parts, model, **fit)
+    else:
+        res = hierarchical_pair(binary_counts(parts), a, b, **fit)
     tests: tuple[Any, ...] = ()
     settings = {**res.settings, "subtasks": _subtask_records(res, hdi_prob)}
     if baselines:
@@ -293,8 +318,8 @@ def compare_subtasks(
         tests = item_baselines(
             pooled.a,
             pooled.b,
-            None,
-            binary=True,
+            pooled.clusters,
+            binary=not graded,
             resamples=resamples,
             rng=np.random.default_rng(child(stream, 2)),
         )

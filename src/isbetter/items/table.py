@@ -18,7 +18,7 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.validate import counted
 
-__all__ = ["COLUMNS", "ItemTable", "PairedItems"]
+__all__ = ["COLUMNS", "ItemTable", "PairedItems", "stacked"]
 
 #: the columns of :attr:`ItemTable.frame`, in this order
 COLUMNS = ("task", "item", "system", "run", "score", "cluster")
@@ -100,6 +100,14 @@ class PairedItems:
         """Number of items."""
         return len(self.items)
 
+    def check_binary(self) -> None:
+        """Raise :class:`~isbetter.core.errors.InputError` unless the items are binary."""
+        if not self.binary:
+            raise InputError(
+                f"task {self.task!r}: the scores of {self.system_a!r} and {self.system_b!r} "
+                "are not binary (one run per item, 0 or 1): no 2x2 counts"
+            )
+
     def counts(self) -> tuple[int, int, int, int]:
         """Return the 2x2 counts (n11, n10, n01, n00) of binary items.
 
@@ -110,11 +118,7 @@ class PairedItems:
         InputError
             The items are not binary (graded scores or several runs).
         """
-        if not self.binary:
-            raise InputError(
-                f"task {self.task!r}: the scores of {self.system_a!r} and {self.system_b!r} "
-                "are not binary (one run per item, 0 or 1): no 2x2 counts"
-            )
+        self.check_binary()
         a = self.a.astype(bool)
         b = self.b.astype(bool)
         return (
@@ -602,10 +606,24 @@ class ItemTable:
         InputError
             As :meth:`subtasks`, or a task's scores are not binary (named).
         """
-        rows = []
-        for task, pair in self.subtasks(a, b).items():
-            rows.append((task, pair.n, *pair.counts()))
-        return pd.DataFrame(rows, columns=["task", "n", "n11", "n10", "n01", "n00"])
+        from isbetter.items.hierarchical.counts import count_subtasks
+
+        parts = self.subtasks(a, b)
+        for pair in parts.values():
+            pair.check_binary()
+        frame = count_subtasks(*stacked(parts))
+        frame.insert(1, "n", [p.n for p in parts.values()])
+        return frame
+
+
+def stacked(parts: Mapping[str, PairedItems]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return the items of several tasks' pairs end to end: each item's task, a, b."""
+    pairs = list(parts.values())
+    return (
+        np.concatenate([np.full(p.n, task) for task, p in parts.items()]),
+        np.concatenate([p.a for p in pairs]),
+        np.concatenate([p.b for p in pairs]),
+    )
 
 
 def _per_item(rows: pd.DataFrame) -> pd.DataFrame:

@@ -16,9 +16,10 @@ def plot_subtasks(
 ) -> Any:
     r"""Forest plot of each subtask's difference in accuracy: observed and shrunk.
 
-    Each subtask's shrunk difference :math:`\delta_t = \phi_t(2 s_t - 1)` is drawn as its
-    posterior mean and highest-density interval, the observed difference
-    :math:`(n_{10} - n_{01}) / N_t` as a cross (the shrinkage shows as the distance
+    Each subtask's shrunk difference :math:`\delta_t = \phi_t(2 s_t - 1)` (graded items:
+    the :math:`\delta_t` of the correlated-t model) is drawn as its posterior mean and
+    highest-density interval, the observed difference :math:`(n_{10} - n_{01}) / N_t` (its
+    mean difference) as a cross (the shrinkage shows as the distance
     between them), the population mean difference's posterior mean as a dashed line.
 
     Parameters
@@ -51,7 +52,8 @@ def plot_subtasks(
             f"posterior mean, {level:.0%} HDI",
             "observed difference",
             "population mean",
-            f"difference in accuracy, {result.system_a} − {result.system_b}",
+            f"difference in {'accuracy' if result.counts is not None else result.metric}, "
+            f"{result.system_a} − {result.system_b}",
             "per-subtask shrinkage",
         ),
         centre=float(np.mean(result.population_mean)),

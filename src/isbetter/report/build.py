@@ -12,6 +12,7 @@ from typing import Any
 
 from isbetter.core.errors import InputTypeError
 from isbetter.core.vocabulary import (
+    ITEMS_HIERARCHICAL,
     METHOD_NAMES,
     RANK_QUANTITIES,
     pair_quantity,
@@ -116,7 +117,7 @@ def _comparison_table(s: ComparisonResult) -> ReportTable:
         {"region": f"practically equivalent ({within})", "p": s.p_rope},
         {"region": f"{b} better ({below})", "p": s.p_b_better},
     ]
-    next_one = "next subtask" if s.method == "items_hierarchical" else "next data set"
+    next_one = "next subtask" if s.method in ITEMS_HIERARCHICAL else "next data set"
     if s.predictive is not None:
         columns.append(Column("predictive", f"P ({next_one})", "probability"))
         for row, p in zip(rows, s.predictive.as_tuple(), strict=True):
@@ -179,9 +180,20 @@ def _subtask_notes(s: ComparisonResult, rows: Any) -> list[str]:
         return []
     a, b = s.system_a, s.system_b
     prob = s.estimate.interval.prob if s.estimate is not None else 0.95
+    shrunk = f"the shrunk difference, posterior mean [{prob:.0%} HDI]"
+    if "n11" not in rows[0]:  # graded items: the correlated-t model with rho = 0
+        unit = s.settings.get("unit", "item")
+        notes = [
+            f"per subtask ({unit}s independent, rho = {s.settings.get('rho', 0):g}): "
+            f"observed mean difference (of n {unit}s) and {shrunk}:"
+        ]
+        return notes + [
+            f"  {r['subtask']}: observed {r['observed']:+.4f} (of {r['n']}), shrunk "
+            f"{r['mean']:+.4f} [{r['interval_low']:+.4f}, {r['interval_high']:+.4f}]"
+            for r in rows
+        ]
     notes = [
-        f"per subtask: observed difference (n10 only {a}, n01 only {b}, of n items) and the "
-        f"shrunk difference, posterior mean [{prob:.0%} HDI]:"
+        f"per subtask: observed difference (n10 only {a}, n01 only {b}, of n items) and {shrunk}:"
     ]
     for r in rows:
         n = r["n11"] + r["n10"] + r["n01"] + r["n00"]
@@ -206,7 +218,7 @@ def _observed_note(s: ComparisonResult, o: Observed) -> str:
             size += f", each the mean of its {'/'.join(map(str, runs))} runs"
     if "n_datasets" in s.settings and s.method == "hierarchical":
         size += f" on {s.settings['n_datasets']} data sets"
-    if "n_subtasks" in s.settings and s.method == "items_hierarchical":
+    if "n_subtasks" in s.settings and s.method in ITEMS_HIERARCHICAL:
         size += f" on {s.settings['n_subtasks']} subtasks"
     return (
         f"observed: mean {s.metric} {a} {o.score_a:.4f}, {b} {o.score_b:.4f}, mean "
@@ -218,7 +230,7 @@ def _estimate_note(s: ComparisonResult, e: Estimate) -> str:
     """Return the note of the posterior mean difference, its HDI, decision and BF(ROPE)."""
     i = e.interval
     what = "mean difference" + (" delta0" if s.method == "hierarchical" else "")
-    if s.method == "items_hierarchical":
+    if s.method in ITEMS_HIERARCHICAL:
         what = "population mean difference (over subtasks)"
     bf = _bayes_factor(e.bf_rope, e.bf_rope_bound, e.bf_rope_mcse)
     return (

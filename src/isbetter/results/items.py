@@ -20,7 +20,13 @@ COUNTS = ("n11", "n10", "n01", "n00")
 
 @dataclass(frozen=True)
 class ItemsHierarchicalResult(ComparisonResult):
-    r"""Result of the hierarchical paired model of binary items over many subtasks.
+    r"""Result of a hierarchical comparison of two models' items over many subtasks.
+
+    Binary items: the hierarchical paired model (``method`` ``"items_hierarchical"``).
+    Graded items: the hierarchical correlated-t model with :math:`\rho = 0`
+    (``"items_hierarchical_graded"``, :mod:`isbetter.items.graded`), whose
+    :math:`\delta_{next}` is the Student-t of DESIGN §3.2; it has no :attr:`counts`,
+    and :attr:`observed_means` and :attr:`units` instead.
 
     The inherited ``p_a_better, p_rope, p_b_better`` are **argmax counts** over the
     posterior draws of the masses of the next subtask's difference
@@ -33,8 +39,8 @@ class ItemsHierarchicalResult(ComparisonResult):
     ----------
     subtasks : tuple of str
         Subtask names, in the column order of :attr:`delta`.
-    counts : numpy.ndarray
-        Shape ``(n_subtasks, 4)``: ``n11, n10, n01, n00`` of each subtask.
+    counts : numpy.ndarray or None
+        Shape ``(n_subtasks, 4)``: ``n11, n10, n01, n00`` of each subtask (binary items).
     delta : numpy.ndarray
         Shape ``(n_draws, n_subtasks)``: draws of each subtask's difference in accuracy
         :math:`\delta_t = \phi_t(2 s_t - 1)` (the shrunk estimates).
@@ -42,9 +48,14 @@ class ItemsHierarchicalResult(ComparisonResult):
         Draws of the population mean difference, :math:`E[\delta]` over the population
         of subtasks (by quadrature for each draw; None when pooling is off).
     hyper : dict of str to numpy.ndarray
-        Draws of ``nu, mu, sigma, mu_phi, tau_phi`` (empty when pooling is off).
+        Draws of ``nu, mu, sigma, mu_phi, tau_phi`` (empty when pooling is off); graded
+        items: ``delta0, std0, nu``.
     idata : arviz.InferenceData
         The sampler's output (``s, phi, delta`` per subtask and the hyper-parameters).
+    observed_means : numpy.ndarray or None
+        Graded items: each subtask's observed mean difference (over its units).
+    units : numpy.ndarray or None
+        Graded items: each subtask's number of units (items, or clusters).
     """
 
     subtasks: tuple[str, ...] = ()
@@ -53,10 +64,14 @@ class ItemsHierarchicalResult(ComparisonResult):
     population_mean: np.ndarray | None = field(default=None, repr=False, compare=False)
     hyper: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     idata: Any = field(default=None, repr=False, compare=False)
+    observed_means: np.ndarray | None = field(default=None, repr=False, compare=False)
+    units: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def observed_differences(self) -> np.ndarray:
-        r"""Each subtask's observed difference in accuracy, :math:`(n_{10} - n_{01}) / N_t`."""
+        r"""Each subtask's observed difference: :math:`(n_{10} - n_{01}) / N_t`, or its mean."""
+        if self.counts is None:
+            return np.asarray(self.observed_means, dtype=float)
         c = np.asarray(self.counts, dtype=float)
         return (c[:, 1] - c[:, 2]) / c.sum(axis=1)
 
@@ -76,6 +91,8 @@ class ItemsHierarchicalResult(ComparisonResult):
     def subtask_frame(self, prob: float = 0.95) -> pd.DataFrame:
         """Per subtask: counts, observed difference and the shrunk difference (mean, HDI).
 
+        Graded items: the number of units ``n`` (items, or clusters) instead of counts.
+
         Parameters
         ----------
         prob : float, default: 0.95
@@ -83,10 +100,13 @@ class ItemsHierarchicalResult(ComparisonResult):
         """
         from isbetter.inference.summaries import hdi
 
-        if self.delta is None or self.counts is None:
+        if self.delta is None or (self.counts is None and self.units is None):
             raise ValueError("this result holds no per-subtask draws (its light form)")
         bounds = hdi(self.delta.T, prob)
-        frame = pd.DataFrame(np.asarray(self.counts, dtype=int), columns=list(COUNTS))
+        if self.counts is None:
+            frame = pd.DataFrame({"n": np.asarray(self.units, dtype=int)})
+        else:
+            frame = pd.DataFrame(np.asarray(self.counts, dtype=int), columns=list(COUNTS))
         frame.insert(0, "subtask", list(self.subtasks))
         frame["observed"] = self.observed_differences
         frame["mean"] = self.delta.mean(axis=0)

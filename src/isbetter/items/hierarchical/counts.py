@@ -1,4 +1,10 @@
-"""Per-subtask 2x2 counts of two models' binary item scores, checked."""
+"""Per-subtask 2x2 counts of two models' binary item scores: counted, and checked.
+
+:func:`count_subtasks` is the one place they are counted (an item table's
+:meth:`~isbetter.items.table.ItemTable.subtask_counts`, the subtasks' route and the
+ranking's item matrix all call it); :func:`subtask_counts` checks a table of counts
+given to the model.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
 
-__all__ = ["COLUMNS", "SubtaskCounts", "subtask_counts"]
+__all__ = ["COLUMNS", "SubtaskCounts", "count_subtasks", "subtask_counts"]
 
 #: the columns a table of counts has: the subtask, then both right, only A, only B, neither
 COLUMNS = ("task", "n11", "n10", "n01", "n00")
@@ -49,6 +55,37 @@ class SubtaskCounts:
     def symmetric(self) -> bool:
         """Whether swapping A and B leaves the data unchanged (n10 = n01 everywhere)."""
         return bool(np.all(self.table[:, 1] == self.table[:, 2]))
+
+
+def count_subtasks(tasks: Any, a: Any, b: Any) -> Any:
+    """Return the 2x2 counts of binary scores per task (``task, n11, n10, n01, n00``).
+
+    Parameters
+    ----------
+    tasks : array_like of str
+        Each item's task.
+    a, b : array_like of float
+        Each item's score (0 or 1) by the two models, checked binary beforehand.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task, in sorted order (n10: only `a` right, n01: only `b` right).
+
+    Examples
+    --------
+    >>> count_subtasks(["s", "s", "s", "s", "t"], [1, 1, 0, 0, 1], [1, 0, 1, 0, 0]).to_dict("list")
+    {'task': ['s', 't'], 'n11': [1, 0], 'n10': [1, 1], 'n01': [1, 0], 'n00': [1, 0]}
+    """
+    import pandas as pd
+
+    names, index = np.unique(np.asarray(tasks, dtype=str), return_inverse=True)
+    x, y = np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64)
+    cell = 2 * (1 - x) + (1 - y)  # 0: n11, 1: n10, 2: n01, 3: n00
+    table = np.bincount(4 * index + cell, minlength=4 * names.size).reshape(-1, 4)
+    frame = pd.DataFrame(table, columns=list(COLUMNS[1:]))
+    frame.insert(0, "task", names.tolist())
+    return frame
 
 
 def subtask_counts(counts: Any) -> SubtaskCounts:
