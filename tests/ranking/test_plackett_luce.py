@@ -192,7 +192,7 @@ def test_density_of_weights_spanning_more_than_exp_700():
     scores = np.array([[4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 3.0, 1.0], [1.0, 4.0, 4.0, 2.0]])
     rankings, ends = weak_orders(scores, True)
     alpha = np.array([0.5, 1.0, 1.5, 2.0])
-    for theta in ([0.0, -800.0, -800.0, -801.0], [-800.0, 0.0, 0.5, 5.0]):
+    for theta in ([0.0, -800.0, -800.0, -801.0], [-800.0, 0.0, 0.5, 5.0], [0, 0, -230, -300]):
         theta = np.array(theta)
         value, grad = log_density(theta, rankings, ends, np.ones(3), alpha)
         prior = np.sum(alpha * theta - np.exp(theta) - gammaln(alpha))
@@ -207,9 +207,11 @@ def test_density_of_weights_spanning_more_than_exp_700():
             for e in np.eye(4)
         ]
         np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
-    # systems 1 and 2 tied above 3, theta 0 and -800 with 3 at -900: a sum D underflows
-    theta = np.array([0.0, 0.0, -800.0, -900.0])
-    assert log_density(theta, rankings[1:2], ends[1:2], np.ones(1), alpha)[0] == -np.inf
+    # systems 1 and 2 tied above 3, theta 0 and -800 (-400) with 3 at -900 (-500): a sum D
+    # underflows to 0 (its square does: a ZeroDivisionError in the gradient before)
+    for theta in ([0.0, 0.0, -800.0, -900.0], [0.0, 0.0, -400.0, -500.0]):
+        value = log_density(np.array(theta), rankings[1:2], ends[1:2], np.ones(1), alpha)[0]
+        assert value == -np.inf
 
 
 def test_weak_orders_and_what_ties_cost():

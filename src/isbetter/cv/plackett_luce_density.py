@@ -44,7 +44,8 @@ places' sums nor a group of small weights underflow to 0 when the weights span m
 than :math:`e^{700}` (a NUTS trajectory's far end), where a division by zero stopped
 nutpie's sampler with a panic. Untied places are then exact; a tied group whose
 members' weights (relative to the largest from its first place on) still leave the
-floats' range — a sum D that underflows to 0, or H that overflows — has log density
+floats' range — a sum D below 1e-150 (its square underflows), or H that overflows — has
+log density
 :math:`-\infty` there (the trajectory is rejected as divergent): its true value is
 below the mode's by hundreds of nats, so the posterior mass cut off is nil.
 """
@@ -61,6 +62,10 @@ from scipy import special
 __all__ = ["log_density", "nutpie_model"]
 
 
+#: the smallest sum D(B) a tied group's recursion takes (its square must be a normal float)
+_TINY = 1e-150
+
+
 def _group(
     e: np.ndarray,
     members: np.ndarray,
@@ -75,7 +80,7 @@ def _group(
 
     `e` holds the members' (rescaled) weights ``e[members[l]]``, `rest` the rest's sum R;
     ``out[l]`` for member l, ``out[g]`` = d log H / d R; -inf (`out` unset) where a sum
-    D underflows to 0 or H leaves the floats. `h`, `bar`, `sub` are scratch of
+    D is below :data:`_TINY` or H leaves the floats. `h`, `bar`, `sub` are scratch of
     at least ``2**g`` values. The recursion runs forward over the subsets (H), then
     backward (the adjoints of H and of each D), so value and gradient cost
     O(2^g g) together.
@@ -92,8 +97,8 @@ def _group(
         h[mask] = 0.0
     h[0] = 1.0
     for b in range(full):  # push V(B) = H_B / D(B) into every B + {l}
-        if rest + sub[full ^ b] == 0.0:
-            return -math.inf  # underflow: see the module's notes
+        if rest + sub[full ^ b] < _TINY:
+            return -math.inf  # D(B)**2 would underflow: see the module's notes
         v = h[b] / (rest + sub[full ^ b])
         outside = full ^ b
         while outside:
