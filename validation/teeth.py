@@ -39,12 +39,14 @@ location, scale and degrees of freedom, and a plant moves and scales the
 interval and the CDF whose value at the truth (the PIT) the SBC tests (the shift
 uses the t's sd, its scale when ``df <= 2`` where the sd is infinite).
 
-The joint model's pools, and the items' hierarchical model's, are also the studies of
-their calibration tests (``tests/cv/test_joint_calibration.py`` and
-``tests/items/test_items_hierarchical_calibration.py`` take the first ones through
+The joint model's pools, the items' hierarchical model's and the Plackett–Luce model's
+are also the studies of their calibration tests (``tests/cv/test_joint_calibration.py``,
+``tests/items/test_items_hierarchical_calibration.py`` and
+``tests/ranking/test_plackett_luce_calibration.py`` take the first ones through
 :func:`studies`), so the slow step fits them once. The joint pools are fitted with the
-joint model's default prior; the cache keys of both hold a digest of isbetter's source
-(and of the simulation code), so a change of the model or of its default rebuilds
+joint model's default prior; the cache key of every simulated pool (all but the
+correlated t-test's, whose key is its seed and size) holds a digest of isbetter's source
+and of the simulation code, so a change of the model or of its default rebuilds
 them rather than test old fits. See ``docs/teeth.md`` for the table.
 """
 
@@ -54,6 +56,7 @@ import argparse
 import functools
 import hashlib
 import importlib.metadata
+import inspect
 import os
 import sys
 import time
@@ -75,6 +78,9 @@ from validation.calibration import (
     true_f1_delta,
     uniformity,
 )
+from validation.pl_sbc import PLSetting
+from validation.pl_sbc import quantities as pl_quantities
+from validation.pl_sbc import replication as pl_replication
 from validation.runner import replicate
 
 N_RANKS = 100  # 99 thinned draws: ranks 0..99, as every SBC test of the suite
@@ -280,6 +286,10 @@ def source_digest(simulation: tuple[str, ...] = ()) -> str:
 #: the simulation code of the joint pools and of the items' hierarchical pool (their digest)
 JOINT_SIMULATION = ("joint_sbc.py", "calibration.py", "runner.py")
 ITEMS_SIMULATION = ("items_sbc.py", "calibration.py", "runner.py")
+#: the hierarchical pool's and the F1 pool's (whose simulation, ``f1_pool``, is in this file:
+#: its source enters the key too, and ``HIERARCHICAL``, the hierarchical pool's setting)
+HIER_SIMULATION = ("calibration.py", "runner.py")
+F1_SIMULATION = ("calibration.py",)
 DEFAULT_SEED = 20261129
 
 
@@ -292,8 +302,15 @@ def _spec(pool: str, seed: int, n: int) -> str:
         from isbetter.cv.joint.spec import JointPriors
 
         return f"{spec} spread_prior={JointPriors().spread_prior} source={source_digest()}"
-    if pool == "items_hier":
+    if pool in ("items_hier", "items_paired"):
         return f"{spec} source={source_digest(ITEMS_SIMULATION)}"
+    if pool == "hier5":
+        return f"{spec} setting={HIERARCHICAL} source={source_digest(HIER_SIMULATION)}"
+    if pool == "f1":
+        sampler = hashlib.sha256(inspect.getsource(f1_pool).encode()).hexdigest()[:12]
+        return f"{spec} f1_pool={sampler} source={source_digest(F1_SIMULATION)}"
+    if pool in PL_POOLS:
+        return f"{spec} setting={PL_POOLS[pool]} source={source_digest(PL_SIMULATION)}"
     return spec
 
 
@@ -409,6 +426,35 @@ class Check:
     passes: Callable[[np.ndarray], bool]
 
 
+# ------------------------------------------------- Plackett–Luce (validation/pl_sbc.py)
+#: the Plackett–Luce pools' designs, K = 4 systems: truths from the model's prior, a fit by
+#: isbetter's ``plackett_luce`` (2 chains x 500 draws, one core per fit); N = 10 data sets
+#: untied, and N = 30 with ties (each boundary between places erased with probability 0.3)
+PL_POOLS = {
+    "pl4x10": PLSetting(n_systems=4, n_datasets=10),
+    "pl4x30t": PLSetting(n_systems=4, n_datasets=30, tie_prob=0.3),
+}
+#: studies of the Plackett–Luce SBC test (tests/ranking/test_plackett_luce_calibration.py)
+PL_TEST_SIZE = 250
+#: the Plackett–Luce pools' simulation code (their digest)
+PL_SIMULATION = ("pl_sbc.py", "calibration.py", "runner.py")
+PL_CHECKS = tuple(
+    Check(
+        f"plackett_luce_calibration::{key}[{PL_TEST_SIZE},chi2+smooth,slow]",
+        key,
+        PL_TEST_SIZE,
+        chi2_and_smooth_rule(10),
+    )
+    for key in PL_POOLS
+)
+
+
+def pl_pool(key: str, n: int, seed: int, workers: int) -> dict[str, Any]:
+    """Fit the Plackett–Luce model to `n` studies of design `key` (:data:`PL_POOLS`)."""
+    s = PL_POOLS[key]
+    return _mcmc_pool(pl_replication, s, pl_quantities(s.n_systems), n, seed, workers, key)
+
+
 CHECKS = (
     Check("calibration::f1[4000,chi2,before]", "f1", 4000, chi2_rule(20)),
     Check("calibration::f1[4000,chi2+smooth,slow]", "f1", 4000, chi2_and_smooth_rule(20)),
@@ -445,6 +491,7 @@ CHECKS = (
         ITEMS_TEST_SIZE,
         chi2_and_smooth_rule(10),
     ),
+    *PL_CHECKS,
 )
 
 
@@ -462,6 +509,8 @@ def build_pool(key: str, n: int, seed: int, workers: int) -> dict[str, Any]:
         return paired_studies(n, np.random.default_rng(seed), N_RANKS)
     if key == "items_hier":
         return items_hierarchical_pool(n, seed, workers)
+    if key in PL_POOLS:
+        return pl_pool(key, n, seed, workers)
     runs, folds = (int(v) for v in key[2:].split("x"))
     rho = 0.2 if (runs, folds) == (2, 5) else 1 / folds  # as the tests
     return correlated_t_pool(runs, folds, rho, n, seed)
@@ -477,6 +526,8 @@ POOL_SIZES = {
     "joint50": 800,
     "items_paired": 20_000,
     "items_hier": 600,
+    "pl4x10": 600,
+    "pl4x30t": 600,
 }
 QUICK_POOL_SIZES = {
     "f1": 6000,
@@ -486,6 +537,8 @@ QUICK_POOL_SIZES = {
     "joint50": 250,
     "items_paired": 6000,
     "items_hier": 300,
+    "pl4x10": 300,
+    "pl4x30t": 300,
 }
 
 
@@ -558,6 +611,8 @@ def _quantities(pool: str) -> tuple[str, ...]:
         from validation.items_sbc import QUANTITIES as ITEMS_QUANTITIES
 
         return ITEMS_QUANTITIES
+    if pool in PL_POOLS:
+        return pl_quantities(PL_POOLS[pool].n_systems)
     return ("delta",)
 
 

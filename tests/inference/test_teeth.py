@@ -70,3 +70,52 @@ def test_every_calibration_test_has_teeth():
     # the item-level models: the exact paired SBC (default suite) and the hierarchical (slow)
     items = {w[0] for w in rates if w[0].startswith("items_") and "before" not in w[0]}
     assert len(items) == 2, items
+    # Plackett–Luce: untied (N = 10) and tied (N = 30) studies
+    pl = {w[0] for w in rates if w[0].startswith("plackett_luce_calibration::")}
+    assert len(pl) == 2, pl
+
+
+@pytest.mark.parametrize(
+    ("pool", "changed"),
+    [
+        ("hier5", "calibration.py"),
+        ("hier5", "runner.py"),
+        ("hier5", "priors.py"),
+        ("f1", "calibration.py"),
+        ("f1", "paired.py"),
+        ("pl4x10", "pl_sbc.py"),
+        ("pl4x30t", "plackett_luce_density.py"),
+        ("items_hier", "items_sbc.py"),
+        ("items_paired", "items_sbc.py"),
+        ("joint5", "joint_sbc.py"),
+    ],
+)
+def test_a_pool_cache_key_changes_with_its_code(pool, changed, monkeypatch):
+    """A pool's cache key (``_spec``) holds a digest of isbetter's source and of the pool's
+    simulation code: changing a file it depends on changes the key (the hierarchical and
+    F1 pools' keys had none, nor the exact paired items' pool, so a changed model was
+    tested on old fits; the correlated t-test's exact pools are keyed by seed and size)."""
+    from validation import teeth
+
+    before = teeth._spec(pool, 1, 10)
+    read = Path.read_bytes
+    monkeypatch.setattr(
+        Path, "read_bytes", lambda p: read(p) + (b"#" if p.name == changed else b"")
+    )
+    assert teeth._spec(pool, 1, 10) != before
+    monkeypatch.undo()
+    assert teeth._spec(pool, 1, 10) == before
+
+
+def test_f1_and_hierarchical_keys_change_with_the_code_in_teeth(monkeypatch):
+    """The F1 pool's simulation (``f1_pool``) and the hierarchical pool's setting live in
+    teeth.py itself: each enters its key."""
+    from dataclasses import replace
+
+    from validation import teeth
+
+    f1, hier = teeth._spec("f1", 1, 10), teeth._spec("hier5", 1, 10)
+    monkeypatch.setattr(teeth.inspect, "getsource", lambda _: "def f1_pool(): pass")
+    assert teeth._spec("f1", 1, 10) != f1
+    monkeypatch.setattr(teeth, "HIERARCHICAL", replace(teeth.HIERARCHICAL, draws=301))
+    assert teeth._spec("hier5", 1, 10) != hier

@@ -127,8 +127,7 @@ def _dense_log_likelihood(theta, rankings, ends):
 
     from scipy.special import logsumexp
 
-    w = np.exp(theta - theta.max())
-    total = 0.0
+    total = 0.0  # in log space: exact also where the weights span more than exp(700)
     for row, end in zip(rankings, ends, strict=True):
         blocks, j = [], 0
         while j < len(row):
@@ -137,7 +136,7 @@ def _dense_log_likelihood(theta, rankings, ends):
         terms = []
         for parts in itertools.product(*blocks):
             order = [s for part in parts for s in part]
-            terms.append(sum(np.log(w[s] / w[order[i:]].sum()) for i, s in enumerate(order)))
+            terms.append(sum(theta[s] - logsumexp(theta[order[i:]]) for i, s in enumerate(order)))
         total += logsumexp(terms)
     return total
 
@@ -180,6 +179,39 @@ def test_tied_density_sums_over_the_orders_and_its_gradient():
                 for e in np.eye(k)
             ]
             np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-6)
+
+
+def test_density_of_weights_spanning_more_than_exp_700():
+    """Weights far apart (theta 800 apart, where a NUTS trajectory can reach): the compiled
+    density is the brute-force one, with its gradient. It was a ZeroDivisionError (the
+    places' sums of exp(theta - max theta) underflowed to 0), which stopped nutpie's
+    sampler with a Rust panic (1 fit in ~90 of the Plackett–Luce SBC, K = 4, N = 10). A
+    tied group whose sums still underflow has log density -inf there (no exception)."""
+    from isbetter.cv.plackett_luce_density import log_density
+
+    scores = np.array([[4.0, 3.0, 2.0, 1.0], [4.0, 3.0, 3.0, 1.0], [1.0, 4.0, 4.0, 2.0]])
+    rankings, ends = weak_orders(scores, True)
+    alpha = np.array([0.5, 1.0, 1.5, 2.0])
+    for theta in ([0.0, -800.0, -800.0, -801.0], [-800.0, 0.0, 0.5, 5.0], [0, 0, -230, -300]):
+        theta = np.array(theta)
+        value, grad = log_density(theta, rankings, ends, np.ones(3), alpha)
+        prior = np.sum(alpha * theta - np.exp(theta) - gammaln(alpha))
+        assert value == pytest.approx(prior + _dense_log_likelihood(theta, rankings, ends))
+        h = 1e-4
+        numeric = [
+            (
+                log_density(theta + h * e, rankings, ends, np.ones(3), alpha)[0]
+                - log_density(theta - h * e, rankings, ends, np.ones(3), alpha)[0]
+            )
+            / (2 * h)
+            for e in np.eye(4)
+        ]
+        np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+    # systems 1 and 2 tied above 3, theta 0 and -800 (-400) with 3 at -900 (-500): a sum D
+    # underflows to 0 (its square does: a ZeroDivisionError in the gradient before)
+    for theta in ([0.0, 0.0, -800.0, -900.0], [0.0, 0.0, -400.0, -500.0]):
+        value = log_density(np.array(theta), rankings[1:2], ends[1:2], np.ones(1), alpha)[0]
+        assert value == -np.inf
 
 
 def test_weak_orders_and_what_ties_cost():

@@ -19,13 +19,14 @@ untied), and ``counts[i]`` how many data sets share that row. A group G at place
 :math:`j_0 \ldots j_1 - 1` contributes the probability that its systems take those
 places in *some* order (:mod:`isbetter.cv.plackett_luce`); the last group
 contributes 1. With :math:`g_k = e^{\theta_k}`, :math:`e_k = e^{\theta_k - m}`
-(:math:`m = \max_k \theta_k`, for range) and :math:`R` the sum of :math:`e` over
+(:math:`m = m_{j_0}`, the largest :math:`\theta` from place :math:`j_0` on, for
+range) and :math:`R` the sum of :math:`e` over
 the places from :math:`j_1` on,
 
 .. math::
 
     \log p(\theta) = \sum_k [\alpha_k \theta_k - g_k - \log\Gamma(\alpha_k)]
-      + \sum_i c_i \sum_{G} \Big[\sum_{k \in G} (\theta_k - m) + \log H_G\Big],
+      + \sum_i c_i \sum_{G} \Big[\sum_{k \in G} (\theta_k - m_{j_0}) + \log H_G\Big],
 
     H_A = \sum_{k \in A} \frac{H_{A \setminus k}}{D(A \setminus k)}, \quad H_\emptyset = 1,
     \quad D(B) = R + \sum_{l \in G \setminus B} e_l,
@@ -37,9 +38,16 @@ place is the case :math:`|G| = 1`: :math:`H = 1 / S_{j}`, :math:`S_j` the sum of
 (the adjoints of every :math:`H_A` and :math:`D(B)`, in :math:`O(2^{|G|}|G|)` with
 the value: one partial per member of G and one for :math:`R`); :math:`R` enters
 through every system placed after G, so those collect :math:`e_a\,\partial \log
-H_G / \partial R`. Within a tied group :math:`e` is rescaled by its largest value
-from :math:`j_0` on (H is homogeneous of degree :math:`-|G|`), so that a group of
-small weights neither underflows nor overflows.
+H_G / \partial R`. Every place's terms are scaled by the largest :math:`\theta` from
+that place on (H is homogeneous of degree :math:`-|G|`), so that neither the
+places' sums nor a group of small weights underflow to 0 when the weights span more
+than :math:`e^{700}` (a NUTS trajectory's far end), where a division by zero stopped
+nutpie's sampler with a panic. Untied places are then exact; a tied group whose
+members' weights (relative to the largest from its first place on) still leave the
+floats' range — a sum D below 1e-150 (its square underflows), or H that overflows — has
+log density
+:math:`-\infty` there (the trajectory is rejected as divergent): its true value is
+below the mode's by hundreds of nats, so the posterior mass cut off is nil.
 """
 
 from __future__ import annotations
@@ -56,6 +64,10 @@ from isbetter.core.notices import quiet_arviz
 __all__ = ["log_density", "nutpie_model"]
 
 
+#: the smallest sum D(B) a tied group's recursion takes (its square must be a normal float)
+_TINY = 1e-150
+
+
 def _group(
     e: np.ndarray,
     members: np.ndarray,
@@ -69,7 +81,8 @@ def _group(
     """Return log H of a tied group of `g` members; write d log H / d log e_l into `out`.
 
     `e` holds the members' (rescaled) weights ``e[members[l]]``, `rest` the rest's sum R;
-    ``out[l]`` for member l, ``out[g]`` = d log H / d R. `h`, `bar`, `sub` are scratch of
+    ``out[l]`` for member l, ``out[g]`` = d log H / d R; -inf (`out` unset) where a sum
+    D is below :data:`_TINY` or H leaves the floats. `h`, `bar`, `sub` are scratch of
     at least ``2**g`` values. The recursion runs forward over the subsets (H), then
     backward (the adjoints of H and of each D), so value and gradient cost
     O(2^g g) together.
@@ -86,6 +99,8 @@ def _group(
         h[mask] = 0.0
     h[0] = 1.0
     for b in range(full):  # push V(B) = H_B / D(B) into every B + {l}
+        if rest + sub[full ^ b] < _TINY:
+            return -math.inf  # D(B)**2 would underflow: see the module's notes
         v = h[b] / (rest + sub[full ^ b])
         outside = full ^ b
         while outside:
@@ -93,6 +108,8 @@ def _group(
             h[b | low] += v
             outside ^= low
     top = h[full]
+    if not 0.0 < top < math.inf:
+        return -math.inf
     bar[full] = 1.0 / top  # the adjoint of log H
     for b in range(full - 1, -1, -1):
         vbar = 0.0
@@ -142,11 +159,8 @@ def _kernel(
 ) -> float:  # pragma: no cover - compiled by numba
     """Return log p(theta) and write its gradient into `grad` (see the module docstring)."""
     k = theta.shape[0]
-    m = theta.max()
-    e = np.empty(k)
     logp = 0.0
     for a in range(k):
-        e[a] = math.exp(theta[a] - m)
         g = math.exp(theta[a])
         logp += alpha[a] * theta[a] - g - lgamma_alpha[a]
         grad[a] = alpha[a] - g
@@ -156,39 +170,48 @@ def _kernel(
     sub = np.empty(1 << widest)
     out = np.empty(widest + 1)
     scaled = np.empty(k)
-    suffix = np.empty(k + 1)
+    top = np.empty(k + 1)  # top[j]: the largest theta from place j on
+    suffix = np.empty(k + 1)  # suffix[j]: sum of exp(theta - top[j]) from place j on (>= 1)
     for i in range(rankings.shape[0]):
         c = counts[i]
-        suffix[k] = 0.0
+        top[k], suffix[k] = -math.inf, 0.0
         for j in range(k - 1, -1, -1):
-            suffix[j] = suffix[j + 1] + e[rankings[i, j]]
-        carried = 0.0  # -(d log H / d R) summed over the groups placed so far
+            t = theta[rankings[i, j]]
+            top[j] = max(top[j + 1], t)
+            below = suffix[j + 1] * math.exp(top[j + 1] - top[j]) if j < k - 1 else 0.0
+            suffix[j] = below + math.exp(t - top[j])
         j = 0
         while j < k:
             end = ends[i, j]
             size = end - j
             if end == k:  # the last group: probability 1
-                for p in range(j, k):
-                    grad[rankings[i, p]] -= c * e[rankings[i, p]] * carried
-            elif size == 1:
+                break
+            if size == 1:
                 r = rankings[i, j]
-                logp += c * (theta[r] - m - math.log(suffix[j]))
-                grad[r] += c * (1.0 - e[r] / suffix[j] - e[r] * carried)
-                carried += 1.0 / suffix[j]
+                logp += c * (theta[r] - top[j] - math.log(suffix[j]))
+                grad[r] += c
+                for p in range(j, k):  # d log suffix[j] / d theta_a, a from place j on
+                    a = rankings[i, p]
+                    grad[a] -= c * math.exp(theta[a] - top[j]) / suffix[j]
             else:
-                top = 0.0
                 for p in range(j, k):
-                    top = max(top, e[rankings[i, p]])
-                for p in range(j, end):
-                    scaled[rankings[i, p]] = e[rankings[i, p]] / top
+                    scaled[rankings[i, p]] = math.exp(theta[rankings[i, p]] - top[j])
                 members = rankings[i, j:end]
-                log_h = _group(scaled, members, size, suffix[end] / top, h, bar, sub, out)
-                logp += c * (log_h - size * math.log(top))
+                rest = 0.0
+                for p in range(end, k):
+                    rest += scaled[rankings[i, p]]
+                log_h = _group(scaled, members, size, rest, h, bar, sub, out)
+                if log_h == -math.inf:  # weights beyond the floats' range: see the notes
+                    grad[:] = 0.0
+                    return -math.inf
+                logp += c * log_h
                 for x in range(size):
                     r = members[x]
-                    logp += c * (theta[r] - m)
-                    grad[r] += c * (1.0 + out[x] - e[r] * carried)
-                carried -= out[size] / top
+                    logp += c * (theta[r] - top[j])
+                    grad[r] += c * (1.0 + out[x])
+                for p in range(end, k):  # R = sum of the rest's e: d R / d theta_a = e_a
+                    a = rankings[i, p]
+                    grad[a] += c * scaled[a] * out[size]
             j = end
     return logp
 
