@@ -254,7 +254,8 @@ def items_hierarchical_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
     return _mcmc_pool(replication, s, QUANTITIES, n, seed, workers, "items hierarchical")
 
 
-# ICDM model of two confusion matrices (validation/icdm_sbc.py): exact and NUTS pools
+# ICDM model of two confusion matrices (validation/icdm_sbc.py): exact and NUTS pools; the
+# NUTS pool is also the studies of its slow calibration test (``studies("icdm", ...)``)
 #: the simulation code of the ICDM pools (their cache keys' digest)
 ICDM_SIMULATION = ("icdm_sbc.py", "calibration.py", "runner.py")
 #: studies of the ICDM model's NUTS SBC test (tests/f1/test_f1_icdm_calibration.py, slow)

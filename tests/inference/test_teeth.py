@@ -70,3 +70,6 @@ def test_every_calibration_test_has_teeth():
     # the item-level models: the exact paired SBC (default suite) and the hierarchical (slow)
     items = {w[0] for w in rates if w[0].startswith("items_") and "before" not in w[0]}
     assert len(items) == 2, items
+    # the ICDM model: eta exact on a grid (default suite) and the NUTS sampler (slow)
+    icdm = {w[0] for w in rates if w[0].startswith("f1_icdm_calibration::")}
+    assert len(icdm) == 2, icdm
