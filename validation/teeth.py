@@ -260,6 +260,30 @@ def items_hierarchical_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
     return _mcmc_pool(replication, s, QUANTITIES, n, seed, workers, "items hierarchical")
 
 
+# ICDM model of two confusion matrices (validation/icdm_sbc.py): exact and NUTS pools; the
+# NUTS pool is also the studies of its slow calibration test (``studies("icdm", ...)``)
+#: the simulation code of the ICDM pools (their cache keys' digest)
+ICDM_SIMULATION = ("icdm_sbc.py", "calibration.py", "runner.py")
+#: studies of the ICDM model's NUTS SBC test (tests/f1/test_f1_icdm_calibration.py, slow)
+ICDM_TEST_SIZE = 200
+#: studies of its exact SBC test (eta on a grid, the rest isbetter's exact draws; default suite)
+ICDM_EXACT_TEST_SIZE = 500
+
+
+def icdm_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
+    """Fit the ICDM model with NUTS (``sample_icdm``), 3 classes x 60 documents, as its SBC test."""
+    from validation.icdm_sbc import QUANTITIES, ICDMSetting, replication
+
+    return _mcmc_pool(replication, ICDMSetting(), QUANTITIES, n, seed, workers, "icdm")
+
+
+def icdm_exact_pool(n: int, seed: int) -> dict[str, Any]:
+    """ICDM model with eta's exact posterior on a grid, as its default-suite SBC test."""
+    from validation.icdm_sbc import exact_studies
+
+    return exact_studies(n, np.random.default_rng(seed), N_RANKS)
+
+
 def source_digest(simulation: tuple[str, ...] = ()) -> str:
     """Digest of isbetter's source, the simulation code and the samplers' versions.
 
@@ -311,6 +335,8 @@ def _spec(pool: str, seed: int, n: int) -> str:
         return f"{spec} f1_pool={sampler} source={source_digest(F1_SIMULATION)}"
     if pool in PL_POOLS:
         return f"{spec} setting={PL_POOLS[pool]} source={source_digest(PL_SIMULATION)}"
+    if pool.startswith("icdm"):
+        return f"{spec} source={source_digest(ICDM_SIMULATION)}"
     return spec
 
 
@@ -492,6 +518,18 @@ CHECKS = (
         chi2_and_smooth_rule(10),
     ),
     *PL_CHECKS,
+    Check(
+        f"f1_icdm_calibration::exact[{ICDM_EXACT_TEST_SIZE},chi2+smooth]",
+        "icdm_exact",
+        ICDM_EXACT_TEST_SIZE,
+        chi2_and_smooth_rule(20),
+    ),
+    Check(
+        f"f1_icdm_calibration::nuts[{ICDM_TEST_SIZE},chi2+smooth,slow]",
+        "icdm",
+        ICDM_TEST_SIZE,
+        chi2_and_smooth_rule(10),
+    ),
 )
 
 
@@ -511,6 +549,10 @@ def build_pool(key: str, n: int, seed: int, workers: int) -> dict[str, Any]:
         return items_hierarchical_pool(n, seed, workers)
     if key in PL_POOLS:
         return pl_pool(key, n, seed, workers)
+    if key == "icdm":
+        return icdm_pool(n, seed, workers)
+    if key == "icdm_exact":
+        return icdm_exact_pool(n, seed)
     runs, folds = (int(v) for v in key[2:].split("x"))
     rho = 0.2 if (runs, folds) == (2, 5) else 1 / folds  # as the tests
     return correlated_t_pool(runs, folds, rho, n, seed)
@@ -528,6 +570,8 @@ POOL_SIZES = {
     "items_hier": 600,
     "pl4x10": 600,
     "pl4x30t": 600,
+    "icdm": 800,
+    "icdm_exact": 2500,
 }
 QUICK_POOL_SIZES = {
     "f1": 6000,
@@ -539,6 +583,8 @@ QUICK_POOL_SIZES = {
     "items_hier": 300,
     "pl4x10": 300,
     "pl4x30t": 300,
+    "icdm": 250,
+    "icdm_exact": 1000,
 }
 
 
@@ -613,6 +659,10 @@ def _quantities(pool: str) -> tuple[str, ...]:
         return ITEMS_QUANTITIES
     if pool in PL_POOLS:
         return pl_quantities(PL_POOLS[pool].n_systems)
+    if pool.startswith("icdm"):
+        from validation.icdm_sbc import QUANTITIES as ICDM_QUANTITIES
+
+        return ICDM_QUANTITIES
     return ("delta",)
 
 

@@ -1,5 +1,6 @@
 """The ICDM 2015 hierarchical model of two confusion matrices, and model="hierarchical"."""
 
+import sys
 import warnings
 from pathlib import Path
 
@@ -17,6 +18,10 @@ from isbetter.f1.measures import accuracy, f1
 from isbetter.f1.predictions import predictions_from_arrays
 from isbetter.inference.diagnostics import ess_bulk
 from isbetter.inference.sampling import Sampling
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from validation.icdm_sbc import eta_log_likelihood  # noqa: E402
 
 
 def make_predictions(rng, n, n_classes, acc_a=0.85, acc_b=0.8):
@@ -89,17 +94,20 @@ def test_model_data_groups_equal_counts():
 
 
 def test_conditional_draws_give_per_class_macro_and_micro(rng):
-    """Given eta, theta and mu are drawn exactly; with many documents deltas sit at the data."""
+    """Given eta, theta and mu are drawn exactly: the micro delta's mean is its expectation."""
     _, ca, cb = _example_confusions()
     eta = np.full((4000, 2), 0.5)
     d = icdm_deltas(eta, ca, cb, f1, concentration=1.0, rng=rng)
     m = ca.shape[0]
     assert d["delta_class"].shape == (4000, m)
     np.testing.assert_allclose(d["delta_macro"], d["delta_class"].mean(axis=1), atol=1e-12)
-    # micro F1 of single-label classification is the accuracy; its posterior mean is
-    # within a few posterior sd (the prior adds one pseudo-document per row) of the data
-    observed = (np.trace(ca) - np.trace(cb)) / ca.sum()
-    assert abs(d["delta_micro"].mean() - observed) < 0.2 * d["delta_micro"].std()
+    # micro F1 of single-label classification is the accuracy sum_j mu_j theta_jj; given eta,
+    # mu ~ Dir(1 + n) and theta_j ~ Dir(w_j + c_j) are independent, so its expectation is
+    # sum_j (w_jj + c_jj) / (M + N), and with the same eta for A and B the w_jj cancel in
+    # the difference: within 4 Monte Carlo standard errors (independent draws)
+    expected = (np.trace(ca) - np.trace(cb)) / (ca.sum() + m)
+    micro = d["delta_micro"]
+    assert abs(micro.mean() - expected) < 4 * micro.std() / np.sqrt(micro.size)
     acc = icdm_deltas(eta, ca, cb, accuracy, concentration=1.0, rng=np.random.default_rng(1))
     assert acc["delta_class"].shape == (4000, m)
     # prior draws: bounded, centred on 0 (A and B have the same prior)
@@ -121,6 +129,35 @@ def test_averaged_models_share_one_interface():
 
 
 # ------------------------------------------------------------------------------- sampling
+def _confusions(df):
+    """Confusion matrices ``(2, M, M)`` of systems a and b (rows: gold class)."""
+    m = int(df.gold.max()) + 1
+    conf = np.zeros((2, m, m))
+    for s, col in enumerate(("a", "b")):
+        np.add.at(conf[s], (df.gold.to_numpy(), df[col].to_numpy()), 1)
+    return conf
+
+
+def _exact_micro_mean(conf_a, conf_b):
+    """Exact posterior mean of the ICDM model's delta micro-F1 (prior mass 1 per row).
+
+    Micro-F1 of single-label classification is the accuracy ``sum_j mu_j theta_s,jj``.
+    Given eta, mu ~ Dir(1 + n) and theta_s,j ~ Dir(w_s,j + c_s,j) are independent, so
+    ``E[mu_j theta_s,jj | eta] = (eta_s + c_s,jj) / (M + N)`` and the mean of delta is
+    ``(M (E eta_A - E eta_B) + tr c_A - tr c_B) / (M + N)``; E eta_s by quadrature of its
+    exact one-dimensional posterior (prior Beta(1, 1), Dirichlet-multinomial likelihood
+    ``validation.icdm_sbc.eta_log_likelihood``, checked against scipy's) on 20 000 cells.
+    """
+    m, n = conf_a.shape[0], conf_a.sum()
+    grid = (np.arange(20_000) + 0.5) / 20_000
+    means = []
+    for conf in (conf_a, conf_b):
+        logp = eta_log_likelihood(np.asarray(conf), grid)
+        w = np.exp(logp - logp.max())
+        means.append(float((w * grid).sum() / w.sum()))
+    return (m * (means[0] - means[1]) + np.trace(conf_a) - np.trace(conf_b)) / (m + n)
+
+
 def _conditional_means(df, eta, rng, repeat=20):
     """Mean and its standard error of each row's delta F1 given draws of eta (A, B).
 
@@ -129,10 +166,8 @@ def _conditional_means(df, eta, rng, repeat=20):
     per class ``F1 = 2 tp / (2 tp + fp + fn)`` of the one-vs-rest rates, macro their
     mean, micro the F1 of the pooled rates (the accuracy); `repeat` draws per eta.
     """
-    m = int(df.gold.max()) + 1
-    conf = np.zeros((2, m, m))
-    for s, col in enumerate(("a", "b")):
-        np.add.at(conf[s], (df.gold.to_numpy(), df[col].to_numpy()), 1)
+    conf = _confusions(df)
+    m = conf.shape[1]
     e = np.repeat(eta, repeat, axis=0)[:, :, None, None]  # (n, system, 1, 1)
     off = (1 - e) / (m - 1)
     w = np.where(np.eye(m, dtype=bool), e, off)
@@ -272,6 +307,11 @@ def test_compare_f1_hierarchical_gives_every_row_with_diagnostics():
     assert res.row("macro")["mean"] == pytest.approx(
         np.mean([res.row(str(c))["mean"] for c in range(5)]), abs=1e-12
     )
+    # micro (the accuracy): its exact posterior mean, within 4 MCSE of the fit (the long
+    # run's 0.0613576 +- 1.3e-4 is 1.2 of its MCSE from the exact 0.0615155)
+    micro = res.comparison("micro").estimate
+    exact = _exact_micro_mean(*_confusions(df))
+    assert abs(micro.mean - exact) < 4 * micro.mcse, (micro.mean, exact, micro.mcse)
     # a subset of classes: rows of those classes only, from the fit of all of them
     sub = compare_f1(
         df, model="hierarchical", classes=[3], rng=3, draws=4000, sampling=Sampling(chains=2)
@@ -287,8 +327,9 @@ def test_icdm_model_agrees_with_the_flat_joint_model():
     Different priors and the ICDM model is unpaired, so only a loose agreement is
     expected: macro-F1 posterior means within 0.3 posterior sd (the prior differences
     are negligible at this size; NUTS MC error ~0.03 sd), and the unpaired model wider.
+    ICDM's micro-F1 mean is also checked against its exact value within 4 MCSE.
     """
-    t, _, _ = _example_confusions()
+    t, ca, cb = _example_confusions()
     icdm = compare_f1(t, system_a="svm", system_b="nb", model="hierarchical", rng=0, draws=2000)
     flat = compare_f1(t, system_a="svm", system_b="nb", rng=1, draws=10_000, baselines=False)
     macro, row = icdm.row("macro"), flat.row("macro")
@@ -297,6 +338,8 @@ def test_icdm_model_agrees_with_the_flat_joint_model():
     assert macro["sd"] > row["sd"]
     micro, flat_micro = icdm.row("micro"), flat.row("micro")
     assert abs(micro["mean"] - flat_micro["mean"]) < 0.3 * micro["sd"]
+    exact = _exact_micro_mean(ca, cb)
+    assert abs(micro["mean"] - exact) < 4 * icdm.comparison("micro").estimate.mcse
 
 
 @pytest.mark.slow
@@ -321,4 +364,5 @@ def test_icdm_and_flat_micro_f1_agree_on_20_classes():
     assert f.mcse == pytest.approx(f.sd / np.sqrt(10_000), rel=1e-9)
     combined = np.hypot(h.mcse, f.mcse)
     assert abs(h.mean - f.mean) < 4 * combined
+    assert abs(h.mean - _exact_micro_mean(*_confusions(df))) < 4 * h.mcse  # its exact mean
     assert h.sd > f.sd  # unpaired: wider

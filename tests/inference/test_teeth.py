@@ -73,6 +73,9 @@ def test_every_calibration_test_has_teeth():
     # Plackett–Luce: untied (N = 10) and tied (N = 30) studies
     pl = {w[0] for w in rates if w[0].startswith("plackett_luce_calibration::")}
     assert len(pl) == 2, pl
+    # the ICDM model: eta exact on a grid (default suite) and the NUTS sampler (slow)
+    icdm = {w[0] for w in rates if w[0].startswith("f1_icdm_calibration::")}
+    assert len(icdm) == 2, icdm
 
 
 @pytest.mark.parametrize(
@@ -88,6 +91,8 @@ def test_every_calibration_test_has_teeth():
         ("items_hier", "items_sbc.py"),
         ("items_paired", "items_sbc.py"),
         ("joint5", "joint_sbc.py"),
+        ("icdm", "icdm_sbc.py"),
+        ("icdm_exact", "icdm_sbc.py"),
     ],
 )
 def test_a_pool_cache_key_changes_with_its_code(pool, changed, monkeypatch):
