@@ -14,7 +14,10 @@ Dirichlet process posterior of binary items, :mod:`isbetter.items.joint`):
   "items_joint")`` on the table already read (median of ``--repeats``), and its parts
   (the items x models matrix; the posterior draws; the rest: the 190 pairs' summaries
   and Bayes factors, the ranks and orders);
-* with ``--pairwise`` also the pairwise route (190 exact paired models, one process).
+* with ``--pairwise`` also the pairwise route: the 190 pairs each by the hierarchical
+  paired model over the 57 subtasks (MCMC), wall and CPU time, and the ratio against
+  the 784 s of before (``bench_items_subtasks.BEFORE_RANK_SECONDS``; that bench's
+  ``--before`` measures the ratio of the sampler settings in one run).
 
 The issue's target: under 60 s on 2 cores for 20 models over 57 subtasks, "or far
 less through the one-posterior route". Run it alone, under nice::
@@ -39,6 +42,7 @@ import numpy as np
 # (this folder is on the path when a script of it runs)
 from bench_f1_multiclass import median_s
 from bench_items_reader import write_logs
+from bench_items_subtasks import BEFORE_RANK_SECONDS
 
 from isbetter.items import read
 from isbetter.items.joint import distinct_units, item_matrix, sample_means
@@ -111,11 +115,14 @@ def main() -> None:
         f"{wall - m_wall - d_wall:.2f} s"
     )
     if args.pairwise:
-        t, c = time.perf_counter(), time.process_time()
-        rank(table, rope=0.01, rng=1)
+        t, c = time.perf_counter(), os.times()
+        rank(table, rope=0.01, rng=1, progress=False)
+        wall, after = time.perf_counter() - t, os.times()
+        cpu = after.user + after.system - c.user - c.system
         print(
-            f"  pairwise route ({pairs} exact pairs), warm: {time.perf_counter() - t:.2f} s "
-            f"wall, {time.process_time() - c:.2f} s CPU"
+            f"  pairwise route ({pairs} pairs, each the hierarchical model over the subtasks), "
+            f"warm: {wall:.2f} s wall, {cpu:.2f} s CPU; before: {BEFORE_RANK_SECONDS:.0f} s "
+            f"wall (load 12-13), {BEFORE_RANK_SECONDS / wall:.1f} x that"
         )
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 

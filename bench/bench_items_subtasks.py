@@ -9,7 +9,11 @@ Two parts (issue 31's targets, on 2 cores):
 * **a ranking**: ``rank(table)`` of `--models` models (default 20: 190 pairs), every pair
   by the hierarchical model over the 57 subtasks, run by the ranking's execution
   machinery at its defaults (on 2 CPUs: this process, two fits at a time in threads);
-  target under 60 s. Beside it the one-posterior route (``method="items_joint"``).
+  target under 60 s; wall and CPU time (the CPU time is what a busy machine does not
+  inflate). Beside it the one-posterior route (``method="items_joint"``). With
+  ``--before N``: the first N models' pairs ranked both with the sampler settings of
+  before (4 x 1000 tuning steps, target acceptance 0.9 above 20 subtasks) and with
+  today's, one after the other, and the ratio of their CPU times.
 
 The table is simulated as an ItemTable (the readers have their own bench,
 ``bench_items_reader.py``): model k's item i of subtask t is right with probability
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -37,6 +42,9 @@ N_SUBTASKS = 57
 N_ITEMS = 14_000
 TARGET_PAIR_SECONDS = 5.0
 TARGET_RANK_SECONDS = 60.0
+#: before the sampler settings of 57 subtasks changed (tuning 1000 -> 500 steps, target
+#: acceptance 0.9 -> 0.8): the 190 pairs' ranking took 784 s wall (load 12-13 on 2 CPUs)
+BEFORE_RANK_SECONDS = 784.0
 
 
 def make_table(models: int, seed: int = 57) -> ItemTable:
@@ -98,21 +106,39 @@ def bench_pair(table: ItemTable, repeats: int) -> float:
     return float(np.median(times))
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its threads so far."""
+    t = os.times()
+    return t.user + t.system
+
+
+def _timed(run: Callable[[], object]) -> tuple[float, float, object]:
+    """Wall and CPU seconds of ``run()``, and its result."""
+    wall, cpu = time.perf_counter(), _cpu()
+    out = run()
+    return time.perf_counter() - wall, _cpu() - cpu, out
+
+
 def bench_rank(table: ItemTable) -> float:
     """Time the pairwise hierarchical ranking and the one-posterior route."""
     from isbetter.ranking import rank
 
     k = len(table.systems)
-    start = time.perf_counter()
-    r = rank(table, rope=0.01, rng=1, progress=False)
-    seconds = time.perf_counter() - start
-    ex = r.settings["execution"]
+    pairs = k * (k - 1) // 2
+    seconds, cpu, r = _timed(lambda: rank(table, rope=0.01, rng=1, progress=False))
+    ex = r.settings["execution"]  # type: ignore[attr-defined]
     print(
-        f"ranking {k} models ({k * (k - 1) // 2} pairs) x {N_SUBTASKS} subtasks, pairwise "
-        f"hierarchical: {seconds:.1f} s ({seconds / (k * (k - 1) / 2):.2f} s a pair; executor "
-        f"{ex['executor']}, {ex['workers']} worker(s)); {load()}"
+        f"ranking {k} models ({pairs} pairs) x {N_SUBTASKS} subtasks, pairwise hierarchical: "
+        f"{seconds:.1f} s wall, {cpu:.1f} s CPU ({cpu / pairs:.2f} s CPU a pair; executor "
+        f"{ex['executor']}, {ex['workers']} worker(s)); before: {BEFORE_RANK_SECONDS:.0f} s "
+        f"wall at load 12-13, {BEFORE_RANK_SECONDS / seconds:.1f} x that; {load()}"
     )
-    print(f"  chain: {r.chain()}")
+    print(f"  chain: {r.chain()}")  # type: ignore[attr-defined]
+    flagged = sum(
+        p.diagnostics is not None and not p.diagnostics.converged
+        for p in r.pairs  # type: ignore[attr-defined]
+    )
+    print(f"  pairs flagged by the convergence checks: {flagged} of {pairs}")
     start = time.perf_counter()
     joint = rank(table, method="items_joint", rope=0.01, rng=1)
     print(
@@ -122,12 +148,36 @@ def bench_rank(table: ItemTable) -> float:
     return seconds
 
 
+def bench_before(table: ItemTable, models: int) -> None:
+    """Rank the first `models` models with the sampler settings of before and today's."""
+    from isbetter.items.hierarchical import model
+    from isbetter.ranking import rank
+
+    systems = table.systems[:models]
+    today = (model.TUNE, model.TARGET_ACCEPT)
+    cpus = {}
+    for label, (tune, accept) in (("before", (1000, 0.9)), ("today", today)):
+        model.TUNE, model.TARGET_ACCEPT = tune, accept
+        try:
+            wall, cpus[label], _ = _timed(
+                lambda: rank(table, systems=systems, rope=0.01, rng=1, progress=False)
+            )
+        finally:
+            model.TUNE, model.TARGET_ACCEPT = today
+        print(
+            f"  {models} models' pairs with {label}'s settings (tune {tune}, target "
+            f"acceptance {accept}): {wall:.1f} s wall, {cpus[label]:.1f} s CPU; {load()}"
+        )
+    print(f"  CPU time before / today: {cpus['before'] / cpus['today']:.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; exit 1 if a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-rank", action="store_true")
+    parser.add_argument("--before", type=int, default=0, help="models to rank both ways")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     table = make_table(args.models)
@@ -135,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     ok = bench_pair(table, args.repeats) < TARGET_PAIR_SECONDS
     if not args.skip_rank:
         ok = bench_rank(table) < TARGET_RANK_SECONDS and ok
+    if args.before:
+        bench_before(table, args.before)
     return 0 if ok else 1
 
 

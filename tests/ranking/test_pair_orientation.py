@@ -18,10 +18,13 @@ import pytest
 from _joint_data import SMALL
 from isbetter import ConvergenceWarning, rank, read_scores
 from isbetter.inference.decisions import mirror
+from isbetter.items.table import ItemTable
 
 SORTED = ("aode", "hnb", "j48", "j48gr", "nbc")
 #: another order of the five UCI classifiers: every pair's place and orientation changes
 SHUFFLED = ("nbc", "j48gr", "aode", "j48", "hnb")
+#: three language models, sorted and in another order
+SORTED_ITEMS, ORDER = ("m1", "m2", "m3"), ("m3", "m1", "m2")
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +116,42 @@ def test_a_swapped_comparison_swapped_back_is_the_comparison(hierarchical_fit):
     assert (f.interval.low, f.interval.high) == (-e.interval.high, -e.interval.low)
     assert (f.p_below_0, f.p_above_0, f.bf_rope) == (e.p_above_0, e.p_below_0, e.bf_rope)
     assert s.diagnostics == light.diagnostics and s.posterior is None
+
+
+def _items(tasks: int) -> ItemTable:
+    """Binary scores of three models on 4 x 40 items (`tasks` subtasks), models paired."""
+    rng = np.random.default_rng(5)
+    hard = rng.random(160)
+    rows = [
+        {"task": f"t{i % tasks}", "item": str(i), "system": s, "score": float(hard[i] < p)}
+        for s, p in (("m1", 0.8), ("m2", 0.6), ("m3", 0.5))
+        for i in range(160)
+    ]
+    frame = pd.DataFrame(rows)
+    flip = rng.random(len(frame)) < 0.1  # each model's own errors, so no pair is identical
+    frame.loc[flip, "score"] = 1.0 - frame.loc[flip, "score"]
+    return ItemTable.from_frame(frame, metric="acc")
+
+
+def test_item_pairs_are_fitted_one_way():
+    """Item scores, exact paired model: (m3, m1, m2) gives (m1, m2, m3)'s numbers, mirrored
+    (failed before: each pair was seeded and counted in the order of `systems`)."""
+    table = _items(1)
+    runs = [rank(table, systems=names, rope=0.01, rng=4) for names in (SORTED_ITEMS, ORDER)]
+    _same_pairs(*runs)
+    assert runs[1].pair_method() == "items_exact"
+
+
+def test_item_pairs_over_subtasks_are_fitted_one_way():
+    """The hierarchical model over subtasks (MCMC, one pair): either order, bit-identical."""
+    table = _items(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a small run: the numbers only
+        runs = [
+            rank(table, systems=names, rope=0.01, rng=4, draws=200, jobs=1, progress=False)
+            for names in (("m1", "m3"), ("m3", "m1"))
+        ]
+    _same_pairs(*runs)
+    (p,) = runs[1].pairs
+    assert runs[1].pair_method() == "items_hierarchical"
+    assert (p.system_a, p.system_b) == ("m3", "m1") and p.p_b_better > p.p_a_better

@@ -105,13 +105,15 @@ def item_pairs(
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
     """Compare every pair by :func:`~isbetter.items.compare.compare_paired_items`.
 
-    Each pair's seed is ``pair_seed(seed, metric, a, b)``, as for every pairwise
-    ranking, so a pair equals ``compare_items(table, a, b, rng=that seed,
-    baselines=False)`` (one task, or several with ``pool="micro"``; the baselines are
-    left out of a ranking).
+    Each pair is fitted with its names sorted, ``a < b``, whatever the order of
+    `systems`, with the seed ``pair_seed(seed, metric, a, b)``, as for every pairwise
+    ranking: it equals ``compare_items(table, a, b, rng=that seed, baselines=False)``
+    (one task, or several with ``pool="micro"``; the baselines are left out of a
+    ranking), and is reported as `systems` orders the two (``ComparisonResult.swapped``,
+    its simplex points mirrored).
     """
     pairs, simplex = [], {}
-    for a, b in itertools.combinations(systems, 2):
+    for a, b in (sorted(pair) for pair in itertools.combinations(systems, 2)):
         res = compare_paired_items(
             pooled_pair(table, a, b),
             metric=metric,
@@ -122,8 +124,12 @@ def item_pairs(
             rng=pair_seed(seed, metric, a, b),
         )
         posterior = cast(DrawsPosterior, res.posterior)  # compare_paired_items keeps its draws
-        simplex[(a, b)] = simplex_points(posterior.region_masses(rope))
-        pairs.append(dataclasses.replace(res.summary(), ranking_metric=metric))
+        summary, points = res.summary(), simplex_points(posterior.region_masses(rope))
+        if systems.index(a) > systems.index(b):
+            a, b = b, a
+            summary, points = summary.swapped(), [point[::-1] for point in points]
+        simplex[(a, b)] = points
+        pairs.append(dataclasses.replace(summary, ranking_metric=metric))
     return pairs, simplex
 
 
@@ -139,13 +145,16 @@ def hierarchical_tasks(
 
     Each task holds the pair's subtask counts, read off the ranking's item `matrix`
     (:func:`~isbetter.items.subtasks.matrix_counts`: binary items, or an error naming
-    ``pool="micro"``), and the seed ``pair_seed(seed, metric, a, b)``, so a pair equals
+    ``pool="micro"``), with its names sorted, ``a < b``, whatever the order of the
+    systems, and the seed ``pair_seed(seed, metric, a, b)``, so a pair equals
     ``compare_items(table, a, b, rng=that seed, baselines=False)``;
-    :func:`~isbetter.ranking.tasks.run_task` fits it.
+    :func:`~isbetter.ranking.tasks.run_task` fits it, and the ranking reports it as its
+    systems order the two (:func:`isbetter.ranking._pairs`).
     """
     systems = matrix.systems
     binary_pairs(table, systems)
     draws = options.get("draws")
+    column = {name: i for i, name in enumerate(systems)}
     return [
         PairTask(
             "items",
@@ -155,10 +164,10 @@ def hierarchical_tasks(
             rope,
             "hierarchical",
             pair_seed(seed, metric, a, b),
-            matrix_counts(matrix, i, j),
+            matrix_counts(matrix, column[a], column[b]),
             {} if draws is None else {"draws": draws},
         )
-        for (i, a), (j, b) in itertools.combinations(enumerate(systems), 2)
+        for a, b in (sorted(pair) for pair in itertools.combinations(systems, 2))
     ]
 
 
