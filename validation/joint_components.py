@@ -52,7 +52,7 @@ ALPHA_NODES = 12
 
 
 def _nu_prior(x: Any, data: dict[str, Any]) -> Any:
-    """log prior of nu - 1 = x (a vector), alpha and beta integrated out per component."""
+    """Log prior of nu - 1 = x (a vector), alpha and beta integrated out per component."""
     import pytensor.tensor as pt
 
     t, weight = np.polynomial.legendre.leggauss(ALPHA_NODES)
@@ -71,8 +71,26 @@ def _nu_prior(x: Any, data: dict[str, Any]) -> Any:
     return pt.log(density).sum()
 
 
-def build_model(q: int, k: int) -> Any:
-    """The PyMC model of the independent-component joint model (q data sets, K systems)."""
+def _gram_schmidt(raw: Any, d: int) -> Any:
+    """Return the orthonormal columns of `raw` (d x d) by Gram-Schmidt, written out."""
+    import pytensor.tensor as pt
+
+    columns: list[Any] = []
+    for j in range(d):
+        v = raw[:, j]
+        for u in columns:
+            v = v - pt.dot(u, v) * u
+        columns.append(v / pt.sqrt(pt.square(v).sum()))
+    return pt.stack(columns, axis=1)
+
+
+def build_model(q: int, k: int, orthogonal: bool = True) -> Any:
+    """Return the PyMC model of the independent-component joint model (q data sets, K systems).
+
+    `orthogonal`: the loading L = Q diag(s) with Q orthogonal (Gram-Schmidt of a Gaussian
+    matrix, Haar); else unit columns at free angles (a curved ridge where the data are
+    near Gaussian: NUTS's trajectories hit the depth limit).
+    """
     import pymc as pm
     import pytensor.tensor as pt
 
@@ -119,7 +137,10 @@ def build_model(q: int, k: int) -> Any:
             directions = pt.ones((1, 1))
         else:
             raw = pm.Normal("direction_raw", 0.0, 1.0, dims=("contrast", "component"))
-            directions = raw / pt.sqrt(pt.square(raw).sum(axis=0, keepdims=True))
+            if orthogonal:  # Gram-Schmidt: Q is Haar-distributed, L L' = Q diag(s^2) Q'
+                directions = _gram_schmidt(raw, d)
+            else:  # unit columns, free angles
+                directions = raw / pt.sqrt(pt.square(raw).sum(axis=0, keepdims=True))
         loading = pm.Deterministic(
             "loading", directions * s[None, :], dims=("contrast", "component")
         )
@@ -134,7 +155,7 @@ def build_model(q: int, k: int) -> Any:
 
 
 def model_data(table: Any, systems: tuple[str, ...]) -> tuple[dict[str, Any], Any]:
-    """The model's data for `systems` of `table` (the Huang-Wand form's settings)."""
+    """Return the model's data for `systems` of `table` (the Huang-Wand form's settings)."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
     priors = JointPriors(**HW_SETTINGS)
@@ -152,11 +173,21 @@ def model_data(table: Any, systems: tuple[str, ...]) -> tuple[dict[str, Any], An
 class Fitter:
     """One compiled model per shape, refitted with new data."""
 
-    def __init__(self) -> None:
+    def __init__(self, orthogonal: bool = True) -> None:
         self.compiled: dict[tuple[int, int], Any] = {}
+        self.orthogonal = orthogonal
 
-    def fit(self, table: Any, systems: tuple[str, ...], *, seed: int, draws: int = 2000,
-            tune: int = 1000, chains: int = 4) -> dict[str, Any]:
+    def fit(
+        self,
+        table: Any,
+        systems: tuple[str, ...],
+        *,
+        seed: int,
+        draws: int = 2000,
+        tune: int = 1000,
+        chains: int = 4,
+    ) -> dict[str, Any]:
+        """Sample the posterior of `systems` of `table`; return it with timings."""
         import nutpie
         import pymc as pm
 
@@ -164,7 +195,7 @@ class Fitter:
         shape = (prepared.n_datasets, prepared.n_systems)
         t0 = time.perf_counter()
         if shape not in self.compiled:
-            model = build_model(*shape)
+            model = build_model(*shape, orthogonal=self.orthogonal)
             with model:
                 pm.set_data(data)
             self.compiled[shape] = nutpie.compile_pymc_model(model, backend="numba")
@@ -173,15 +204,22 @@ class Fitter:
             compiled = self.compiled[shape].with_data(**data)
         t1 = time.perf_counter()
         idata = nutpie.sample(
-            compiled, draws=draws, tune=tune, chains=chains, cores=2, seed=seed,
-            progress_bar=False, target_accept=0.9,
+            compiled,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=2,
+            seed=seed,
+            progress_bar=False,
+            target_accept=0.9,
         )
         t2 = time.perf_counter()
         return {"idata": idata, "prepared": prepared, "compile_s": t1 - t0, "sample_s": t2 - t1}
 
 
-def pair_masses(fit: dict[str, Any], a: int, b: int, rope: float, seed: int,
-                inner: int = 256) -> np.ndarray:
+def pair_masses(
+    fit: dict[str, Any], a: int, b: int, rope: float, seed: int, inner: int = 256
+) -> np.ndarray:
     """Per posterior draw, the masses (a better, rope, b better) of the next data set.
 
     delta_next = (b_a - b_b) + sum_j w_j z_j, w_j = c_ab . loading_j (score units): the
@@ -221,15 +259,17 @@ def pair_masses(fit: dict[str, Any], a: int, b: int, rope: float, seed: int,
 
 
 def argmax_probs(masses: np.ndarray) -> np.ndarray:
-    """The fraction of draws in which each region is the most probable (as published)."""
+    """Return the fraction of draws in which each region is the most probable (as published)."""
     flat = masses.reshape(-1, 3)
     return np.bincount(flat.argmax(axis=1), minlength=3) / flat.shape[0]
 
 
 def identified_diagnostics(fit: dict[str, Any], pairs: list[tuple[int, int]]) -> dict[str, float]:
-    """R-hat and bulk ESS of functionals that sign flips, permutations and rotations of
-    the components leave alone: the effects b, every pair's scale sqrt(c' L L' c), the
-    smallest nu."""
+    """Return R-hat and bulk ESS of functionals the components' symmetries leave alone.
+
+    Sign flips, permutations and rotations of the components leave them alone: the
+    effects b, every pair's scale sqrt(c' L L' c), the smallest and largest nu.
+    """
     import arviz as az
     import xarray as xr
 
@@ -263,23 +303,25 @@ def identified_diagnostics(fit: dict[str, Any], pairs: list[tuple[int, int]]) ->
 
 
 def read_uci() -> Any:
+    """Return the UCI table the tests use."""
     from isbetter import read_scores
 
     return read_scores(UCI, dataset="dataset_id", system="classifier", score="accuracy")
 
 
 def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
-    """(a): the ten K = 2 UCI pairs against the pairwise hierarchical model."""
+    """Fit (a): the ten K = 2 UCI pairs against the pairwise hierarchical model."""
     from isbetter.cv.hierarchical.model import hierarchical_test
 
     table = read_uci()
-    fitter = Fitter()
+    fitter = Fitter(orthogonal=not args.free_angles)
     rows = []
     for a, b in itertools.combinations(table.systems, 2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fitter.fit(table, (a, b), seed=args.seed, draws=args.draws,
-                             tune=args.tune, chains=args.chains)
+            fit = fitter.fit(
+                table, (a, b), seed=args.seed, draws=args.draws, tune=args.tune, chains=args.chains
+            )
         joint = argmax_probs(pair_masses(fit, 0, 1, args.rope, args.seed))
         pair = hierarchical_test(table.paired(a, b), rope=args.rope, rng=args.seed)
         pairwise = np.array([pair.p_a_better, pair.p_rope, pair.p_b_better])
@@ -299,20 +341,26 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_outlier(args: argparse.Namespace) -> dict[str, Any]:
-    """(b): test_one_outlying_data_set_leaves_p_best's data, with this model."""
+    """Fit (b): test_one_outlying_data_set_leaves_p_best's data, with this model."""
     from _joint_data import score_table, study_scores
 
     scores = study_scores(np.random.default_rng(1), [0.0, 0.01, 0.02, 0.028], q=10, spread=0.004)
     moved = scores.copy()
     moved[0, 2] += 0.3
-    fitter = Fitter()
+    fitter = Fitter(orthogonal=not args.free_angles)
     out: dict[str, Any] = {}
     for name, arr in (("clean", scores), ("outlier", moved)):
         table = score_table(arr)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = fitter.fit(table, tuple(table.systems), seed=args.seed, draws=args.draws,
-                             tune=args.tune, chains=args.chains)
+            fit = fitter.fit(
+                table,
+                tuple(table.systems),
+                seed=args.seed,
+                draws=args.draws,
+                tune=args.tune,
+                chains=args.chains,
+            )
         e = fit["idata"].posterior["b"].to_numpy().reshape(-1, 4)
         p_best = np.bincount(e.argmax(axis=1), minlength=4) / e.shape[0]
         nu = fit["idata"].posterior["nu"].to_numpy().reshape(-1, 3)
@@ -329,25 +377,28 @@ def run_outlier(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
-    """(d): all five UCI classifiers in one model; every pair's next-data-set masses."""
+    """Fit (d): all five UCI classifiers in one model; every pair's next-data-set masses."""
     table = read_uci()
     systems = tuple(table.systems)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = Fitter().fit(table, systems, seed=args.seed, draws=args.draws,
-                             tune=args.tune, chains=args.chains)
+        fit = Fitter(orthogonal=not args.free_angles).fit(
+            table, systems, seed=args.seed, draws=args.draws, tune=args.tune, chains=args.chains
+        )
     pairs = list(itertools.combinations(range(len(systems)), 2))
     post = fit["idata"].posterior
     b = post["b"].to_numpy() * fit["prepared"].scale
     rows = []
     for a, c in pairs:
         masses = pair_masses(fit, a, c, args.rope, args.seed)
-        rows.append({
-            "pair": f"{systems[a]}/{systems[c]}",
-            "median_diff": float(np.median(b[..., a] - b[..., c])),
-            "components": argmax_probs(masses).round(3).tolist(),
-            "mean_masses": masses.reshape(-1, 3).mean(axis=0).round(3).tolist(),
-        })
+        rows.append(
+            {
+                "pair": f"{systems[a]}/{systems[c]}",
+                "median_diff": float(np.median(b[..., a] - b[..., c])),
+                "components": argmax_probs(masses).round(3).tolist(),
+                "mean_masses": masses.reshape(-1, 3).mean(axis=0).round(3).tolist(),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     nu = post["nu"].to_numpy().reshape(-1, len(systems) - 1)
     return {
@@ -360,6 +411,7 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
+    """Run one of the three measurements and write its JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("pairs", "outlier", "uci5"))
     parser.add_argument("--seed", type=int, default=1)
@@ -367,6 +419,11 @@ def main() -> None:
     parser.add_argument("--rope", type=float, default=0.01)
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument(
+        "--free-angles",
+        action="store_true",
+        help="unit columns at free angles instead of an orthogonal loading",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "validation" / "results")
     args = parser.parse_args()
     run = {"pairs": run_pairs, "outlier": run_outlier, "uci5": run_uci5}[args.what]
@@ -374,7 +431,8 @@ def main() -> None:
     result = run(args)
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"joint_components_{args.what}_seed{args.seed}.json"
+    tag = "_free" if args.free_angles else ""
+    path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))
 
