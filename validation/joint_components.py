@@ -47,7 +47,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 UCI = ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
-HW_SETTINGS = {"spread_prior": "huang-wand"}
 ALPHA_NODES = 12
 
 
@@ -158,7 +157,7 @@ def model_data(table: Any, systems: tuple[str, ...]) -> tuple[dict[str, Any], An
     """Return the model's data for `systems` of `table` (the Huang-Wand form's settings)."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
-    priors = JointPriors(**HW_SETTINGS)
+    priors = JointPriors(spread_prior="huang-wand")
     prepared = prepare(table, systems, priors=priors)
     base = prepared.model_data(priors)
     data = {
