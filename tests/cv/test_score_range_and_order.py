@@ -125,3 +125,24 @@ def test_from_arrays_names_the_cell_of_a_huge_score():
     assert "index label" not in message
     with pytest.raises(InputError, match=r"\(`x`\[7\] \(data set '0', system 'A', run 2, fold 3\)"):
         isbetter.from_arrays(np.where(np.arange(10) == 7, -1e300, x[0]), y[0], runs=2, folds=5)
+
+
+@pytest.mark.parametrize(
+    ("x0", "near", "rest"),
+    [(0.5, 0.5000000000000001, 0.75), (0.5, 0.5 + 1e-9, 0.75), (0.5000000000000001, 0.75, 0.5)],
+)
+def test_tied_scores_with_rounding_are_not_far_scores(x0, near, rest):
+    """Before: with half the scores tied the median absolute deviation was a rounding error
+    (5.55e-17 for ten scores 0.5, one 0.5000000000000001 and nine 0.75; Hypothesis found it
+    in test_adding_a_constant_to_both_systems_changes_nothing) or 5e-10, and the nine 0.75s
+    were refused as 'too far from the others'; the typical deviation is now the upper
+    quartile of the deviations, which a far score must share with a quarter of the table,
+    and deviations of a few units in the median's last place count as none (ten
+    0.5000000000000001, one 0.75 and nine 0.5: an upper quartile of 1.1e-16)."""
+    x = np.full(10, x0)
+    y = np.array([near] + [rest] * 9)
+    table = isbetter.from_arrays(x, y, runs=1)
+    assert table.datasets == ("0",)
+    y[4] = 1e15  # one far score among them is still refused
+    with pytest.raises(InputError, match="too far from the others"):
+        isbetter.from_arrays(x, y, runs=1)

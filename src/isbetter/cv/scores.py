@@ -698,6 +698,9 @@ MAGNITUDE_LIMIT = 1.0 / float(np.sqrt(np.finfo(float).eps))
 #: the largest |score|: the models sum the squares of up to 1e8 differences (each at most
 #: twice the largest score), which float64 holds below its maximum, 1.8e308
 LARGEST_SCORE = 0.5 * float(np.sqrt(np.finfo(float).max / 1e8))
+#: deviations from the median of at most this many units in its last place are taken as
+#: rounding (0.5 beside 0.5000000000000001), not as the scores' spread
+ROUNDING_ULPS = 4
 
 
 def _check_magnitudes(
@@ -709,18 +712,30 @@ def _check_magnitudes(
 ) -> None:
     """Raise when a score is too large for the models' numerics, naming its row.
 
-    A score beyond :data:`LARGEST_SCORE` overflows the models' sums of squares; one
-    more than :data:`MAGNITUDE_LIMIT` typical deviations (the median absolute
-    deviation, or the mean one where most scores are equal) from the median leaves
-    every other data set's spread below float64's resolution once the model scales
-    the differences (accuracies with one value 1e15 crashed or hung the samplers).
+    A score beyond :data:`LARGEST_SCORE` overflows the models' sums of squares; one more
+    than :data:`MAGNITUDE_LIMIT` typical deviations (the upper quartile of the absolute
+    deviations from the median, or the smallest one that is not zero where more than three
+    quarters of the scores are equal) from the median leaves every other data set's spread
+    below float64's resolution once the model scales the differences (accuracies with one
+    value 1e15 crashed or hung the samplers). The upper quartile, not the median absolute
+    deviation: where half the scores tie, the median deviation is zero or a rounding error
+    (ten scores 0.5, one 0.5000000000000001 and nine 0.75 gave 5.55e-17 and refused the
+    0.75s), while a quarter of the scores would have to be far off to move the quartile.
+    Deviations within :data:`ROUNDING_ULPS` units in the last place of the median count as
+    none (ten 0.5000000000000001, nine 0.5 and one 0.75 gave an upper quartile of 1.1e-16).
     `locate` names the rows (default: their file lines or index labels).
     """
     for m in metrics:
         x = df[m].to_numpy(dtype=float)
         with np.errstate(over="ignore", invalid="ignore"):
-            deviation = np.abs(x - np.median(x))
-            typical = float(np.median(deviation)) or float(deviation.mean())
+            centre = np.median(x)
+            deviation = np.abs(x - centre)
+            # within a few units in the last place of the median: rounding, not spread
+            deviation[deviation <= ROUNDING_ULPS * np.spacing(np.abs(centre))] = 0.0
+            spread = deviation[deviation > 0]
+            typical = float(np.quantile(deviation, 0.75)) or (
+                float(spread.min()) if spread.size else 0.0
+            )
             far = np.abs(x) > LARGEST_SCORE
             if typical > 0:
                 far |= deviation > MAGNITUDE_LIMIT * typical
