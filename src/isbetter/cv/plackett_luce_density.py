@@ -148,6 +148,35 @@ def _widest(ends: np.ndarray) -> int:  # pragma: no cover - compiled by numba
     return widest
 
 
+def _prior(
+    theta: np.ndarray, alpha: np.ndarray, lgamma_alpha: np.ndarray, grad: np.ndarray
+) -> float:  # pragma: no cover - compiled by numba
+    """Return the log prior of theta (log Gamma(alpha, 1) weights) and write its gradient."""
+    logp = 0.0
+    for a in range(theta.shape[0]):
+        g = math.exp(theta[a])
+        logp += alpha[a] * theta[a] - g - lgamma_alpha[a]
+        grad[a] = alpha[a] - g
+    return logp
+
+
+def _suffixes(
+    theta: np.ndarray, order: np.ndarray, top: np.ndarray, suffix: np.ndarray
+) -> None:  # pragma: no cover - compiled by numba
+    """Fill the largest theta and the scaled sums of exp(theta) from each place on.
+
+    top[j] is the largest theta from place j of `order` on; suffix[j] the sum of
+    exp(theta - top[j]) from place j on (at least 1, so its log never underflows).
+    """
+    k = theta.shape[0]
+    top[k], suffix[k] = -math.inf, 0.0
+    for j in range(k - 1, -1, -1):
+        t = theta[order[j]]
+        top[j] = max(top[j + 1], t)
+        below = suffix[j + 1] * math.exp(top[j + 1] - top[j]) if j < k - 1 else 0.0
+        suffix[j] = below + math.exp(t - top[j])
+
+
 def _kernel(
     theta: np.ndarray,
     rankings: np.ndarray,
@@ -159,11 +188,7 @@ def _kernel(
 ) -> float:  # pragma: no cover - compiled by numba
     """Return log p(theta) and write its gradient into `grad` (see the module docstring)."""
     k = theta.shape[0]
-    logp = 0.0
-    for a in range(k):
-        g = math.exp(theta[a])
-        logp += alpha[a] * theta[a] - g - lgamma_alpha[a]
-        grad[a] = alpha[a] - g
+    logp = _prior(theta, alpha, lgamma_alpha, grad)
     widest = _widest(ends)
     h = np.empty(1 << widest)
     bar = np.empty(1 << widest)
@@ -174,12 +199,7 @@ def _kernel(
     suffix = np.empty(k + 1)  # suffix[j]: sum of exp(theta - top[j]) from place j on (>= 1)
     for i in range(rankings.shape[0]):
         c = counts[i]
-        top[k], suffix[k] = -math.inf, 0.0
-        for j in range(k - 1, -1, -1):
-            t = theta[rankings[i, j]]
-            top[j] = max(top[j + 1], t)
-            below = suffix[j + 1] * math.exp(top[j + 1] - top[j]) if j < k - 1 else 0.0
-            suffix[j] = below + math.exp(t - top[j])
+        _suffixes(theta, rankings[i], top, suffix)
         j = 0
         while j < k:
             end = ends[i, j]
@@ -225,6 +245,8 @@ def _build(on_disk: bool) -> dict[str, Any]:
 
         register_jitable(_group)
         register_jitable(_widest)
+        register_jitable(_prior)
+        register_jitable(_suffixes)
         _JITABLE.append(True)
     vector = numba.types.Array(numba.float64, 1, "C")
     matrix = numba.types.Array(numba.int64, 2, "C")
