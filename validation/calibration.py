@@ -282,6 +282,53 @@ def kept_draws(
     }
 
 
+def study_record(
+    posterior: dict[str, np.ndarray],
+    true: dict[str, float],
+    diagnostics: Any,
+    n_ranks: int,
+    *,
+    keep: bool = False,
+    coverage: bool = True,
+    ess: bool = False,
+) -> dict[str, Any]:
+    """Return the record of one simulated study: what every SBC replication returns.
+
+    Parameters
+    ----------
+    posterior : dict of str to numpy.ndarray
+        Posterior draws of each recorded quantity.
+    true : dict of str to float
+        The quantities' true values, drawn from the prior.
+    diagnostics : object
+        The fit's diagnostics (``divergences`` and ``r_hat_max`` are recorded).
+    n_ranks : int
+        Number of possible ranks: the truth is ranked among ``n_ranks - 1`` thinned draws.
+    keep : bool, default False
+        Also record the thinned draws, means, sds and truths (:func:`kept_draws`).
+    coverage : bool, default True
+        Record whether each 95% HDI covers its truth.
+    ess : bool, default False
+        Record the smallest bulk effective sample size (``ess_bulk_min``).
+
+    Returns
+    -------
+    dict
+        ``kept`` (with `keep`), ``ranks``, ``covered`` (with `coverage`), ``divergences``,
+        ``r_hat_max`` and ``ess_bulk_min`` (with `ess`); a study adds its own entries
+        (its index, the fit's settings, ...) with ``|``.
+    """
+    record: dict[str, Any] = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
+    record["ranks"] = {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()}
+    if coverage:
+        record["covered"] = {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()}
+    record["divergences"] = int(diagnostics.divergences)
+    record["r_hat_max"] = float(diagnostics.r_hat_max)
+    if ess:
+        record["ess_bulk_min"] = float(diagnostics.ess_bulk_min)
+    return record
+
+
 def hierarchical_replication(
     s: HierarchicalSetting, seed: np.random.SeedSequence, n_ranks: int, keep: bool = False
 ) -> dict[str, Any]:
@@ -326,15 +373,8 @@ def hierarchical_replication(
     }
     true = {"delta0": truth["delta0"], "std0": truth["std0"], "nu": truth["nu"]}
     true["delta_1"] = truth["delta"][0]
-    diag = res.diagnostics
-    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
-    return kept | {
+    return study_record(posterior, true, res.diagnostics, n_ranks, keep=keep, ess=True) | {
         "study": study,
-        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
-        "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
-        "divergences": int(diag.divergences),
-        "r_hat_max": float(diag.r_hat_max),
-        "ess_bulk_min": float(diag.ess_bulk_min),
         "bound_term": res.settings.get("sigma_bound_term"),
         "parameterization": res.settings.get("parameterization"),
         "refitted": res.settings.get("refit_of") is not None,

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from validation.calibration import kept_draws, ranks
+from validation.calibration import study_record
 
 #: classes, documents per test set and the prior mass of each row's Dirichlet (the default):
 #: few documents, so that the prior matters
@@ -221,11 +221,6 @@ def replication(
         },
     )
     true = true_quantities(truth)
-    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
-    diag = fit.diagnostics
-    return kept | {
-        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
-        "divergences": int(diag.divergences),
-        "r_hat_max": float(diag.r_hat_max),
-        "converged": bool(diag.converged),
+    return study_record(posterior, true, fit.diagnostics, n_ranks, keep=keep, coverage=False) | {
+        "converged": bool(fit.diagnostics.converged)
     }

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from validation.calibration import hdi_covers, kept_draws, ranks
+from validation.calibration import study_record
 
 #: items per study of the exact paired model's SBC: few, so that the prior matters
 PAIRED_ITEMS = 50
@@ -150,14 +150,8 @@ def replication(
     posterior["delta_1"] = res.delta[:, 0]
     true = {k: float(truth[k]) for k in ("mu", "sigma", "mu_phi", "nu", "population_mean")}
     true["delta_1"] = float(truth["delta"][0])
-    diag = res.diagnostics
-    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
-    return kept | {
-        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
-        "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
-        "divergences": int(diag.divergences),
-        "r_hat_max": float(diag.r_hat_max),
-        "converged": bool(diag.converged),
+    return study_record(posterior, true, res.diagnostics, n_ranks, keep=keep) | {
+        "converged": bool(res.diagnostics.converged),
         "parameterization": res.settings["parameterization"],
         "refitted": res.settings["refit_of"] is not None,
     }

@@ -48,7 +48,7 @@ if __package__ in (None, ""):  # run as a script: import `validation` as a packa
     sys.path.insert(0, str(_here.parent))
 
 from isbetter.cv.joint.spec import JointPriors
-from validation.calibration import hdi_covers, kept_draws, ranks, uniformity
+from validation.calibration import study_record, uniformity
 from validation.report import check_out_dir, markdown_table, plot_rank_histograms, write_json
 from validation.runner import replicate
 
@@ -286,15 +286,8 @@ def replication(
         nxt = e[:, 0] - e[:, 1] + scale * rng.standard_t(nu)
     posterior |= {"next b0 - b1": nxt, "data set 0: 0 - 1": first}
     true |= {"next b0 - b1": truth["next"], "data set 0: 0 - 1": b[0] - b[1] + c01 @ truth["u"][0]}
-    diag = fit.diagnostics
-    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
-    return kept | {
-        "study": study,
-        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
-        "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
-        "divergences": int(diag.divergences),
-        "r_hat_max": float(diag.r_hat_max),
-        "ess_bulk_min": float(diag.ess_bulk_min),
+    return study_record(posterior, true, fit.diagnostics, n_ranks, keep=keep, ess=True) | {
+        "study": study
     }
 
 

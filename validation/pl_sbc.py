@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from validation.calibration import hdi_covers, kept_draws, ranks
+from validation.calibration import study_record
 
 
 @dataclass(frozen=True)
@@ -102,12 +102,6 @@ def replication(
     log_w = np.log(fit.draws)  # (chains * draws, K), chains concatenated
     posterior = {name: log_w[:, j] for j, name in enumerate(names)}
     true = {name: float(np.log(w[j])) for j, name in enumerate(names)}
-    diag = fit.diagnostics
-    kept = {"kept": kept_draws(posterior, true, n_ranks)} if keep else {}
-    return kept | {
-        "ranks": {k: int(ranks(v, true[k], n_ranks - 1)) for k, v in posterior.items()},
-        "covered": {k: bool(hdi_covers(v, true[k])) for k, v in posterior.items()},
-        "divergences": int(diag.divergences),
-        "r_hat_max": float(diag.r_hat_max),
-        "tied_datasets": fit.tied_datasets,
+    return study_record(posterior, true, fit.diagnostics, n_ranks, keep=keep) | {
+        "tied_datasets": fit.tied_datasets
     }

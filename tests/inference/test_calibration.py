@@ -16,6 +16,7 @@ studies each; PNG histograms) is the script.
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,6 +32,7 @@ from validation.calibration import (  # noqa: E402
     hierarchical_replication,
     matched_priors,
     smooth_uniformity,
+    study_record,
     uniformity,
 )
 
@@ -76,6 +78,25 @@ def test_uniformity_flags_a_skewed_histogram():
     ranks = np.arange(1000) % N_RANKS
     assert uniformity(ranks, N_RANKS, 10)[1] > 0.99
     assert uniformity(ranks // 2, N_RANKS, 10)[1] < 1e-12
+
+
+def test_study_record_ranks_covers_and_keeps_what_each_study_asks_for():
+    """One record for every SBC study: the truth's rank among the thinned draws, whether
+    the 95% HDI covers it, the diagnostics; the kept draws, coverage and ESS on request."""
+    draws = np.random.default_rng(0).normal(size=4000)
+    posterior = {"low": draws, "inside": draws, "high": draws}
+    true = {"low": -10.0, "inside": 0.0, "high": 10.0}
+    diag = SimpleNamespace(divergences=2, r_hat_max=1.01, ess_bulk_min=812.5)
+    record = study_record(posterior, true, diag, N_RANKS)
+    assert list(record) == ["ranks", "covered", "divergences", "r_hat_max"]
+    assert record["ranks"]["low"] == 0 and record["ranks"]["high"] == N_RANKS - 1
+    assert 0 < record["ranks"]["inside"] < N_RANKS - 1
+    assert record["covered"] == {"low": False, "inside": True, "high": False}
+    assert (record["divergences"], record["r_hat_max"]) == (2, 1.01)
+    full = study_record(posterior, true, diag, N_RANKS, keep=True, coverage=False, ess=True)
+    assert list(full) == ["kept", "ranks", "divergences", "r_hat_max", "ess_bulk_min"]
+    assert full["kept"]["draws"]["inside"].shape == (N_RANKS - 1,)
+    assert full["ess_bulk_min"] == 812.5
 
 
 def test_smooth_test_is_exact_for_uniform_ranks_and_flags_shifts_and_spreads():

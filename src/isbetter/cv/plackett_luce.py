@@ -95,10 +95,10 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.friedman import score_matrix, snap_ties
+from isbetter.inference import libs
 from isbetter.inference.ranks import RANK_INTERVAL, RankSummary, rank_summary
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import diagnose, resolve_backend, sample, warn_if_poor
@@ -272,8 +272,7 @@ def build_model(k: int) -> Any:
     order by order — the dense form of what :mod:`.plackett_luce_density` computes by
     a recursion over subsets (an untied place: one order, the plain Plackett–Luce factor).
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     strict = np.tile(np.arange(1, k + 1), (2, 1))
@@ -324,8 +323,7 @@ def _sample(
         from isbetter.cv.plackett_luce_density import nutpie_model
 
         return sample(None, backend=backend, compiled=nutpie_model(*orders, alpha), **settings)
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
 
     with _LOCK:
         model = _pymc_model(alpha.shape[0])

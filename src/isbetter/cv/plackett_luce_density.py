@@ -59,7 +59,7 @@ import numba
 import numpy as np
 from scipy import special
 
-from isbetter.core.notices import quiet_arviz
+from isbetter.inference import libs
 
 __all__ = ["log_density", "nutpie_model"]
 
@@ -302,8 +302,7 @@ def nutpie_model(
     point is PyMC's (each :math:`\theta_k` at :math:`\log \alpha_k`, the Gamma's
     moment) jittered by U(-1, 1), as nutpie jitters a PyMC model's.
     """
-    quiet_arviz()
-    from nutpie.compiled_pyfunc import from_pyfunc
+    from_pyfunc = libs.nutpie().compiled_pyfunc.from_pyfunc
 
     kernel = _kernels()["logp"]
     data = _data(rankings, ends, counts, alpha)

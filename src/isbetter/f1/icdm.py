@@ -63,8 +63,8 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputError
-from isbetter.core.notices import quiet_arviz
 from isbetter.f1.measures import Measure
+from isbetter.inference import libs
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import (
     Sampling,
@@ -155,8 +155,7 @@ def build_icdm_model(conf_a: Any, conf_b: Any, *, concentration: float = 1.0) ->
     concentration : float, default: 1.0
         Prior mass of each row's Dirichlet.
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     ca, cb = _check_confusions(conf_a, conf_b)
@@ -191,8 +190,7 @@ def compiled_icdm_model(backend: str) -> tuple[Any, Any]:
         model = build_icdm_model(empty, empty)
         compiled = None
         if backend == "nutpie":
-            quiet_arviz()
-            import nutpie
+            nutpie = libs.nutpie()
 
             compiled = nutpie.compile_pymc_model(model, backend="numba", freeze_model=False)
         _CACHE[backend] = (model, compiled)
@@ -324,8 +322,7 @@ def _sample_eta(
     """NUTS draws of eta given the model `data` (the compiled model is shared: one at a time)."""
     with _LOCK:
         model, compiled = compiled_icdm_model(backend)
-        quiet_arviz()
-        import pymc as pm
+        pm = libs.pymc()
 
         with model:
             pm.set_data(data)

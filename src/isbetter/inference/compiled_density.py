@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from isbetter.core.errors import IsbetterError
-from isbetter.core.notices import quiet_arviz
+from isbetter.inference import libs
 
 __all__ = [
     "NUTPIE_FIELDS",
@@ -141,8 +141,7 @@ def nutpie_model(
     number of unconstrained parameters; `layout` the stored variables' names, shapes,
     coordinates and dimensions; ``initial_point(seed)`` the sampler's start.
     """
-    quiet_arviz()
-    from nutpie.compile_pymc import CompiledPyMCModel
+    CompiledPyMCModel = libs.nutpie().compile_pymc.CompiledPyMCModel
 
     check_nutpie_fields(CompiledPyMCModel)
     names, shapes, coords, dims = layout

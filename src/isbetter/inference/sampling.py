@@ -29,8 +29,8 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import ConvergenceWarning, InputError, outside_stacklevel
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.validate import check_choice, check_positive_int
+from isbetter.inference import libs
 from isbetter.inference.records import MCMCDiagnostics
 
 __all__ = [
@@ -130,8 +130,7 @@ def resolve_backend(backend: str) -> str:
     if backend == "pymc":
         return backend
     try:
-        quiet_arviz()
-        import nutpie  # noqa: F401
+        libs.nutpie()
     except ImportError as exc:
         if backend == "nutpie":
             raise InputError(
@@ -179,8 +178,7 @@ def sample(
     """
     cores = chain_cores(chains, cores)
     if backend == "nutpie":
-        quiet_arviz()
-        import nutpie
+        nutpie = libs.nutpie()
 
         if compiled is None:
             compiled = nutpie.compile_pymc_model(model, backend="numba")
@@ -208,8 +206,7 @@ def sample(
             sampler.cancel()
             raise
     else:
-        quiet_arviz()
-        import pymc as pm
+        pm = libs.pymc()
 
         idata = pm.sample(
             draws=draws,

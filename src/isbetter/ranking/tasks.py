@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from isbetter.core.errors import RopeWarning
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import versions
+from isbetter.inference import libs
 
 if TYPE_CHECKING:
     from isbetter.inference.ranks import RankSummary
@@ -207,8 +207,7 @@ def prepare(task: PairTask) -> None:
     runs the tasks is held up in an import when they stop.
     """
     if samples_with_nutpie(task):
-        quiet_arviz()
-        import nutpie  # noqa: F401
+        libs.nutpie()
 
         if task.kind == "items":
             from isbetter.items.hierarchical.density import load_density

@@ -29,7 +29,6 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import InputError, InputTypeError
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import input_settings, make_settings
 from isbetter.core.validate import check_choice, check_positive_int, check_rope
 from isbetter.cv.hierarchical.compiled_backend import (
@@ -44,6 +43,7 @@ from isbetter.cv.hierarchical.pymc_backend import PARAMETERIZATIONS, Parameteriz
 from isbetter.cv.hierarchical.route import RoutePrediction, predict_parameterization
 from isbetter.cv.hierarchical.spec import Prepared, prepare
 from isbetter.cv.scores import PairedScores
+from isbetter.inference import libs
 from isbetter.inference.decisions import probabilities_from_masses
 from isbetter.inference.posterior import HierarchicalPosterior
 from isbetter.inference.records import MCMCDiagnostics, Observed
@@ -183,8 +183,7 @@ class HierarchicalModel:
 
     def _pymc_model(self, bounded: bool, data: dict[str, Any]) -> tuple[Any, Any]:
         """Return the PyMC model (and nutpie's compiled one) with `data` set."""
-        quiet_arviz()
-        import pymc as pm
+        pm = libs.pymc()
 
         model, compiled = self._compile_locked(bounded)
         # the initial-point function reads the model's data, so set it for both backends
@@ -205,8 +204,7 @@ class HierarchicalModel:
                 bounded=bounded,
             )
         if self.backend == "nutpie" and bounded not in self._compiled:
-            quiet_arviz()
-            import nutpie
+            nutpie = libs.nutpie()
 
             self._compiled[bounded] = nutpie.compile_pymc_model(
                 self._models[bounded], backend="numba", freeze_model=False

@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.numerics.kernels import (
     NODE_SPACING,
@@ -29,6 +28,7 @@ from isbetter.cv.hierarchical.numerics.kernels import (
     no_bound,
     with_bound,
 )
+from isbetter.inference import libs
 
 __all__ = ["PARAMETERIZATIONS", "Parameterization", "build_model"]
 
@@ -169,8 +169,7 @@ def build_model(
     ``q`` parameters and their funnel-shaped coupling with :math:`\delta_i`; the model is otherwise
     that of Corani et al. [1]_ (see :class:`~isbetter.cv.hierarchical.priors.HierarchicalPriors`).
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
 
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
     parameterization = check_choice(  # type: ignore[assignment]
@@ -218,8 +217,7 @@ def _nu_prior(data: dict[str, Any], *, integrated: bool, dims: str | None = None
     With `dims` (not `integrated`) one nu per coordinate of that dimension, sharing alpha
     and beta: a hierarchy over the nu's.
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     if not integrated:
@@ -260,8 +258,7 @@ def _integrated_loglik(
 def _centred_loglik(
     delta0: Any, std0: Any, nu: Any, data: dict[str, Any], parameterization: str, *, bounded: bool
 ) -> Any:
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     if parameterization == "noncentred":

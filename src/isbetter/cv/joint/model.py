@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from isbetter.core.errors import InputTypeError
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.provenance import make_settings
 from isbetter.core.validate import check_positive_int, check_rope
 from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
 from isbetter.cv.scores import ScoreTable
+from isbetter.inference import libs
 from isbetter.inference.records import MCMCDiagnostics
 from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
 from isbetter.inference.seeds import resolve_seed
@@ -224,8 +224,7 @@ class JointModel:
 
             # the hand-written density: loaded from isbetter's cache, any shape
             return None, compiled_model(data)
-        quiet_arviz()
-        import pymc as pm
+        pm = libs.pymc()
 
         from isbetter.cv.joint.pymc_backend import build_model
 

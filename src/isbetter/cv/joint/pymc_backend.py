@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.notices import quiet_arviz
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior
 from isbetter.cv.joint.spec import (
@@ -25,6 +24,7 @@ from isbetter.cv.joint.spec import (
     Tails,
     contrast_basis,
 )
+from isbetter.inference import libs
 
 __all__ = ["build_model"]
 
@@ -93,8 +93,7 @@ def build_model(
         ``loglik``.
         Dimensions ``dataset``, ``system``, ``contrast``.
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
@@ -175,8 +174,7 @@ def _precision(nu: Any, q: int, per_system: bool = False) -> Any:
     :math:`\log\lambda_i`, which concentrate as :math:`\nu` grows (80% of simulated
     fits on 50 data sets had R-hat above 1.01 with :math:`\log\lambda_i` sampled).
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     dims = ("dataset", "system") if per_system else "dataset"
@@ -197,8 +195,7 @@ def _mixing(rate: Any) -> Any:
     than as ``pm.Gamma``, whose compiled ``gammaln(1/2)`` is off by about 2e-8 (the
     compiled density is tested equal to this model's to 1e-9).
     """
-    quiet_arviz()
-    import pymc as pm
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
     log_psi = pm.Flat("spread_log_psi")
