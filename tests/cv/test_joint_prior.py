@@ -169,7 +169,14 @@ def test_the_default_gives_mains_numbers():
     assert "spread_psi" not in fit.idata.posterior
 
 
-@pytest.mark.parametrize("tails", ["shared", pytest.param("per-system", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "tails",
+    [
+        "shared",
+        pytest.param("per-system", marks=pytest.mark.slow),
+        pytest.param("components", marks=pytest.mark.slow),
+    ],
+)
 def test_one_outlying_data_set_leaves_p_best(tails):
     """4 systems on 10 data sets, s3 truly best; the second best's scores on one data set
     moved up by 0.3 (ten times the largest effect): the true best's P(best) moves by at
@@ -188,7 +195,11 @@ def test_one_outlying_data_set_leaves_p_best(tails):
     assert abs(outlier[3] - clean[3]) <= 0.03, (clean, outlier)
     recorded = settings["spread_prior"]
     assert recorded["form"] == "huang-wand" and recorded["df"] == 2.0
-    assert recorded["pair_scale"] == pytest.approx(10 * robust_pair_spread_of(scores), rel=1e-9)
+    spread = 10 * robust_pair_spread_of(scores)  # a pair's half-t scale; a contrast's / sqrt(2)
+    if tails == "components":
+        assert recorded["component_scale"] == pytest.approx(spread / math.sqrt(2), rel=1e-9)
+    else:
+        assert recorded["pair_scale"] == pytest.approx(spread, rel=1e-9)
 
 
 def robust_pair_spread_of(scores: np.ndarray) -> float:
