@@ -18,9 +18,9 @@ CDF, the others by Monte Carlo).
 
 Usage (each writes a JSON of numbers under ``--out``)::
 
-    nice -n 10 python validation/joint_components.py pairs     # (a) K = 2 UCI pairs
-    nice -n 10 python validation/joint_components.py outlier   # (b) K = 4, one outlier
-    nice -n 10 python validation/joint_components.py uci5      # (d) K = 5 UCI pair table
+    nice -n 10 python -m validation.joint_components pairs     # (a) K = 2 UCI pairs
+    nice -n 10 python -m validation.joint_components outlier   # (b) K = 4, one outlier
+    nice -n 10 python -m validation.joint_components uci5      # (d) K = 5 UCI pair table
 """
 
 from __future__ import annotations
@@ -114,16 +114,37 @@ def argmax_probs(masses: np.ndarray) -> np.ndarray:
     return np.bincount(flat.argmax(axis=1), minlength=3) / flat.shape[0]
 
 
-def identified_diagnostics(fit: dict[str, Any]) -> dict[str, float]:
+def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
     """Return the fit's R-hat, ESS, divergences and trajectory lengths.
 
     The package diagnoses b, the smallest and largest nu and the pairs' scales:
     functionals that sign flips and permutations of the components leave alone.
     """
+    from isbetter.inference.diagnostics import summary
+
     joint = fit["fit"]
     diag = joint.diagnostics
     stats = joint.idata.sample_stats
+    post = joint.idata.posterior
+    scales = np.sort(np.sqrt((joint.loading**2).sum(axis=-2)), axis=-1)  # sorted s_j
+    per_variable: dict[str, Any] = {}
+    for name, draws in (
+        ("b", post["b"].to_numpy()),
+        ("nu_range", post["nu_range"].to_numpy()),
+        ("pair_scale", post["pair_scale"].to_numpy()),
+        ("scale_sorted", scales),
+    ):
+        rhat, ess_bulk, _ = summary(draws.reshape(*draws.shape[:2], -1))
+        per_variable[name] = {
+            "rhat": [round(float(v), 3) for v in rhat],
+            "ess_bulk": [round(float(v)) for v in ess_bulk],
+        }
+    per_variable["scale_sorted_median"] = [float(v) for v in np.median(scales, axis=(0, 1))]
+    per_variable["chain_nu_range_median"] = (
+        np.median(post["nu_range"].to_numpy(), axis=1).round(2).tolist()
+    )
     return {
+        "per_variable": per_variable,
         "rhat_max": float(diag.r_hat_max),
         "ess_bulk_min": float(diag.ess_bulk_min),
         "ess_tail_min": float(diag.ess_tail_min),

@@ -104,15 +104,15 @@ def build_model(
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
     k = check_positive_int(n_systems, "n_systems", minimum=2)
     form = check_choice(spread_prior, "spread_prior", tuple(SPREAD_PLACEHOLDERS))
-    tails = check_choice(tails, "tails", ("shared", "per-system", "components"))
-    if tails == "components":
+    chosen = check_choice(tails, "tails", ("shared", "per-system", "components"))
+    if chosen == "components":
         if form != "huang-wand":
             raise InputError(
                 "`tails='components'` takes its scales from Huang and Wand's form: "
                 f"`spread_prior` must be 'huang-wand', got {form!r}."
             )
         return _components_model(q, k)
-    per_system = tails == "per-system"
+    per_system = chosen == "per-system"
     d = k - 1
     basis = contrast_basis(k)
     coords = {"dataset": np.arange(q), "system": np.arange(k), "contrast": np.arange(d)}
