@@ -269,7 +269,8 @@ def main() -> None:
     result = run(args)
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"joint_components_{args.what}_seed{args.seed}.json"
+    tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
+    path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))
 
