@@ -228,7 +228,7 @@ def run_outlier(args: argparse.Namespace) -> dict[str, Any]:
 def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
     """Fit (d): all five UCI classifiers in one model; every pair's next-data-set masses."""
     table = read_uci()
-    systems = tuple(table.systems)
+    systems = tuple(args.systems) if args.systems else tuple(table.systems)
     fit = _fit(args, table, systems)
     pairs = list(itertools.combinations(range(len(systems)), 2))
     b = fit["fit"].effects
@@ -262,6 +262,7 @@ def main() -> None:
     parser.add_argument("--tune", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--pairs", nargs="*", help="pairs a/b for `pairs` (default: all ten)")
+    parser.add_argument("--systems", nargs="*", help="systems for `uci5` (default: all five)")
     parser.add_argument("--out", type=Path, default=ROOT / "validation" / "results")
     args = parser.parse_args()
     run = {"pairs": run_pairs, "outlier": run_outlier, "uci5": run_uci5}[args.what]
@@ -270,6 +271,8 @@ def main() -> None:
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
+    if args.what == "uci5" and args.systems:
+        tag = "_" + "_".join(args.systems)
     path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))

@@ -979,9 +979,10 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "system": pd.RangeIndex(k),
         "dataset": pd.RangeIndex(q),
         "contrast": pd.RangeIndex(k - 1),
-        "component": pd.RangeIndex(k - 1),
         "unconstrained_parameter": pd.RangeIndex(n_dim),
     }
+    if buffer[8] > 1.0:
+        coords["component"] = pd.RangeIndex(k - 1)
 
     def initial_point(seed: int) -> np.ndarray:
         return _initial_point(n_dim, seed)

@@ -200,6 +200,19 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
     return (basis @ omega @ basis.T).reshape(*shape, k, k)
 
 
+def _components_spread(post: Any, loading: np.ndarray) -> np.ndarray:
+    r"""Return :math:`H L L^T H^T` of independent components' `loading` (score units).
+
+    Adds to `post` the smallest and largest :math:`\nu_j` of each draw (``nu_range``),
+    which permuting the components leaves alone (diagnosed in place of the
+    :math:`\nu_j`).
+    """
+    basis = contrast_basis(loading.shape[-1] + 1)
+    nu = post["nu"].to_numpy()
+    post["nu_range"] = (("chain", "draw", "end"), np.stack([nu.min(-1), nu.max(-1)], axis=-1))
+    return basis @ loading @ loading.transpose(0, 1, 3, 2) @ basis.T
+
+
 class JointModel:
     """The joint model of one shape (q data sets, K systems) and sampler, reused by fits.
 
@@ -293,19 +306,14 @@ class JointModel:
             )
         post = idata.posterior
         scale = prepared.scale
-        loading = None
-        diagnosed = DIAGNOSED
-        if prepared.tails == "components":
-            loading = post["loading"].to_numpy() * scale
-            basis = contrast_basis(self.n_systems)
-            spread = basis @ loading @ loading.transpose(0, 1, 3, 2) @ basis.T
-            nu_draws = post["nu"].to_numpy()
-            nu_range = np.stack([nu_draws.min(axis=-1), nu_draws.max(axis=-1)], axis=-1)
-            post["nu_range"] = (("chain", "draw", "end"), nu_range)
-            diagnosed = DIAGNOSED_COMPONENTS
+        components = prepared.tails == "components"
+        loading = post["loading"].to_numpy() * scale if components else None
+        if loading is not None:
+            spread = _components_spread(post, loading)
         else:
             spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
+        diagnosed = DIAGNOSED_COMPONENTS if components else DIAGNOSED
         diagnostics = diagnose(idata, diagnosed, backend=self.backend)
         warn_if_poor(diagnostics, "joint model")
         settings = _settings(prepared, priors, rope=rope, rho=rho, sampling=sampling)

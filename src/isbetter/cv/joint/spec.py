@@ -252,6 +252,8 @@ class JointPriors(PositivePriors):
     0.001
     >>> JointPriors(tails="per-system").spread_prior
     'huang-wand'
+    >>> JointPriors(tails="components").spread_prior
+    'huang-wand'
     >>> JointPriors(noise_scale=0.5).to_dict()["noise_scale"]
     0.5
     """
