@@ -174,9 +174,13 @@ def test_the_prior_is_invariant_under_permutations_of_the_systems():
 
 
 def test_the_option_needs_huang_and_wand_s_form():
+    from isbetter.cv.joint.pymc_backend import build_model
+
     assert COMP.spread_prior == "huang-wand"
     with pytest.raises(InputError, match="components.*'huang-wand'.*'inverse-wishart'"):
         JointPriors(tails="components", spread_prior="inverse-wishart")
+    with pytest.raises(InputError, match="components.*'huang-wand'.*'inverse-wishart'"):
+        build_model(3, 3, "inverse-wishart", "components")
 
 
 def test_a_fit_records_nu_per_component_and_the_loading(rng):

@@ -449,7 +449,10 @@ def joint_fit(
     :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
     ``settings["spread_prior"]`` records the form and its settings in score units (the
     degrees of freedom and the fixed :math:`\psi`, or the half-t's degrees of freedom
-    and a pair's half-t scale).
+    and a pair's half-t scale). With ``JointPriors(tails="components")`` (independent t
+    components, ``docs/joint_prior.md``) the fit holds one :math:`\nu_j` per component
+    and the draws of the loading :math:`L` (:attr:`JointFit.loading`), and
+    ``settings["spread_prior"]`` a component's half-t scale (``component_scale``).
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """
