@@ -169,12 +169,20 @@ def test_the_default_gives_mains_numbers():
     assert "spread_psi" not in fit.idata.posterior
 
 
-@pytest.mark.parametrize("tails", ["shared", pytest.param("per-system", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "tails",
+    [
+        "shared",
+        pytest.param("per-system", marks=pytest.mark.slow),
+        pytest.param("components", marks=pytest.mark.slow),
+    ],
+)
 def test_one_outlying_data_set_leaves_p_best(tails):
     """4 systems on 10 data sets, s3 truly best; the second best's scores on one data set
     moved up by 0.3 (ten times the largest effect): the true best's P(best) moves by at
     most 0.03 (0.990 -> 0.984; with per-system tails 0.994 -> 0.993, the shifted system's
-    nu falling to 1.3). With the old prior (an inverse-Wishart scaled by the
+    nu falling to 1.3; with independent components 0.977 -> 0.970, the smallest
+    component's nu falling from 11 to 1.5). With the old prior (an inverse-Wishart scaled by the
     means' plain variance, which the outlier inflates) it fell from 0.991 to 0.794 here:
     the Student-t's small nu absorbs the outlier only when the spread prior lets the
     common spread stay small."""
@@ -188,7 +196,11 @@ def test_one_outlying_data_set_leaves_p_best(tails):
     assert abs(outlier[3] - clean[3]) <= 0.03, (clean, outlier)
     recorded = settings["spread_prior"]
     assert recorded["form"] == "huang-wand" and recorded["df"] == 2.0
-    assert recorded["pair_scale"] == pytest.approx(10 * robust_pair_spread_of(scores), rel=1e-9)
+    spread = 10 * robust_pair_spread_of(scores)  # a pair's half-t scale; a contrast's / sqrt(2)
+    if tails == "components":
+        assert recorded["component_scale"] == pytest.approx(spread / math.sqrt(2), rel=1e-9)
+    else:
+        assert recorded["pair_scale"] == pytest.approx(spread, rel=1e-9)
 
 
 def robust_pair_spread_of(scores: np.ndarray) -> float:

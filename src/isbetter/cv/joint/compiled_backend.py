@@ -24,6 +24,13 @@ one :math:`\nu_k` per system) the coordinates are ``x[0 : K]`` the
 :math:`\log(\nu_k - 1)`, ``x[K : 2K - 1]`` the effects' :math:`\beta`, the q rows of
 K :math:`\xi_{ik}`, the q rows of K - 1 :math:`\eta_i`, then :math:`\log\psi` if
 sampled (``_tails_kernel``).
+
+With independent t components (``JointPriors(tails="components")``,
+``docs/joint_prior.md``: :math:`\tilde u_i = Q\operatorname{diag}(s) z_i`, :math:`z_{ij}
+\sim t_{\nu_j}(0, 1)`) the coordinates are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`,
+``x[d : 2d]`` the effects' :math:`\beta`, the q rows of d :math:`\eta_i`, the d
+:math:`\log s_j`, and the d x d matrix :math:`R` (row by row) whose Gram-Schmidt
+orthonormalisation is :math:`Q` (``_components_kernel``).
 """
 
 from __future__ import annotations
@@ -51,8 +58,9 @@ CACHE_DEPENDS = (
     "isbetter.inference.nu_prior",
 )
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
-#: spread_rate (psi's Gamma prior), length of nu's table, 1 if psi is sampled (Huang-Wand),
-#: 1 if the tails are per system (the grouped t), the bounds of alpha and of beta (nu's
+#: spread_rate (psi's Gamma prior) or the components' half-t scale A, length of nu's
+#: table, 1 if psi is sampled (Huang-Wand), 1 if the tails are per system (the grouped
+#: t) and 2 if independent components, the bounds of alpha and of beta (nu's
 #: hyper-priors, sampled with per-system tails)
 _HEAD = 13
 
@@ -195,6 +203,195 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
         grad[j] = g_hyper[j] * width * s_hyper[j] * (1.0 - s_hyper[j]) + 1.0 - 2.0 * s_hyper[j]
     _effects_grad(g_beta, 2 + k, e_hi, sb, grad)
     return logp
+
+
+def _components_kernel(
+    x: np.ndarray, buffer: np.ndarray, grad: np.ndarray
+) -> float:  # pragma: no cover - numba
+    # independent t components (docs/joint_prior.md): u~_i = Q diag(s) z_i, z_ij ~
+    # t_{nu_j}(0, 1), so log p(u~_i) = sum_j log t_{nu_j}((Q^T u~_i)_j / s_j) - sum_j log s_j
+    # (Q orthogonal: no solve, no determinant). Q = Gram-Schmidt(R), R_ab ~ N(0, 1) (Haar);
+    # s_j ~ half-t_{n}(0, A) (buffer[4], buffer[5]); nu_j - 1 from nu's table. Same
+    # buffer as _kernel; writes the gradient into grad, returns the log density.
+    q, k = int(buffer[0]), int(buffer[1])
+    d = k - 1
+    means, tri, power, table = _unpack(buffer)
+    logp = buffer[2]
+    nu = np.empty(d)
+    for j in range(d):
+        prior, d_prior = interpolate(x[j], table)
+        if prior == -math.inf:
+            grad[:] = 0.0
+            return -math.inf
+        nu[j] = 1.0 + math.exp(x[j])
+        logp += prior + x[j]
+        grad[j] = d_prior + 1.0
+    beta = np.empty(d)
+    sb = np.empty(d)
+    logp = _effects_logp(x, d, buffer[3], beta, sb, logp)
+    dev = np.empty((q, d))
+    logp = _deviations_logp(x, 2 * d, means, tri, power, beta, dev, grad, logp)
+    at_s = 2 * d + q * d
+    scale = np.empty(d)
+    logp = _half_t_logp(x, at_s, buffer[4], buffer[5], scale, grad, logp)
+    at_r = at_s + d
+    raw = np.empty((d, d))
+    for a in range(d):
+        for b in range(d):
+            raw[a, b] = x[at_r + a * d + b]
+            logp -= 0.5 * raw[a, b] * raw[a, b] + 0.5 * math.log(2.0 * math.pi)
+    basis_q = np.zeros((d, d))
+    upper = np.zeros((d, d))
+    if not _gram_schmidt(raw, basis_q, upper):
+        grad[:] = 0.0
+        return -math.inf
+    g_q = np.zeros((d, d))  # d logp / d Q
+    g_beta = np.zeros(d)
+    g_nu = np.zeros(d)  # d logp / d nu_j
+    logp = _components_logp(
+        (dev, tri, basis_q, scale, nu), 2 * d, at_s, g_q, g_nu, g_beta, grad, logp
+    )
+    if not math.isfinite(logp):  # an extreme trial point: density 0
+        grad[:] = 0.0
+        return -math.inf
+    g_raw = np.empty((d, d))
+    _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
+    for a in range(d):
+        for b in range(d):
+            grad[at_r + a * d + b] = g_raw[a, b] - raw[a, b]
+    for j in range(d):
+        grad[j] += g_nu[j] * (nu[j] - 1.0)
+    _effects_grad(g_beta, d, buffer[3], sb, grad)
+    return logp
+
+
+def _components_logp(
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    off: int,
+    at_s: int,
+    g_q: np.ndarray,
+    g_nu: np.ndarray,
+    g_beta: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # sum_ij log t_{nu_j}(z_ij) - q sum_j log s_j, z_ij = (Q^T u~_i)_j / s_j. Adds to g_q
+    # (d logp / d Q), g_nu, g_beta, grad[at_s + j] (log s_j) and the eta part of grad
+    # (eta_i at x[off + i d]); arrays: u~ (q x d), transform, Q, s, nu
+    dev, tri, basis_q, scale, nu = arrays
+    q, d = dev.shape
+    for j in range(d):
+        half = 0.5 * nu[j]
+        logp += q * (math.lgamma(half + 0.5) - math.lgamma(half) - 0.5 * math.log(nu[j] * math.pi))
+        logp -= q * math.log(scale[j])
+        g_nu[j] += 0.5 * q * (_digamma(half + 0.5) - _digamma(half) - 1.0 / nu[j])
+        grad[at_s + j] -= q
+    g_dev = np.empty(d)
+    for i in range(q):
+        for a in range(d):
+            g_dev[a] = 0.0
+        for j in range(d):
+            y = 0.0
+            for a in range(d):
+                y += basis_q[a, j] * dev[i, a]
+            z = y / scale[j]
+            r = z * z / nu[j]
+            logp -= 0.5 * (nu[j] + 1.0) * math.log1p(r)
+            g_z = -(nu[j] + 1.0) * z / (nu[j] + z * z)
+            g_nu[j] += -0.5 * math.log1p(r) + 0.5 * (nu[j] + 1.0) * r / (nu[j] * (1.0 + r))
+            grad[at_s + j] -= g_z * z
+            g_y = g_z / scale[j]
+            for a in range(d):
+                g_q[a, j] += g_y * dev[i, a]
+                g_dev[a] += basis_q[a, j] * g_y  # d logp / d u~_ia
+        for a in range(d):
+            g_beta[a] -= g_dev[a]  # u~ = means - beta - transform eta
+        for m in range(d):
+            acc = 0.0
+            for j in range(m + 1):
+                acc += tri[i, j, m] * g_dev[j]
+            grad[off + i * d + m] -= acc
+    return logp
+
+
+def _half_t_logp(
+    x: np.ndarray,
+    at: int,
+    df: float,
+    a_scale: float,
+    scale: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # s_j ~ half-t_df(0, a_scale) from x[at + j] = log s_j (its Jacobian included): fills
+    # scale and grad[at + j]; returns logp with the terms added
+    norm = math.log(2.0) + math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df)
+    norm -= 0.5 * math.log(df * math.pi) + math.log(a_scale)
+    for j in range(scale.shape[0]):
+        scale[j] = math.exp(x[at + j])
+        r = scale[j] * scale[j] / (df * a_scale * a_scale)
+        logp += norm - 0.5 * (df + 1.0) * math.log1p(r) + x[at + j]
+        grad[at + j] = 1.0 - (df + 1.0) * r / (1.0 + r)
+    return logp
+
+
+def _gram_schmidt(
+    raw: np.ndarray, basis_q: np.ndarray, upper: np.ndarray
+) -> bool:  # pragma: no cover
+    # raw = Q R by Gram-Schmidt (R upper triangular, positive diagonal): Q into basis_q, R
+    # into upper; False if a column is (numerically) in the span of the ones before it
+    d = raw.shape[0]
+    v = np.empty(d)
+    for j in range(d):
+        for a in range(d):
+            v[a] = raw[a, j]
+        for m in range(j):
+            dot = 0.0
+            for a in range(d):
+                dot += basis_q[a, m] * v[a]
+            upper[m, j] = dot
+            for a in range(d):
+                v[a] -= dot * basis_q[a, m]
+        norm = 0.0
+        for a in range(d):
+            norm += v[a] * v[a]
+        norm = math.sqrt(norm)
+        if not norm > 0.0 or not math.isfinite(norm):
+            return False
+        upper[j, j] = norm
+        for a in range(d):
+            basis_q[a, j] = v[a] / norm
+    return True
+
+
+def _gram_schmidt_grad(
+    basis_q: np.ndarray, upper: np.ndarray, g_q: np.ndarray, out: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # reverse mode of raw = Q R (R's own gradient 0): with M = -g_q^T Q and C its lower
+    # triangle copied to the upper, d logp / d raw = (g_q + Q C) R^-T (Seeger et al. 2017,
+    # "Auto-differentiating linear algebra", the QR rule)
+    d = basis_q.shape[0]
+    low = np.empty((d, d))
+    for a in range(d):
+        for b in range(a + 1):
+            acc = 0.0
+            for m in range(d):
+                acc -= g_q[m, a] * basis_q[m, b]
+            low[a, b] = acc
+            low[b, a] = acc
+    lhs = np.empty((d, d))
+    for a in range(d):
+        for b in range(d):
+            acc = g_q[a, b]
+            for m in range(d):
+                acc += basis_q[a, m] * low[m, b]
+            lhs[a, b] = acc
+    for a in range(d):  # out R^T = lhs: row a of out solves R out_a = lhs_a (back substitution)
+        for b in range(d - 1, -1, -1):
+            acc = lhs[a, b]
+            for m in range(b + 1, d):
+                acc -= upper[b, m] * out[a, m]
+            out[a, b] = acc / upper[b, b]
 
 
 def _tails_nu_logp(
@@ -493,14 +690,21 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
+    d = k - 1
+    if head[8] > 1.0:  # components: d nu's, d effects, q d eta's, d scales, d x d raw
+        return 3 * d + q * d + d * d
     if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
         return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
 
 
 def _n_expanded(head: np.ndarray) -> int:  # pragma: no cover - numba
-    # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled
+    # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled;
+    # components: nu (d), b (K), deviations (q d), loading Q diag(s) (d x d)
     q, k = int(head[0]), int(head[1])
+    d = k - 1
+    if head[8] > 1.0:
+        return d + k + q * d + d * d
     if head[8] > 0.0:
         return 2 * k + q * k + q * (k - 1) + int(head[7])
     return 1 + k + q + q * (k - 1) + int(head[7])
@@ -521,7 +725,9 @@ def _logp_cfunc(dim, x_, out_, logp_, user_data_):  # type: ignore[no-untyped-de
     x = numba.carray(x_, (n_dim,))
     out = numba.carray(out_, (n_dim,))
     logp = numba.carray(logp_, (1,))
-    if head[8] > 0.0:
+    if head[8] > 1.0:
+        logp[0] = _components_kernel(x, buffer, out)
+    elif head[8] > 0.0:
         logp[0] = _tails_kernel(x, buffer, out)
     else:
         logp[0] = _kernel(x, buffer, out)
@@ -540,6 +746,9 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
     means, tri, _, _ = _unpack(buffer)
     x = numba.carray(x_, (dim,))
     out = numba.carray(out_, (expanded,))
+    if head[8] > 1.0:
+        _expand_components(x, buffer, out)
+        return 0
     n_nu = k if head[8] > 0.0 else 1  # nu's, and the weights per data set
     lead = 2 if head[8] > 0.0 else 0  # alpha and beta, sampled with per-system tails
     for m in range(n_nu):
@@ -573,6 +782,45 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
     return 0
 
 
+def _expand_components(
+    x: np.ndarray, buffer: np.ndarray, out: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # the stored variables of independent components: nu (d), b (K), deviations (q x d),
+    # loading Q diag(s) (d x d, row by row)
+    q, k = int(buffer[0]), int(buffer[1])
+    d = k - 1
+    means, tri, _, _ = _unpack(buffer)
+    beta = np.empty(d)
+    for j in range(d):
+        out[j] = 1.0 + math.exp(x[j])
+        beta[j] = -buffer[3] + 2.0 * buffer[3] * _sigmoid(x[d + j])
+    basis = _helmert(k)
+    for m in range(k):
+        acc = 0.0
+        for j in range(d):
+            acc += basis[m, j] * beta[j]
+        out[d + m] = acc
+    at = d + k
+    for i in range(q):
+        for j in range(d):
+            acc = 0.0
+            for m in range(j, d):
+                acc += tri[i, j, m] * x[2 * d + i * d + m]
+            out[at + i * d + j] = means[i, j] - beta[j] - acc
+    at += q * d
+    at_s = 2 * d + q * d
+    raw = np.empty((d, d))
+    for a in range(d):
+        for b in range(d):
+            raw[a, b] = x[at_s + d + a * d + b]
+    basis_q = np.zeros((d, d))
+    upper = np.zeros((d, d))
+    _gram_schmidt(raw, basis_q, upper)  # a degenerate raw (probability 0) leaves zeros
+    for a in range(d):
+        for b in range(d):
+            out[at + a * d + b] = basis_q[a, b] * math.exp(x[at_s + b])
+
+
 def _build(on_disk: bool) -> dict[str, Any]:
     from numba.extending import register_jitable
 
@@ -583,36 +831,53 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
-    own += (_kernel, _tails_kernel)
+    own += (_half_t_logp, _gram_schmidt, _gram_schmidt_grad, _components_logp)
+    own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
         register_jitable(function)
     logp, expand = nutpie_cfuncs(_logp_cfunc, _expand_cfunc, on_disk)
     return {
         "kernel": numba.njit(cache=on_disk)(_kernel),
         "tails_kernel": numba.njit(cache=on_disk)(_tails_kernel),
+        "components_kernel": numba.njit(cache=on_disk)(_components_kernel),
         "logp": logp,
         "expand": expand,
     }
 
 
 def _warm_up(kernels: dict[str, Any]) -> None:
-    from isbetter.cv.joint.spec import PLACEHOLDER_SCALARS, SPREAD_PLACEHOLDERS
+    from isbetter.cv.joint.spec import (
+        COMPONENTS_PLACEHOLDERS,
+        PLACEHOLDER_SCALARS,
+        SPREAD_PLACEHOLDERS,
+    )
 
     # the C functions compile (or load) when they are made
-    for form in SPREAD_PLACEHOLDERS.values():
-        for tails in (0.0, 1.0):
-            data = {
-                "means": np.zeros((2, 1)),
-                "transform": np.ones((2, 1, 1)),
-                "power": np.full(2, 6.0),
-                **PLACEHOLDER_SCALARS,
-                **form,
-                "per_system": tails,
-            }
-            buffer = _buffer(data)
-            n_dim = _n_dim(buffer)
-            kernel = kernels["tails_kernel" if tails else "kernel"]
-            kernel(np.zeros(n_dim), buffer, np.empty(n_dim))
+    forms = [{**form, "per_system": t} for form in SPREAD_PLACEHOLDERS.values() for t in (0.0, 1.0)]
+    for form in (*forms, COMPONENTS_PLACEHOLDERS):
+        data = {
+            "means": np.zeros((2, 1)),
+            "transform": np.ones((2, 1, 1)),
+            "power": np.full(2, 6.0),
+            **PLACEHOLDER_SCALARS,
+            **form,
+        }
+        _warm_kernel(kernels, data)
+
+
+def _warm_kernel(kernels: dict[str, Any], data: dict[str, Any]) -> None:
+    buffer = _buffer(data)
+    n_dim = _n_dim(buffer)
+    x = np.zeros(n_dim)
+    x[-1] = 1.0  # a raw matrix of components that Gram-Schmidt can orthonormalise
+    _kernel_of(kernels, buffer)(x, buffer, np.empty(n_dim))
+
+
+def _kernel_of(kernels: dict[str, Any], buffer: np.ndarray) -> Any:
+    """Return the kernel of the tails that `buffer`'s head names."""
+    if buffer[8] > 1.0:
+        return kernels["components_kernel"]
+    return kernels["tails_kernel" if buffer[8] > 0.0 else "kernel"]
 
 
 def _kernels() -> dict[str, Any]:
@@ -633,16 +898,21 @@ def _buffer(data: dict[str, Any]) -> np.ndarray:
     bounds = tuple(float(data[b]) for b in ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi"))
     table = nu_prior_table(bounds)
     mixing = "spread_rate" in data  # Huang and Wand's prior: psi sampled
+    if mixing:
+        spread = data["spread_rate"]
+    else:  # the fixed psi, or the components' half-t scale A
+        spread = data["half_t_scale"] if "half_t_scale" in data else data["spread_var"]
+    tails = 2.0 if float(data.get("components", 0.0)) > 0.0 else data.get("per_system", 0.0)
     head = [
         float(q),
         float(d + 1),
         float(data["const"]),
         float(data["effect_hi"]),
         float(data["spread_df"]),
-        float(data["spread_rate"] if mixing else data["spread_var"]),
+        float(spread),
         float(table.size),
         float(mixing),
-        float(data.get("per_system", 0.0)),
+        float(tails),
         *bounds,
     ]
     parts = [
@@ -666,7 +936,7 @@ def log_density(x: np.ndarray, data: dict[str, Any]) -> tuple[float, np.ndarray]
         :meth:`.spec.JointData.model_data`.
     """
     buffer = _buffer(data)
-    kernel = _kernels()["tails_kernel" if buffer[8] > 0.0 else "kernel"]
+    kernel = _kernel_of(_kernels(), buffer)
     x = np.ascontiguousarray(x, dtype=float)
     grad = np.empty_like(x)
     return float(kernel(x, buffer, grad)), grad
@@ -690,7 +960,16 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "precision": ("dataset",),
         "deviations": ("dataset", "contrast"),
     }
-    if buffer[8] > 0.0:  # per-system tails
+    if buffer[8] > 1.0:  # independent components: no weights, a loading
+        names = ["nu", "b", "deviations", "loading"]
+        shapes = [(k - 1,), (k,), (q, k - 1), (k - 1, k - 1)]
+        dims = {
+            "nu": ("component",),
+            "b": ("system",),
+            "deviations": ("dataset", "contrast"),
+            "loading": ("contrast", "component"),
+        }
+    elif buffer[8] > 0.0:  # per-system tails
         shapes[0], shapes[2] = (k,), (q, k)
         dims.update(nu=("system",), precision=("dataset", "system"))
     if buffer[7] > 0.0:  # Huang and Wand's prior
@@ -702,6 +981,8 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "contrast": pd.RangeIndex(k - 1),
         "unconstrained_parameter": pd.RangeIndex(n_dim),
     }
+    if buffer[8] > 1.0:
+        coords["component"] = pd.RangeIndex(k - 1)
 
     def initial_point(seed: int) -> np.ndarray:
         return _initial_point(n_dim, seed)

@@ -40,6 +40,9 @@ __all__ = ["JointFit", "JointModel", "draw_spread", "grouped_cores", "joint_fit"
 
 #: the variables whose convergence is diagnosed (the ones the results are read from)
 DIAGNOSED = ("b", "nu", "pair_scale")
+#: with independent components, whose labels and signs the posterior does not identify:
+#: the functionals that permuting and flipping the components leave alone
+DIAGNOSED_COMPONENTS = ("b", "nu_range", "pair_scale")
 #: NUTS's target acceptance: no divergences in fits of 3, 5, 10 (16 each) and 54 data sets
 TARGET_ACCEPT = 0.9
 
@@ -65,13 +68,23 @@ class JointFit:
         ``(chains, draws)`` draws of the degrees of freedom; with per-system tails
         (``JointPriors(tails="per-system")``, the grouped t) ``(chains, draws, K)``, one
         :math:`\nu_k` per system, and then a pair's deviation is a normal given its two
-        systems' weights, not a :math:`t` (``docs/joint_prior.md``).
+        systems' weights, not a :math:`t` (``docs/joint_prior.md``); with independent
+        components (``tails="components"``) ``(chains, draws, K - 1)``, one
+        :math:`\nu_j` per column of :attr:`loading`.
     diagnostics : MCMCDiagnostics
         R-hat, ESS and divergences of the effects, nu and the pairs' scales.
     settings : dict
         Seed, priors, sampler settings, versions.
     idata : arviz.InferenceData
         The sampler's output (model units).
+    loading : numpy.ndarray or None
+        With independent components only: ``(chains, draws, K - 1, K - 1)`` draws of
+        :math:`L = Q \operatorname{diag}(s)` in score units, the contrasts of a data
+        set's deviations being :math:`L z`, :math:`z_j \sim t_{\nu_j}(0, 1)`
+        independent. Pair (a, b)'s deviation is :math:`\sum_j w_j z_j`, :math:`w =
+        L^T H^T (e_a - e_b)` (a sum of independent t's; :attr:`spread` is
+        :math:`H L L^T H^T`, and :meth:`pair_scales` the norms of the :math:`w`).
+        None otherwise.
     """
 
     data: JointData
@@ -81,6 +94,7 @@ class JointFit:
     diagnostics: MCMCDiagnostics
     settings: dict[str, Any] = field(repr=False)
     idata: Any = field(default=None, repr=False, compare=False)
+    loading: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -186,6 +200,19 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
     return (basis @ omega @ basis.T).reshape(*shape, k, k)
 
 
+def _components_spread(post: Any, loading: np.ndarray) -> np.ndarray:
+    r"""Return :math:`H L L^T H^T` of independent components' `loading` (score units).
+
+    Adds to `post` the smallest and largest :math:`\nu_j` of each draw (``nu_range``),
+    which permuting the components leaves alone (diagnosed in place of the
+    :math:`\nu_j`).
+    """
+    basis = contrast_basis(loading.shape[-1] + 1)
+    nu = post["nu"].to_numpy()
+    post["nu_range"] = (("chain", "draw", "end"), np.stack([nu.min(-1), nu.max(-1)], axis=-1))
+    return basis @ loading @ loading.transpose(0, 1, 3, 2) @ basis.T
+
+
 class JointModel:
     """The joint model of one shape (q data sets, K systems) and sampler, reused by fits.
 
@@ -278,9 +305,15 @@ class JointModel:
             )
         post = idata.posterior
         scale = prepared.scale
-        spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
+        components = prepared.tails == "components"
+        loading = post["loading"].to_numpy() * scale if components else None
+        if loading is not None:
+            spread = _components_spread(post, loading)
+        else:
+            spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
-        diagnostics = diagnose(idata, DIAGNOSED, backend=self.backend)
+        diagnosed = DIAGNOSED_COMPONENTS if components else DIAGNOSED
+        diagnostics = diagnose(idata, diagnosed, backend=self.backend)
         warn_if_poor(diagnostics, "joint model")
         settings = _settings(prepared, priors, rope=rope, rho=rho, sampling=sampling)
         settings["backend"] = self.backend
@@ -292,6 +325,7 @@ class JointModel:
             diagnostics=diagnostics,
             settings=settings,
             idata=idata,
+            loading=loading,
         )
 
 
@@ -328,6 +362,12 @@ def _settings(
 def _spread_setting(prepared: JointData) -> dict[str, Any]:
     """Return the prior of the deviations' covariance: its form and settings in score units."""
     d = prepared.n_systems - 1
+    if prepared.tails == "components":  # each component's scale s_j ~ half-t(0, A)
+        return {
+            "form": "huang-wand",
+            "df": prepared.spread_df - d + 1.0,
+            "component_scale": float(np.sqrt(prepared.spread_var) * prepared.scale),
+        }
     if prepared.spread_prior == "inverse-wishart":
         psi = prepared.spread_var * prepared.scale**2
         return {"form": "inverse-wishart", "df": prepared.spread_df, "psi": float(psi)}
@@ -408,7 +448,10 @@ def joint_fit(
     :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
     ``settings["spread_prior"]`` records the form and its settings in score units (the
     degrees of freedom and the fixed :math:`\psi`, or the half-t's degrees of freedom
-    and a pair's half-t scale).
+    and a pair's half-t scale). With ``JointPriors(tails="components")`` (independent t
+    components, ``docs/joint_prior.md``) the fit holds one :math:`\nu_j` per component
+    and the draws of the loading :math:`L` (:attr:`JointFit.loading`), and
+    ``settings["spread_prior"]`` a component's half-t scale (``component_scale``).
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """

@@ -15,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from isbetter.core.errors import InputError
 from isbetter.core.validate import check_choice, check_positive_int
-from isbetter.cv.hierarchical.pymc_backend import _nu_prior
+from isbetter.cv.hierarchical.pymc_backend import _ALPHA_NODES, _nu_prior
 from isbetter.cv.joint.spec import (
+    COMPONENTS_PLACEHOLDERS,
     PLACEHOLDER_SCALARS,
     SPREAD_PLACEHOLDERS,
     SpreadPrior,
@@ -68,7 +70,7 @@ def build_model(
         The prior of :math:`\Omega`: a data container ``spread_var`` (the fixed
         :math:`\psi`, whose :math:`\psi^{\nu_\Omega d/2}` is in ``const``) or
         ``spread_rate`` (:math:`r`).
-    tails : {"shared", "per-system"}, default: "shared"
+    tails : {"shared", "per-system", "components"}, default: "shared"
         ``"per-system"``: the grouped t of ``docs/joint_prior.md``, one
         :math:`\nu_k` per system (:math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha,
         \beta)`, the free variables ``alpha`` and ``beta`` shared) and one weight
@@ -78,6 +80,8 @@ def build_model(
         \operatorname{diag}(\lambda_i^{-1/2}) H`, :math:`\omega_i \sim N(0, \Omega)`,
         and the potential ``spread`` is :math:`-\sum_i \log|A_i| - \frac{\nu_\Omega +
         q}2 \log|\psi I + \sum_i \omega_i\omega_i^T|` plus :math:`\psi`'s terms.
+        ``"components"``: independent t components (:func:`_components_model`; only
+        with ``spread_prior="huang-wand"``).
 
     Returns
     -------
@@ -99,7 +103,15 @@ def build_model(
     q = check_positive_int(n_datasets, "n_datasets", minimum=2)
     k = check_positive_int(n_systems, "n_systems", minimum=2)
     form = check_choice(spread_prior, "spread_prior", tuple(SPREAD_PLACEHOLDERS))
-    per_system = check_choice(tails, "tails", ("shared", "per-system")) == "per-system"
+    chosen = check_choice(tails, "tails", ("shared", "per-system", "components"))
+    if chosen == "components":
+        if form != "huang-wand":
+            raise InputError(
+                "`tails='components'` takes its scales from Huang and Wand's form: "
+                f"`spread_prior` must be 'huang-wand', got {form!r}."
+            )
+        return _components_model(q, k)
+    per_system = chosen == "per-system"
     d = k - 1
     basis = contrast_basis(k)
     coords = {"dataset": np.arange(q), "system": np.arange(k), "contrast": np.arange(d)}
@@ -205,3 +217,118 @@ def _mixing(rate: Any) -> Any:
         0.5 * log_psi - rate * psi + 0.5 * pt.log(rate / np.pi),  # Gamma(1/2) = sqrt(pi)
     )
     return psi
+
+
+def _components_model(q: int, k: int) -> Any:
+    r"""Return the PyMC model with independent t components of the deviations.
+
+    :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim
+    t_{\nu_j}(0, 1)` independent, so :math:`\log p(\tilde u_i) = \sum_j \log
+    t_{\nu_j}((Q^T\tilde u_i)_j / s_j) - \sum_j \log s_j`; :math:`Q` the Gram-Schmidt
+    orthonormalisation of :math:`R`, :math:`R_{ab} \sim N(0, 1)` (Haar-distributed);
+    :math:`s_j \sim` half-:math:`t_{n}(0, A)` (``spread_df``, ``half_t_scale``);
+    :math:`\nu_j - 1` with :math:`\alpha, \beta` integrated out per component.
+    Free variables in the compiled density's order: ``nu_minus_one`` (``component``),
+    ``effect_coords``, ``eta``, ``component_scale`` (log transform), ``direction_raw``
+    (``contrast`` x ``component``); deterministics ``nu``, ``b``, ``deviations``,
+    ``loading`` (:math:`Q\operatorname{diag}(s)`). The priors of :math:`s` and
+    :math:`R` and the t's density are written out (potentials), as the compiled
+    density states them.
+    """
+    pm = libs.pymc()
+    import pytensor.tensor as pt
+
+    d = k - 1
+    basis = contrast_basis(k)
+    coords = {
+        "dataset": np.arange(q),
+        "system": np.arange(k),
+        "contrast": np.arange(d),
+        "component": np.arange(d),
+    }
+    with pm.Model(coords=coords) as model:
+        data = {
+            "means": pm.Data("means", np.zeros((q, d)), dims=("dataset", "contrast")),
+            "transform": pm.Data("transform", np.tile(np.eye(d), (q, 1, 1))),
+            "power": pm.Data("power", np.full(q, 6.0), dims="dataset"),
+        }
+        for name, value in {**PLACEHOLDER_SCALARS, **COMPONENTS_PLACEHOLDERS}.items():
+            data[name] = pm.Data(name, value)
+        x = pm.HalfFlat("nu_minus_one", dims="component")
+        pm.Potential("nu_prior", _nu_prior_each(x, data))
+        nu = pm.Deterministic("nu", x + 1.0, dims="component")
+        beta = pm.Uniform(
+            "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
+        )
+        pm.Deterministic("b", pt.dot(basis, beta), dims="system")
+        eta = pm.Flat("eta", dims=("dataset", "contrast"))
+        shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
+        dev = pm.Deterministic(
+            "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
+        )
+        s = pm.HalfFlat("component_scale", dims="component")
+        df, a_scale = data["spread_df"], data["half_t_scale"]
+        half_t = (
+            pt.log(2.0)
+            + pt.gammaln((df + 1.0) / 2.0)
+            - pt.gammaln(df / 2.0)
+            - 0.5 * pt.log(df * np.pi)
+            - pt.log(a_scale)
+            - 0.5 * (df + 1.0) * pt.log1p(pt.square(s / a_scale) / df)
+        )
+        pm.Potential("component_scale_prior", half_t.sum())
+        raw = pm.Flat("direction_raw", dims=("contrast", "component"))
+        pm.Potential(
+            "direction_prior", -0.5 * pt.square(raw).sum() - 0.5 * d * d * np.log(2.0 * np.pi)
+        )
+        directions = _gram_schmidt(raw, d)
+        pm.Deterministic("loading", directions * s[None, :], dims=("contrast", "component"))
+        z = pt.dot(dev, directions) / s[None, :]  # (Q^T u~_i)_j / s_j
+        pm.Potential("deviation_prior", _t_logp(z, nu[None, :]).sum() - q * pt.log(s).sum())
+        power = data["power"]
+        loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
+        pm.Potential("loglik", loglik)
+    return model
+
+
+def _t_logp(z: Any, nu: Any) -> Any:
+    """Return the log density of the standard Student-t with `nu` degrees of freedom at `z`."""
+    import pytensor.tensor as pt
+
+    norm = pt.gammaln((nu + 1.0) / 2.0) - pt.gammaln(nu / 2.0) - 0.5 * pt.log(nu * np.pi)
+    return norm - 0.5 * (nu + 1.0) * pt.log1p(pt.square(z) / nu)
+
+
+def _gram_schmidt(raw: Any, d: int) -> Any:
+    """Return the orthonormal columns of `raw` (d x d) by Gram-Schmidt."""
+    import pytensor.tensor as pt
+
+    columns: list[Any] = []
+    for j in range(d):
+        v = raw[:, j]
+        for u in columns:
+            v = v - pt.dot(u, v) * u
+        columns.append(v / pt.sqrt(pt.square(v).sum()))
+    return pt.stack(columns, axis=1)
+
+
+def _nu_prior_each(x: Any, data: dict[str, Any]) -> Any:
+    r"""Return the log prior of the vector :math:`\nu - 1 =` `x`, one :math:`\nu` each.
+
+    Each :math:`\nu_j - 1 \sim \operatorname{Gamma}(\alpha_j, \beta_j)` with its own
+    :math:`\alpha_j, \beta_j` integrated out, as the shared :math:`\nu`'s prior
+    (:func:`isbetter.cv.hierarchical.pymc_backend._nu_prior`, ``integrated=True``).
+    """
+    import pytensor.tensor as pt
+
+    t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
+    alpha = data["alpha_lo"] + (data["alpha_hi"] - data["alpha_lo"]) * (t + 1.0) / 2.0
+    lo, hi = data["beta_lo"] * x[:, None], data["beta_hi"] * x[:, None]
+    shape = alpha[None, :] + 1.0
+    mass = pt.switch(
+        lo > shape,
+        pt.gammaincc(shape, lo) - pt.gammaincc(shape, hi),
+        pt.gammainc(shape, hi) - pt.gammainc(shape, lo),
+    )
+    density = (weight[None, :] / 2.0 * alpha[None, :] * mass).sum(axis=1)
+    return pt.log(density / (x**2 * (data["beta_hi"] - data["beta_lo"]))).sum()

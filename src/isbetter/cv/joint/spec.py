@@ -81,6 +81,7 @@ from isbetter.cv.joint.likelihood import sufficient_statistics
 from isbetter.cv.scores import ScoreTable
 
 __all__ = [
+    "COMPONENTS_PLACEHOLDERS",
     "PLACEHOLDER_SCALARS",
     "SPREAD_PLACEHOLDERS",
     "JointData",
@@ -112,11 +113,16 @@ PLACEHOLDER_SCALARS = {
 #: psi of the inverse-Wishart's scale, or the rate of psi's Gamma prior
 SPREAD_PLACEHOLDERS = {"inverse-wishart": {"spread_var": 1.0}, "huang-wand": {"spread_rate": 1.0}}
 
+#: the data of independent components (``tails="components"``) beside
+#: :data:`PLACEHOLDER_SCALARS`: the components' half-t scale A and the flag
+COMPONENTS_PLACEHOLDERS = {"half_t_scale": 1.0, "components": 1.0}
+
 #: the prior of the deviations' covariance Omega (:class:`JointPriors`)
 SpreadPrior = Literal["inverse-wishart", "huang-wand"]
-#: the deviations' tails (:class:`JointPriors`): one nu and one weight per data set, or
-#: the grouped t, one nu per system and one weight per data set and system
-Tails = Literal["shared", "per-system"]
+#: the deviations' tails (:class:`JointPriors`): one nu and one weight per data set, the
+#: grouped t (one nu per system and one weight per data set and system), or independent
+#: t components (one nu per component of the contrasts, no weights)
+Tails = Literal["shared", "per-system", "components"]
 #: per form of that prior, the defaults of spread_df, spread_scale and noise_scale
 _FORM_DEFAULTS = {"inverse-wishart": (1.0, 1.0, 1.0), "huang-wand": (2.0, 10.0, 0.001)}
 
@@ -180,7 +186,14 @@ class JointPriors(PositivePriors):
     :math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha, \beta)` with :math:`\alpha \sim
     U(\alpha_l, \alpha_u)`, :math:`\beta \sim U(\beta_l, \beta_u)` shared by the systems;
     its ``spread_prior`` defaults to ``"huang-wand"``. Measured against the pairwise
-    model it is not the default (``docs/joint_prior.md``).
+    model it is not the default (``docs/joint_prior.md``). ``"components"``: independent
+    t components, :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim
+    t_{\nu_j}(0, 1)` independent (:math:`j = 1 \ldots d`), :math:`Q` Haar-distributed
+    (Gram-Schmidt of a matrix of independent :math:`N(0, 1)`), :math:`s_j \sim`
+    half-:math:`t_{\nu_\Omega}(0, A)` (the Huang-Wand form's :math:`A` and
+    :math:`\nu_\Omega`), :math:`\nu_j - 1` with the shared :math:`\nu`'s prior each;
+    only ``spread_prior="huang-wand"`` (its default) applies. At K = 2 it is the
+    shared-:math:`\nu` Huang-Wand model in law.
 
     The noise covariance :math:`\Sigma_i` of data set i's contrasts has a conjugate
     inverse-Wishart prior (integrated out in closed form): :math:`\bar v` is the mean
@@ -217,8 +230,9 @@ class JointPriors(PositivePriors):
         The prior of :math:`\Omega` (default ``"inverse-wishart"``, with per-system
         tails ``"huang-wand"``); the unset ``spread_df``, ``spread_scale`` and
         ``noise_scale`` take its defaults.
-    tails : {"shared", "per-system"}, default: "shared"
-        One :math:`\nu` for all the deviations, or one per system (the grouped t).
+    tails : {"shared", "per-system", "components"}, default: "shared"
+        One :math:`\nu` for all the deviations, one per system (the grouped t), or one
+        per independent component.
 
     References
     ----------
@@ -237,6 +251,8 @@ class JointPriors(PositivePriors):
     >>> JointPriors(spread_prior="huang-wand").noise_scale
     0.001
     >>> JointPriors(tails="per-system").spread_prior
+    'huang-wand'
+    >>> JointPriors(tails="components").spread_prior
     'huang-wand'
     >>> JointPriors(noise_scale=0.5).to_dict()["noise_scale"]
     0.5
@@ -259,9 +275,14 @@ class JointPriors(PositivePriors):
     def __post_init__(self) -> None:
         _check_choice(self.tails, "tails", get_args(Tails))
         if self.spread_prior is None:
-            default = "huang-wand" if self.tails == "per-system" else "inverse-wishart"
+            default = "inverse-wishart" if self.tails == "shared" else "huang-wand"
             object.__setattr__(self, "spread_prior", default)
         _check_choice(self.spread_prior, "spread_prior", get_args(SpreadPrior))
+        if self.tails == "components" and self.spread_prior != "huang-wand":
+            raise InputError(
+                "`JointPriors.tails='components'` takes its components' scales from Huang "
+                f"and Wand's form: `spread_prior` must be 'huang-wand', got {self.spread_prior!r}."
+            )
         defaults = _FORM_DEFAULTS[self.spread_prior]
         for name, default in zip(
             ("spread_df", "spread_scale", "noise_scale"), defaults, strict=True
@@ -345,7 +366,7 @@ class JointData:
         scale is :math:`\sqrt 2 A`).
     noise_df, noise_var : float
         The same of each noise covariance :math:`\Sigma_i`.
-    tails : {"shared", "per-system"}
+    tails : {"shared", "per-system", "components"}
         The deviations' tails (:class:`JointPriors`).
     """
 
@@ -423,6 +444,19 @@ class JointData:
             + special.multigammaln((nu_u + q) / 2.0, d)
             - special.multigammaln(nu_u / 2.0, d)
         )
+        if self.tails == "components":  # no Omega to integrate out: no spread constants
+            return {
+                "means": self.means,
+                "transform": transform,
+                "power": power,
+                "const": np.asarray(float(likelihood.sum() + jacobian)),
+                "effect_hi": np.asarray(self.effect_hi),
+                "spread_df": np.asarray(nu_u - d + 1.0),  # the components' half-t
+                "half_t_scale": np.asarray(math.sqrt(self.spread_var)),  # A
+                **_nu_bounds(priors),
+                "per_system": np.asarray(0.0),
+                "components": np.asarray(1.0),
+            }
         if fixed:
             prior = {"spread_var": np.asarray(self.spread_var)}
         else:
@@ -436,12 +470,19 @@ class JointData:
             "effect_hi": np.asarray(self.effect_hi),
             "spread_df": np.asarray(nu_u),
             **prior,
-            "alpha_lo": np.asarray(priors.alpha_lower),
-            "alpha_hi": np.asarray(priors.alpha_upper),
-            "beta_lo": np.asarray(priors.beta_lower),
-            "beta_hi": np.asarray(priors.beta_upper),
+            **_nu_bounds(priors),
             "per_system": np.asarray(float(self.tails == "per-system")),
         }
+
+
+def _nu_bounds(priors: JointPriors) -> dict[str, np.ndarray]:
+    """Return the bounds of nu's hyper-priors as the model's data."""
+    return {
+        "alpha_lo": np.asarray(priors.alpha_lower),
+        "alpha_hi": np.asarray(priors.alpha_upper),
+        "beta_lo": np.asarray(priors.beta_lower),
+        "beta_hi": np.asarray(priors.beta_upper),
+    }
 
 
 def robust_pair_spread(mean_scores: np.ndarray) -> float:
