@@ -146,7 +146,7 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
     """
     from isbetter.cv.joint.spec import contrast_basis
 
-    k, d, q = s.n_systems, s.n_systems - 1, s.n_datasets
+    k, d = s.n_systems, s.n_systems - 1
     basis = contrast_basis(k)
     if s.tails == "components":
         return draw_components(s, rng)
@@ -179,31 +179,40 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
         lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
         return rng.standard_normal((size, d)) @ chol_u.T / np.sqrt(lam)
 
-    cov = _noise_covariances(s, rng)
-    c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
-    next_u = deviations(1)[0]
-    return {
-        "alpha": alpha,
-        "beta": beta,
-        "spread": basis @ omega @ basis.T,
-        "b": b,
-        **_pair_scales(omega, basis),
-        "nu": nu,
-        "u": deviations(q),
-        "cov": cov,
-        "next": b[0] - b[1] + c01 @ next_u,
-    }
+    return {"alpha": alpha, "beta": beta, "nu": nu, **_study(s, b, omega, deviations, rng)}
 
 
-def _noise_covariances(s: JointSetting, rng: np.random.Generator) -> np.ndarray:
-    """Each data set's noise covariance of the contrasts: IW(d + noise_df, noise_var I)."""
+def _study(
+    s: JointSetting,
+    b: np.ndarray,
+    omega: np.ndarray,
+    deviations: Any,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Return the study's draws given its effects, contrasts' scale matrix and deviations.
+
+    Draws, in this order, each data set's noise covariance of the contrasts (IW(d +
+    noise_df, noise_var I)), the next data set's deviations and the q data sets'.
+    """
     from scipy import stats
 
+    from isbetter.cv.joint.spec import contrast_basis
+
     d, q = s.n_systems - 1, s.n_datasets
+    basis = contrast_basis(s.n_systems)
     cov = stats.invwishart(df=d + s.noise_df, scale=s.noise_var * np.eye(d)).rvs(
         size=q, random_state=rng
     )
-    return np.asarray(cov).reshape(q, d, d)
+    c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
+    next_u = deviations(1)[0]
+    return {
+        "spread": basis @ omega @ basis.T,
+        "b": b,
+        **_pair_scales(omega, basis),
+        "u": deviations(q),
+        "cov": np.asarray(cov).reshape(q, d, d),
+        "next": b[0] - b[1] + c01 @ next_u,
+    }
 
 
 def _pair_scales(omega: np.ndarray, basis: np.ndarray) -> dict[str, float]:
@@ -239,8 +248,8 @@ def draw_components(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]
     """
     from isbetter.cv.joint.spec import contrast_basis
 
-    k, d, q = s.n_systems, s.n_systems - 1, s.n_datasets
-    basis = contrast_basis(k)
+    d = s.n_systems - 1
+    basis = contrast_basis(s.n_systems)
     alpha, beta = rng.uniform(*s.alpha, size=d), rng.uniform(*s.beta, size=d)
     nu = 1.0 + rng.gamma(alpha, 1.0 / beta)
     b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
@@ -251,21 +260,8 @@ def draw_components(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]
     def deviations(size: int) -> np.ndarray:
         return rng.standard_t(nu, size=(size, d)) @ loading.T
 
-    cov = _noise_covariances(s, rng)
-    c01 = basis[0] - basis[1]
-    next_u = deviations(1)[0]
-    return {
-        "alpha": alpha,
-        "beta": beta,
-        "spread": basis @ omega @ basis.T,
-        "loading": loading,
-        "b": b,
-        **_pair_scales(omega, basis),
-        "nu": nu,
-        "u": deviations(q),
-        "cov": cov,
-        "next": b[0] - b[1] + c01 @ next_u,
-    }
+    study = _study(s, b, omega, deviations, rng)
+    return {"alpha": alpha, "beta": beta, "nu": nu, "loading": loading, **study}
 
 
 def draw_scores(truth: dict[str, Any], s: JointSetting, rng: np.random.Generator) -> Any:
