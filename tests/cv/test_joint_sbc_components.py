@@ -165,9 +165,11 @@ def _prior_fit(s, n, rng):
 
 def test_replication_ranks_are_uniform_when_the_posterior_is_the_prior(monkeypatch):
     """The components path of ``replication`` end to end with a stand-in fit that
-    returns prior draws: every invariant quantity's rank is uniform (chi^2 p > 1e-3),
-    so truths and draws are paired by the same definitions (pairs, nu min/max, next
-    and first data sets' differences)."""
+    returns prior draws: every invariant quantity's rank is uniform (chi^2 p > 1e-3).
+    This checks that each truth and its draws are defined alike (units, min/max nu,
+    the next and the first data sets' differences); with the prior for a posterior it
+    cannot see a truth paired with the wrong one of two quantities of one law (e.g. the
+    scales of pairs 0-1 and 2-3); the SBC with the real fit does."""
     import validation.joint_sbc as sbc
     from validation.calibration import uniformity
 
