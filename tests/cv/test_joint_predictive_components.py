@@ -114,7 +114,7 @@ def test_three_or_more_components_against_brute_force(diff, w, nu, rope):
     own = masses.std(axis=0) / np.sqrt(rows)
     gap = np.abs(masses.mean(axis=0) - p)
     assert np.all(gap <= 4 * np.maximum(np.hypot(se, own), 1e-6)), (masses.mean(axis=0), p)
-    assert masses.std(axis=0).max() < 0.05  # each row's own error (64 inner draws)
+    assert masses.std(axis=0).max() < 0.05  # each row's own error (32 inner draws)
 
 
 def test_reproducible_and_symmetric(rng):

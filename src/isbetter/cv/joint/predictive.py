@@ -77,7 +77,14 @@ argument gives, for :math:`\lambda_j = X_j / \nu_j`, :math:`X_j = S B_j`, :math:
 a (d - 1)-dimensional expectation, estimated by ``inner`` Monte Carlo draws of
 :math:`B` per posterior draw (Rao-Blackwellised: the common scale :math:`S` and the
 normal parts are integrated exactly, so the integrand is a smooth t CDF, with no step
-where a heavy tail carries the mass), seeded by the caller's ``rng``.
+where a heavy tail carries the mass), seeded by the caller's ``rng``. Measured
+(``tests/cv/test_joint_predictive_components.py``; 10^6-draw brute force of the law,
+72 cases at d = 2, 3, 4 with nu from 1.05 to 100, equal and unequal weights, ROPEs up
+to 20 scales): at d = 2 within 2.6 Monte Carlo standard errors; at d >= 3 one row's
+own standard deviation is 0.008 (median; largest 0.041) with 32 draws, and the mean
+over rows within 3.4 standard errors. On a K = 5 posterior of 8000 draws the
+argmax-counted probabilities of the ten pairs move by at most 0.002 against 2048
+draws of B per row (0.005 with 16).
 """
 
 from __future__ import annotations
@@ -103,7 +110,7 @@ _SHARP = 2.0
 #: the width of the bump about the feature, in sds of y
 _BUMP = 3.0
 #: the Monte Carlo draws of B per posterior draw (three or more components)
-_INNER = 64
+_INNER = 32
 #: the rows integrated at once with three or more components (memory: rows x inner x d)
 _CHUNK = 2048
 #: the tails of the standardised log-F variable left out (where it falls as exp(-x))
@@ -234,7 +241,7 @@ def component_pair_masses(
     rng : int or numpy.random.Generator
         Seeds the Monte Carlo draws of rows with three or more non-zero weights (the
         others are computed deterministically; none is drawn when there are none).
-    inner : int, default: 64
+    inner : int, default: 32
         Monte Carlo draws per row with three or more non-zero weights.
     symmetric : bool, default: False
         Average each row with its mirror image (two identical systems).
