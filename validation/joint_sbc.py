@@ -23,6 +23,15 @@ Gamma(alpha, beta) with alpha ~ U(1, 2), beta ~ U(0.01, 0.1) shared by the syste
 lambda_ik ~ Gamma(nu_k/2, nu_k/2), u_ik = z_ik / sqrt(lambda_ik), z_i = H omega_i,
 omega_i ~ N(0, Omega); the ranked quantities are then the two effect differences, the
 scales of pairs (0, 1) and (2, 3), nu_0 and nu_3, and the same two differences.
+With ``--tails components`` the studies are drawn from (and fitted with) independent
+component tails (``JointPriors(tails="components")``, docs/joint_prior.md): each data
+set's contrasts are u_i = L z_i, L = Q diag(s), Q Haar-distributed (the QR of a Gaussian
+matrix, signs fixed), s_j ~ half-t_{half_t_df}(0, A) (A = spread_pair_scale / sqrt(2),
+Huang and Wand's contrast scale), nu_j - 1 ~ Gamma(alpha_j, beta_j) with alpha_j ~ U(1,
+2), beta_j ~ U(0.01, 0.1) drawn for each component on its own, z_ij ~ t_{nu_j}. The
+components are not identified (sign flips, permutations), so the ranked quantities are
+invariant ones: the two effect differences, the scales sqrt(c' L L' c) of pairs (0, 1)
+and (2, 3), the smallest and the largest nu_j, and the same two differences.
 Writes ``report.md``, ``report.json`` and rank histograms into ``--out``; prints the
 chi-squared p-values of uniformity. See
 Talts et al. (2018), *Validating Bayesian inference algorithms with simulation-based
@@ -71,7 +80,19 @@ TAILS_QUANTITIES = {
         "next b0 - b1",
         "data set 0: 0 - 1",
     ),
+    "components": (
+        "b0 - b1",
+        "b0 - b3",
+        "scale 0-1",
+        "scale 2-3",
+        "nu min",
+        "nu max",
+        "next b0 - b1",
+        "data set 0: 0 - 1",
+    ),
 }
+#: the tails whose spread prior is Huang and Wand's whatever the model's default
+HUANG_WAND_TAILS = ("per-system", "components")
 #: the quantities of the default setting's studies
 QUANTITIES = TAILS_QUANTITIES[DEFAULT_TAILS]
 
@@ -87,7 +108,7 @@ class JointSetting:
     rho_fit: float | None = None  # the fit's rho, when not the data's (a broken fit)
     effect_bound: float = 0.05
     spread_prior: str = DEFAULT_SPREAD_PRIOR  # JointPriors.spread_prior's default, or the other
-    tails: str = DEFAULT_TAILS  # "shared" (one nu) or "per-system" (the grouped t)
+    tails: str = DEFAULT_TAILS  # "shared" (one nu), "per-system" (grouped t) or "components"
     spread_var: float = 0.0004  # inverse-Wishart: psi
     spread_df: float = 1.0  # inverse-Wishart: IW(d + spread_df, psi I)
     spread_pair_scale: float = 0.02  # Huang-Wand: a pair's half-t scale, sqrt(2) A
@@ -116,14 +137,19 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
 
     Returns the hyperparameters ``alpha`` and ``beta`` of nu's prior, the deviations'
     covariance ``spread`` (H Omega H^T, K x K), the effects ``b`` (K), the scales of
-    pairs (0, 1) and (2, 3), ``nu`` (one value, or K with per-system tails), the
-    deviations' contrasts ``u`` (q, K - 1), the noise covariances ``cov`` (q, K - 1,
-    K - 1) and the next data set's difference of systems 0 and 1.
+    pairs (0, 1) and (2, 3) (NaN for K < 4), ``nu`` (one value, or K with per-system
+    tails), the deviations' contrasts ``u`` (q, K - 1), the noise covariances ``cov``
+    (q, K - 1, K - 1) and the next data set's difference of systems 0 and 1. With
+    independent components (``s.tails == "components"``, :func:`draw_components`)
+    ``alpha``, ``beta`` and ``nu`` have one value per component (K - 1), ``spread`` is
+    H L L^T H^T and the draw also holds the ``loading`` L (K - 1 x K - 1).
     """
     from isbetter.cv.joint.spec import contrast_basis
 
-    k, d, q = s.n_systems, s.n_systems - 1, s.n_datasets
+    k, d = s.n_systems, s.n_systems - 1
     basis = contrast_basis(k)
+    if s.tails == "components":
+        return draw_components(s, rng)
     alpha, beta = rng.uniform(*s.alpha), rng.uniform(*s.beta)
     per_system = s.tails == "per-system"
     # nu - 1 ~ Gamma(alpha, rate beta): one nu, or one per system from the same alpha, beta
@@ -153,25 +179,89 @@ def draw_truth(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
         lam = rng.gamma(nu / 2.0, 2.0 / nu, size=(size, 1))
         return rng.standard_normal((size, d)) @ chol_u.T / np.sqrt(lam)
 
+    return {"alpha": alpha, "beta": beta, "nu": nu, **_study(s, b, omega, deviations, rng)}
+
+
+def _study(
+    s: JointSetting,
+    b: np.ndarray,
+    omega: np.ndarray,
+    deviations: Any,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Return the study's draws given its effects, contrasts' scale matrix and deviations.
+
+    Draws, in this order, each data set's noise covariance of the contrasts (IW(d +
+    noise_df, noise_var I)), the next data set's deviations and the q data sets'.
+    """
+    from scipy import stats
+
+    from isbetter.cv.joint.spec import contrast_basis
+
+    d, q = s.n_systems - 1, s.n_datasets
+    basis = contrast_basis(s.n_systems)
     cov = stats.invwishart(df=d + s.noise_df, scale=s.noise_var * np.eye(d)).rvs(
         size=q, random_state=rng
     )
-    cov = np.asarray(cov).reshape(q, d, d)
     c01 = basis[0] - basis[1]  # the contrast of systems 0 and 1 in orthonormal coordinates
-    c23 = basis[2] - basis[3]
     next_u = deviations(1)[0]
     return {
-        "alpha": alpha,
-        "beta": beta,
         "spread": basis @ omega @ basis.T,
         "b": b,
-        "scale01": float(np.sqrt(c01 @ omega @ c01)),
-        "scale23": float(np.sqrt(c23 @ omega @ c23)),
-        "nu": nu,
+        **_pair_scales(omega, basis),
         "u": deviations(q),
-        "cov": cov,
+        "cov": np.asarray(cov).reshape(q, d, d),
         "next": b[0] - b[1] + c01 @ next_u,
     }
+
+
+def _pair_scales(omega: np.ndarray, basis: np.ndarray) -> dict[str, float]:
+    """Return the scales sqrt(c' Omega c) of pairs (0, 1) and (2, 3) (NaN without system 3)."""
+    out = {}
+    for key, (a, b) in (("scale01", (0, 1)), ("scale23", (2, 3))):
+        c = basis[a] - basis[b] if b < basis.shape[0] else None
+        out[key] = float(np.sqrt(c @ omega @ c)) if c is not None else float("nan")
+    return out
+
+
+def haar_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
+    """Return a d x d orthogonal matrix drawn from the Haar measure.
+
+    The QR decomposition of a matrix of independent N(0, 1), with the signs of Q's
+    columns fixed so that R's diagonal is positive (Mezzadri 2007). Without the fix
+    the law is not invariant: numpy's (LAPACK's Householder) QR makes Q[0, 0] <= 0
+    always.
+    """
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    return q * np.where(np.diag(r) < 0, -1.0, 1.0)[None, :]
+
+
+def draw_components(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]:
+    """Draw a study's truth from the independent-components prior (fixed bounds of `s`).
+
+    u_i = L z_i, L = Q diag(s), Q Haar; s_j ~ half-t_{half_t_df}(0, A) with A =
+    spread_pair_scale / sqrt(2) (so that at K = 2 the pair's scale sqrt(2) s is
+    half-t(0, spread_pair_scale), as with Huang and Wand's prior); nu_j - 1 ~
+    Gamma(alpha_j, rate beta_j), alpha_j ~ U(alpha), beta_j ~ U(beta), one of each per
+    component (the pairwise model's prior of its nu, for each component on its own);
+    z_ij ~ t_{nu_j}. The same keys as :func:`draw_truth`, and ``loading``.
+    """
+    from isbetter.cv.joint.spec import contrast_basis
+
+    d = s.n_systems - 1
+    basis = contrast_basis(s.n_systems)
+    alpha, beta = rng.uniform(*s.alpha, size=d), rng.uniform(*s.beta, size=d)
+    nu = 1.0 + rng.gamma(alpha, 1.0 / beta)
+    b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
+    scale = s.spread_pair_scale / np.sqrt(2.0) * np.abs(rng.standard_t(s.half_t_df, size=d))
+    loading = haar_orthogonal(d, rng) * scale[None, :]
+    omega = loading @ loading.T  # the scale matrix of the contrasts (not their covariance)
+
+    def deviations(size: int) -> np.ndarray:
+        return rng.standard_t(nu, size=(size, d)) @ loading.T
+
+    study = _study(s, b, omega, deviations, rng)
+    return {"alpha": alpha, "beta": beta, "nu": nu, "loading": loading, **study}
 
 
 def draw_scores(truth: dict[str, Any], s: JointSetting, rng: np.random.Generator) -> Any:
@@ -262,15 +352,21 @@ def replication(
         )
     k = s.n_systems
     e = fit.effects.reshape(-1, k)
-    scales = fit.pair_scales().reshape(e.shape[0], -1)
-    scale = scales[:, 0]  # pair (0, 1)
     # data set 0's difference of systems 0 and 1 (its deviations' contrasts, model units)
     c01 = contrast_basis(k)[0] - contrast_basis(k)[1]
     u0 = fit.idata.posterior["deviations"].to_numpy()[:, :, 0].reshape(e.shape[0], -1)
     first = e[:, 0] - e[:, 1] + fit.data.scale * (u0 @ c01)
     b = truth["b"]
-    posterior = {"b0 - b1": e[:, 0] - e[:, 1], "b0 - b3": e[:, 0] - e[:, 3], "scale 0-1": scale}
+    posterior = {"b0 - b1": e[:, 0] - e[:, 1], "b0 - b3": e[:, 0] - e[:, 3]}
     true = {"b0 - b1": b[0] - b[1], "b0 - b3": b[0] - b[3], "scale 0-1": truth["scale01"]}
+    if s.tails == "components":  # invariant functionals only (the loading's draws)
+        part, true_part = _component_quantities(fit, truth, e, rng)
+        posterior |= part
+        true |= true_part
+        nxt = part["next b0 - b1"]
+    else:
+        scales = fit.pair_scales().reshape(e.shape[0], -1)
+        posterior["scale 0-1"] = scale = scales[:, 0]  # pair (0, 1)
     if s.tails == "per-system":
         nus = fit.nu.reshape(-1, k)
         first_row, second_row = np.triu_indices(k, 1)
@@ -279,7 +375,7 @@ def replication(
         true |= {"scale 2-3": truth["scale23"], "nu 0": truth["nu"][0], "nu 3": truth["nu"][3]}
         # the next data set's difference: one draw of the grouped t per posterior draw
         nxt = e[:, 0] - e[:, 1] + _grouped_t_draws(fit.spread.reshape(-1, k, k), nus, rng)
-    else:
+    elif s.tails == "shared":
         nu = fit.nu.reshape(-1)
         posterior["nu"], true["nu"] = nu, truth["nu"]
         # the next data set's difference: one draw per posterior draw
@@ -289,6 +385,53 @@ def replication(
     return study_record(posterior, true, fit.diagnostics, n_ranks, keep=keep, ess=True) | {
         "study": study
     }
+
+
+def component_loading(fit: Any) -> np.ndarray:
+    """Return the fit's draws of the loading L, ``(chains * draws, d, d)``, score units.
+
+    Assumed interface of the components fit (h-comp's ``JointPriors(tails=
+    "components")``): ``JointFit.loading`` in score units if it has one, else the
+    posterior's ``loading`` variable in model units (times ``fit.data.scale``), as in
+    ``validation/joint_components.py``.
+    """
+    loading = getattr(fit, "loading", None)
+    if loading is None:
+        loading = fit.idata.posterior["loading"].to_numpy() * fit.data.scale
+    loading = np.asarray(loading, dtype=float)
+    return loading.reshape(-1, *loading.shape[-2:])
+
+
+def _component_quantities(
+    fit: Any, truth: dict[str, Any], effects: np.ndarray, rng: np.random.Generator
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """Return the components' invariant quantities per posterior draw, and their truths.
+
+    The scales sqrt(c' L L' c) of pairs (0, 1) and (2, 3) from the loading's draws, the
+    smallest and largest nu_j, and one draw of the next data set's difference of systems
+    0 and 1 per posterior draw (b0 - b1 + sum_j w_j z_j, z_j ~ t_{nu_j}).
+    """
+    from isbetter.cv.joint.predictive import component_weights
+
+    loading = component_loading(fit)
+    nus = np.asarray(fit.nu, dtype=float).reshape(loading.shape[0], -1)
+    w01 = component_weights(loading, 0, 1)
+    w23 = component_weights(loading, 2, 3)
+    nxt = effects[:, 0] - effects[:, 1] + (w01 * rng.standard_t(nus)).sum(axis=1)
+    posterior = {
+        "scale 0-1": np.sqrt((w01**2).sum(axis=1)),
+        "scale 2-3": np.sqrt((w23**2).sum(axis=1)),
+        "nu min": nus.min(axis=1),
+        "nu max": nus.max(axis=1),
+        "next b0 - b1": nxt,
+    }
+    true = {
+        "scale 2-3": truth["scale23"],
+        "nu min": float(np.min(truth["nu"])),
+        "nu max": float(np.max(truth["nu"])),
+        "next b0 - b1": truth["next"],
+    }
+    return posterior, true
 
 
 def _grouped_t_draws(spread: np.ndarray, nu: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -341,13 +484,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--tails",
         choices=list(TAILS_QUANTITIES),
         default=DEFAULT_TAILS,
-        help=f"one nu (shared) or one per system (the grouped t); default {DEFAULT_TAILS}",
+        help="one nu (shared), one per system (the grouped t) or one per independent "
+        f"component (components); default {DEFAULT_TAILS}",
     )
     args = p.parse_args(argv)
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
         p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
     if args.spread_prior is None:  # the model's own default for these tails
-        args.spread_prior = "huang-wand" if args.tails == "per-system" else DEFAULT_SPREAD_PRIOR
+        huang_wand = args.tails in HUANG_WAND_TAILS
+        args.spread_prior = "huang-wand" if huang_wand else DEFAULT_SPREAD_PRIOR
+    if args.tails == "components" and args.spread_prior != "huang-wand":
+        p.error(
+            "--tails components draws the components' scales from half-t's: "
+            "use --spread-prior huang-wand (its default)"
+        )
     return args
 
 
@@ -376,7 +526,9 @@ def main(argv: list[str] | None = None) -> int:
             tails=args.tails,
         )
         key = f"joint_q{q}"
-        tails = ", per-system tails" if args.tails == "per-system" else ""
+        tails = {"per-system": ", per-system tails", "components": ", independent components"}.get(
+            args.tails, ""
+        )
         title = f"Joint model{tails}, K = {args.systems}, q = {q}"
         result = section(setting, args.reps, int(seed), args.workers, key)
         sections[key] = {"title": title, "setting": setting.to_dict(), **result}

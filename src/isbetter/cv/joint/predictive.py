@@ -56,6 +56,35 @@ typical cases and below :math:`10^{-4}` at the extremes (:math:`\nu` from 1 to
 (:math:`V_{bb} = V_{ab} = 0`) the result is :math:`t_{\nu_a}`'s masses, and with both
 :math:`\nu` large the normal's; the tests check these and a large Monte Carlo of the
 model's law too.
+
+**Independent components** (``JointPriors(tails="components")``): a data set's
+contrasts are :math:`\tilde u = L z`, :math:`z_j \sim t_{\nu_j}(0, 1)` independent,
+so :math:`\delta_{next} = b_a - b_b + \sum_j w_j z_j` with :math:`w = c_{ab}^T L`
+(:func:`component_weights`), a sum of independent scaled t's.
+:func:`component_pair_masses` computes its masses per draw. With one non-zero
+:math:`w_j` they are that t's masses exactly; with two, the grouped t's integral above
+with :math:`V_{ab} = 0` (the two components are independent: :math:`V_{aa} = w_1^2`,
+:math:`V_{bb} = w_2^2`), deterministic. With three or more the same chi-square
+argument gives, for :math:`\lambda_j = X_j / \nu_j`, :math:`X_j = S B_j`, :math:`S
+\sim \chi^2_N`, :math:`N = \sum_j \nu_j`, :math:`B \sim \operatorname{Dirichlet}
+(\nu_1/2, \dots, \nu_d/2)`,
+
+.. math::
+
+    P(\delta_{next} > r) = E_B\, T_N\bigl((b_a - b_b - r)\, h(B) \sqrt{N}\bigr),
+    \quad h(B)^{-2} = \sum_j \frac{\nu_j w_j^2}{B_j},
+
+a (d - 1)-dimensional expectation, estimated by ``inner`` Monte Carlo draws of
+:math:`B` per posterior draw (Rao-Blackwellised: the common scale :math:`S` and the
+normal parts are integrated exactly, so the integrand is a smooth t CDF, with no step
+where a heavy tail carries the mass), seeded by the caller's ``rng``. Measured
+(``tests/cv/test_joint_predictive_components.py``; 10^6-draw brute force of the law,
+72 cases at d = 2, 3, 4 with nu from 1.05 to 100, equal and unequal weights, ROPEs up
+to 20 scales): at d = 2 within 2.6 Monte Carlo standard errors; at d >= 3 one row's
+own standard deviation is 0.008 (median; largest 0.041) with 32 draws, and the mean
+over rows within 3.4 standard errors. On a K = 5 posterior of 8000 draws the
+argmax-counted probabilities of the ten pairs move by at most 0.002 against 2048
+draws of B per row (0.005 with 16).
 """
 
 from __future__ import annotations
@@ -69,7 +98,7 @@ from isbetter.core.errors import InputError
 from isbetter.core.validate import check_rope
 from isbetter.inference.posterior import HierarchicalPosterior
 
-__all__ = ["pair_masses"]
+__all__ = ["component_pair_masses", "component_weights", "pair_masses"]
 
 #: the uniform grid's step in sds of logit B (finer where a nu is small)
 _STEP = 0.5
@@ -80,6 +109,10 @@ _SHARP_GRID = np.linspace(-1.0, 1.0, 61)
 _SHARP = 2.0
 #: the width of the bump about the feature, in sds of y
 _BUMP = 3.0
+#: the Monte Carlo draws of B per posterior draw (three or more components)
+_INNER = 32
+#: the rows integrated at once with three or more components (memory: rows x inner x d)
+_CHUNK = 2048
 #: the tails of the standardised log-F variable left out (where it falls as exp(-x))
 _TAIL = 14.0
 #: the standardised range's bounds (near-normal cases need about 5)
@@ -138,6 +171,176 @@ def pair_masses(
     above, below = _grouped_t_tails(loc, vaa, vbb, vab, nu[:, a], nu[:, b], rope)
     masses = np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
     return (masses + masses[:, ::-1]) / 2 if symmetric else masses
+
+
+def component_weights(loading: Any, a: int, b: int) -> np.ndarray:
+    r"""Return pair (a, b)'s weights :math:`w = c_{ab}^T L` of the components, per draw.
+
+    Parameters
+    ----------
+    loading : array_like
+        ``(..., d, d)`` draws of the loading :math:`L` (rows: the Helmert contrasts of
+        :func:`~isbetter.cv.joint.spec.contrast_basis`, columns: the components), in
+        score units.
+    a, b : int
+        The pair's systems, of K = d + 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(..., d)``: :math:`\delta_{next} - (b_a - b_b) = \sum_j w_j z_j`.
+
+    Examples
+    --------
+    >>> w = component_weights(np.eye(2)[None], 0, 2)  # L = I: the contrast itself
+    >>> bool(np.isclose((w**2).sum(), 2.0))  # |c_ab|^2 = 2
+    True
+    """
+    from isbetter.cv.joint.spec import contrast_basis
+
+    loading = np.asarray(loading, dtype=float)
+    d = loading.shape[-1] if loading.ndim >= 2 else -1
+    if loading.ndim < 2 or loading.shape[-2] != d:
+        raise InputError(
+            f"component_weights: expected a loading of shape (..., d, d); found {loading.shape}"
+        )
+    if not (0 <= a <= d and 0 <= b <= d and a != b):
+        raise InputError(
+            f"component_weights: expected two different systems of {d + 1}; found {a}, {b}"
+        )
+    h = contrast_basis(d + 1)
+    return np.einsum("i,...ij->...j", h[a] - h[b], loading)
+
+
+def component_pair_masses(
+    diff: Any,
+    weights: Any,
+    nu: Any,
+    rope: float,
+    *,
+    rng: int | np.random.Generator,
+    inner: int = _INNER,
+    symmetric: bool = False,
+) -> np.ndarray:
+    r"""Return the next data set's masses (a better, ROPE, b better) under independent components.
+
+    :math:`\delta_{next} = \text{diff} + \sum_j w_j z_j`, :math:`z_j \sim
+    t_{\nu_j}(0, 1)` independent (module docstring).
+
+    Parameters
+    ----------
+    diff : array_like
+        ``(n,)`` draws of :math:`b_a - b_b` (score units; positive: `a` better).
+    weights : array_like
+        ``(n, d)`` draws of :math:`w = c_{ab}^T L` (:func:`component_weights`); zeros
+        allowed (a component the pair does not see).
+    nu : array_like
+        ``(n, d)`` draws of the components' degrees of freedom.
+    rope : float
+        The ROPE's half-width, score units.
+    rng : int or numpy.random.Generator
+        Seeds the Monte Carlo draws of rows with three or more non-zero weights (the
+        others are computed deterministically; none is drawn when there are none).
+    inner : int, default: 32
+        Monte Carlo draws per row with three or more non-zero weights.
+    symmetric : bool, default: False
+        Average each row with its mirror image (two identical systems).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, 3)``: per draw, the masses of :math:`\delta_{next} > rope`, of the ROPE
+        and of :math:`\delta_{next} < -rope`, as :func:`pair_masses`.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> m = component_pair_masses([0.01], [[0.02]], [[3.0]], 0.005, rng=1)  # d = 1: a t
+    >>> bool(np.isclose(m[0, 0], stats.t.sf(0.005, 3.0, loc=0.01, scale=0.02)))
+    True
+    """
+    rope = check_rope(rope)
+    loc = np.asarray(diff, dtype=float)
+    w = np.abs(np.asarray(weights, dtype=float))  # z_j is symmetric: only |w_j| matters
+    nu = np.asarray(nu, dtype=float)
+    n = loc.shape[0] if loc.ndim == 1 else -1
+    if n < 0 or w.ndim != 2 or w.shape[0] != n or nu.shape != w.shape:
+        raise InputError(
+            "component_pair_masses: expected diff (n,), weights (n, d) and nu (n, d); "
+            f"found {loc.shape}, {w.shape} and {nu.shape}"
+        )
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(loc)) and np.all(nu > 0)):
+        raise InputError(
+            "component_pair_masses: expected finite diff and weights and nu > 0; found "
+            "a non-finite value or a nu <= 0"
+        )
+    if isinstance(inner, bool) or not isinstance(inner, int) or inner < 1:
+        raise InputError(f"component_pair_masses: expected inner >= 1; found {inner!r}")
+    above, below = _component_tails(loc, w, nu, rope, rng, inner)
+    masses = np.column_stack([above, np.clip(1.0 - above - below, 0.0, 1.0), below])
+    return (masses + masses[:, ::-1]) / 2 if symmetric else masses
+
+
+def _component_tails(
+    loc: np.ndarray,
+    w: np.ndarray,
+    nu: np.ndarray,
+    rope: float,
+    rng: int | np.random.Generator,
+    inner: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """P(d > rope) and P(d < -rope) for a sum of independent scaled t's, per row."""
+    active = w > 0
+    count = active.sum(axis=1)
+    # no deviation: the difference is loc itself (on the boundary in no tail)
+    above, below = (loc > rope).astype(float), (loc < -rope).astype(float)
+    one = np.flatnonzero(count == 1)
+    if one.size:  # one component: its t
+        j = active[one].argmax(axis=1)
+        scale, dof = w[one, j], nu[one, j]
+        above[one] = special.stdtr(dof, (loc[one] - rope) / scale)
+        below[one] = special.stdtr(dof, (-rope - loc[one]) / scale)
+    two = np.flatnonzero(count == 2)
+    if two.size:  # two: the grouped t's integral with independent cores
+        order = np.argsort(~active[two], axis=1, kind="stable")[:, :2]  # the active two
+        ww = np.take_along_axis(w[two], order, axis=1)
+        nn = np.take_along_axis(nu[two], order, axis=1)
+        above[two], below[two] = _grouped_t_tails(
+            loc[two], ww[:, 0] ** 2, ww[:, 1] ** 2, np.zeros(two.size), nn[:, 0], nn[:, 1], rope
+        )
+    many = np.flatnonzero(count >= 3)
+    if many.size:
+        generator = np.random.default_rng(rng)
+        for start in range(0, many.size, _CHUNK):
+            rows = many[start : start + _CHUNK]
+            above[rows], below[rows] = _dirichlet_tails(
+                loc[rows], w[rows], nu[rows], active[rows], rope, generator, inner
+            )
+    return above, below
+
+
+def _dirichlet_tails(
+    loc: np.ndarray,
+    w: np.ndarray,
+    nu: np.ndarray,
+    active: np.ndarray,
+    rope: float,
+    rng: np.random.Generator,
+    inner: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """E_B T_N((loc -+ rope) h(B) sqrt(N)), B ~ Dirichlet(nu / 2) over the active components."""
+    shape = np.where(active, nu / 2.0, 1.0)
+    gam = rng.gamma(shape[:, None, :], size=(loc.size, inner, w.shape[1]))
+    gam = np.where(active[:, None, :], gam, 0.0)
+    b = gam / gam.sum(axis=2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(active[:, None, :], (nu * w**2)[:, None, :] / b, 0.0)
+    dof = np.where(active, nu, 0.0).sum(axis=1)[:, None]
+    factor = np.sqrt(dof / terms.sum(axis=2))  # h sqrt(N); 0 where a B_j underflowed
+    upper = special.stdtr(dof, (loc - rope)[:, None] * factor).mean(axis=1)
+    if rope == 0:
+        return upper, 1.0 - upper
+    return upper, special.stdtr(dof, (-rope - loc)[:, None] * factor).mean(axis=1)
 
 
 def _grouped_t_tails(
