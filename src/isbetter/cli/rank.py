@@ -475,7 +475,7 @@ def run(args: argparse.Namespace) -> int:
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))
 
 
-def _joint_priors(method: str, joint: dict[str, str]) -> Any:
+def _joint_priors(method: str, joint: dict[str, Any]) -> Any:
     """Return the JointPriors of --joint-spread-prior and --joint-tails (given: `joint`)."""
     from isbetter.core.errors import InputError
     from isbetter.cv.joint.spec import JointPriors
