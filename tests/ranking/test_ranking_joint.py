@@ -153,6 +153,46 @@ def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
     assert "--joint-spread-prior is a prior of --method joint" in err and len(seen) == 2
 
 
+def test_cli_joint_tails_reach_the_fit(tmp_path, capsys, monkeypatch):
+    """--joint-tails passes JointPriors(tails=...) to rank (with --joint-spread-prior when
+    both are given); without --method joint it is refused naming the flag, and so are
+    components tails with the inverse-Wishart spread (they need Huang and Wand's form)."""
+    import isbetter.ranking
+    from isbetter.cv.joint.spec import JointPriors
+
+    seen = []
+
+    def fake_rank(data, **kwargs):
+        seen.append(kwargs.get("priors"))
+        raise InputError("stopped here")
+
+    monkeypatch.setattr(isbetter.ranking, "rank", fake_rank)
+    scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=3)
+    score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
+    base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--rope", "0.01"]
+    joint = [*base, "--method", "joint"]
+    assert main([*joint, "--joint-tails", "components"]) == 2
+    assert (
+        main([*joint, "--joint-tails", "per-system", "--joint-spread-prior", "inverse-wishart"])
+        == 2
+    )
+    assert seen == [
+        JointPriors(tails="components"),
+        JointPriors(tails="per-system", spread_prior="inverse-wishart"),
+    ]
+    capsys.readouterr()
+    assert main([*base, "--joint-tails", "components"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--joint-tails is a prior of --method joint" in err
+    assert (
+        main([*joint, "--joint-tails", "components", "--joint-spread-prior", "inverse-wishart"])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--joint-spread-prior must be huang-wand" in err
+    assert "--joint-tails components" in err and "JointPriors" not in err and len(seen) == 2
+
+
 # --------------------------------------------------------------------------- slow
 @pytest.mark.slow
 def test_joint_recovers_a_known_order():
@@ -238,8 +278,8 @@ def test_per_system_nu_reach_the_pairs_as_the_grouped_t(small_study):
     factors = np.array([0.5, 1.0, 4.0])  # nu_k: three different tails per draw
     per_system = replace(fit, nu=1.0 + (fit.nu[..., None] - 1.0) * factors)
     systems = fit.systems
-    pairs, _ = _pairs(per_system, systems, "acc", 0.01, set())
-    shared, _ = _pairs(fit, systems, "acc", 0.01, set())
+    pairs, _ = _pairs(per_system, systems, "acc", 0.01, set(), 0)
+    shared, _ = _pairs(fit, systems, "acc", 0.01, set(), 0)
     effects = fit.effects.reshape(-1, k)
     spread = fit.spread.reshape(-1, k, k)
     nu = per_system.nu.reshape(-1, k)
@@ -253,3 +293,65 @@ def test_per_system_nu_reach_the_pairs_as_the_grouped_t(small_study):
         )
         assert got.predictive == probabilities_from_masses(masses, "mean")
         assert got.predictive != old.predictive
+
+
+def _components_ranking(study, rng):
+    from isbetter.cv.joint.spec import JointPriors
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # few draws: the table's form
+        return rank(
+            study,
+            rope=0.01,
+            method="joint",
+            priors=JointPriors(tails="components"),
+            rng=rng,
+            draws=100,
+            tune=100,
+            chains=2,
+        )
+
+
+def test_components_tails_reach_the_pairs(small_study):
+    """JointPriors(tails="components"): the fit's nu is (chains, draws, K - 1), one per
+    component, and each pair's masses are component_pair_masses of its weights
+    w = c_ab^T L (seeded from the ranking's seed and the pair): a table of three
+    pairs whose probabilities sum to 1, the same at the same seed, recorded as
+    components tails."""
+    from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.joint.predictive import component_pair_masses, component_weights
+    from isbetter.cv.joint.spec import JointPriors
+    from isbetter.inference.decisions import probabilities_from_masses
+    from isbetter.inference.seeds import pair_seed
+    from isbetter.ranking.joint import _pairs
+
+    r = _components_ranking(small_study, 2)
+    assert len(r.pairs) == 3 and {p.method for p in r.pairs} == {"joint"}
+    for p in r.pairs:
+        assert p.p_a_better + p.p_rope + p.p_b_better == pytest.approx(1.0)
+        q = p.predictive
+        assert q.p_a_better + q.p_rope + q.p_b_better == pytest.approx(1.0)
+        assert p.settings["tails"] == "components"
+    assert "tails='components'" in r.settings["options"]["priors"]
+    assert _components_ranking(small_study, 2).to_dict()["metrics"] == r.to_dict()["metrics"]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = joint_fit(small_study, rope=0.01, rng=3, priors=JointPriors(tails="components"),
+                        draws=50, tune=50, chains=2)  # fmt: skip
+    k = fit.effects.shape[-1]
+    assert fit.nu.shape == (2, 50, k - 1) and fit.loading is not None
+    pairs, _ = _pairs(fit, fit.systems, "acc", 0.01, set(), 7)
+    effects = fit.effects.reshape(-1, k)
+    loading = fit.loading.reshape(-1, k - 1, k - 1)
+    nu = fit.nu.reshape(-1, k - 1)
+    for (ia, ib), got in zip(itertools.combinations(range(k), 2), pairs, strict=True):
+        a, b = fit.systems[ia], fit.systems[ib]
+        masses = component_pair_masses(
+            effects[:, ia] - effects[:, ib],
+            component_weights(loading, ia, ib),
+            nu,
+            0.01,
+            rng=pair_seed(7, "joint", "acc", a, b),
+        )
+        assert got.predictive == probabilities_from_masses(masses, "mean")

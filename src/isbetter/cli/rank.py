@@ -178,6 +178,14 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         "the pairs, see docs/joint_prior.md)",
     )
     p.add_argument(
+        "--joint-tails",
+        default=None,
+        choices=("shared", "per-system", "components"),
+        help="joint: the deviations' tails (default shared: one nu per fit; per-system: one "
+        "nu per system, the grouped t; components: independent Student-t components, with "
+        "Huang and Wand's half-t scales; see docs/joint_prior.md)",
+    )
+    p.add_argument(
         "--rho",
         type=float,
         default=None,
@@ -424,15 +432,10 @@ def run(args: argparse.Namespace) -> int:
         for k in ("draws", "chains", "tune", "rho", "concentration", "ties", "pool")
         if getattr(args, k) is not None
     }
-    if args.joint_spread_prior is not None:
-        if args.method != "joint":
-            raise InputError(
-                f"--joint-spread-prior is a prior of --method joint, got --method {args.method}; "
-                "add --method joint or leave --joint-spread-prior out."
-            )
-        from isbetter.cv.joint.spec import JointPriors
-
-        options["priors"] = JointPriors(spread_prior=args.joint_spread_prior)
+    joint = {"spread_prior": args.joint_spread_prior, "tails": args.joint_tails}
+    joint = {k: v for k, v in joint.items() if v is not None}
+    if joint:
+        options["priors"] = _joint_priors(args.method, joint)
     twice = [m for i, m in enumerate(args.metric or []) if m in args.metric[:i]]
     if twice:
         raise InputError(f"--metric {twice[0]!r} is given twice; name each metric once.")
@@ -470,3 +473,26 @@ def run(args: argparse.Namespace) -> int:
         rope_note(args, ropes, _scales(args, data, metrics), defaulted)
         result = mark_default_rope(args, result, defaulted)
     return emit(args, result, lazy_plot("isbetter.plots.ranking", "save_ranking_plot"))
+
+
+def _joint_priors(method: str, joint: dict[str, Any]) -> Any:
+    """Return the JointPriors of --joint-spread-prior and --joint-tails (given: `joint`)."""
+    from isbetter.core.errors import InputError
+    from isbetter.cv.joint.spec import JointPriors
+
+    flags = {"spread_prior": "--joint-spread-prior", "tails": "--joint-tails"}
+    if method != "joint":
+        flag = flags[next(iter(joint))]
+        raise InputError(
+            f"{flag} is a prior of --method joint, got --method {method}; "
+            f"add --method joint or leave {flag} out."
+        )
+    if joint.get("tails") == "components" and joint.get("spread_prior", "huang-wand") != (
+        "huang-wand"
+    ):
+        raise InputError(
+            "--joint-tails components takes its components' scales from Huang and Wand's "
+            f"form: --joint-spread-prior must be huang-wand, got {joint['spread_prior']}; "
+            "leave --joint-spread-prior out or set it to huang-wand."
+        )
+    return JointPriors(**joint)

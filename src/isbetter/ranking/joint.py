@@ -13,6 +13,12 @@ the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchange
   With one :math:`\nu_k` per system (independent weights of the two systems: the
   grouped t) :math:`\delta_{next}` is no longer a t; its masses are a one-dimensional
   integral (:func:`isbetter.cv.joint.predictive.pair_masses` computes both forms).
+  With independent Student-t components (``JointPriors(tails="components")``)
+  :math:`\delta_{next} = b_a - b_b + \sum_j w_j z_j`, the pair's weights
+  :math:`w = c_{ab}^T L` from the draw of the loading
+  (:func:`~isbetter.cv.joint.predictive.component_weights`), its masses from
+  :func:`~isbetter.cv.joint.predictive.component_pair_masses` (seeded from the
+  ranking's seed, the metric and the pair, so the same seed gives the same table).
   From these masses in the three regions: argmax-counted and predictive (mean-mass)
   probabilities, and the posterior of :math:`b_a - b_b`, as a
   :class:`~isbetter.results.comparison.ComparisonResult`;
@@ -29,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from isbetter.cv.compare import MCMC_OPTIONS
-from isbetter.cv.joint.predictive import pair_masses
+from isbetter.cv.joint.predictive import component_pair_masses, component_weights, pair_masses
 from isbetter.inference import diagnostics as mcmc
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
@@ -78,7 +84,7 @@ def joint_metric(
         for a, b in itertools.combinations(systems, 2)
         if not any(np.any(d) for d in table.paired(a, b, metric=metric).differences)
     }
-    pairs, simplex = _pairs(fit, systems, metric, rope, identical)
+    pairs, simplex = _pairs(fit, systems, metric, rope, identical, seed)
     return MetricFit(
         pairs=pairs,
         simplex=simplex,
@@ -88,19 +94,28 @@ def joint_metric(
 
 
 def _pairs(
-    fit: Any, systems: tuple[str, ...], metric: str, rope: float, identical: set[tuple[str, str]]
+    fit: Any,
+    systems: tuple[str, ...],
+    metric: str,
+    rope: float,
+    identical: set[tuple[str, str]],
+    seed: int,
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]]]:
     """Return every pair's comparison from the joint fit's draws, and its simplex points.
 
     The pairs in `identical` (the same score on every fold) have a posterior symmetric
     in their two effects, as the pairwise hierarchical model's: their masses are
     averaged with their mirror image (``symmetric``), so that Monte Carlo error cannot
-    decide a side between identical systems.
+    decide a side between identical systems. With independent components
+    (``fit.loading``) the masses of a pair come from its weights on the components;
+    their Monte Carlo is seeded from `seed`, the metric and the pair.
     """
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
     spread = fit.spread.reshape(chains * draws, k, k)
-    nu = fit.nu.reshape(chains * draws, *fit.nu.shape[2:])  # (n,) shared, (n, K) per system
+    # nu: (n,) shared, (n, K) per system, (n, K - 1) per component
+    nu = fit.nu.reshape(chains * draws, *fit.nu.shape[2:])
+    loading = None if fit.loading is None else fit.loading.reshape(chains * draws, k - 1, k - 1)
     data = fit.data
     sign = 1.0 if data.higher_is_better else -1.0
     observed = data.mean_scores.mean(axis=0)
@@ -108,7 +123,18 @@ def _pairs(
     pairs_ab = itertools.combinations(enumerate(systems), 2)
     for (ia, a), (ib, b) in pairs_ab:
         loc = effects[:, ia] - effects[:, ib]
-        masses = pair_masses(loc, spread, nu, ia, ib, rope, symmetric=(a, b) in identical)
+        symmetric = (a, b) in identical
+        if loading is None:
+            masses = pair_masses(loc, spread, nu, ia, ib, rope, symmetric=symmetric)
+        else:
+            masses = component_pair_masses(
+                loc,
+                component_weights(loading, ia, ib),
+                nu,
+                rope,
+                rng=pair_seed(seed, "joint", metric, a, b),
+                symmetric=symmetric,
+            )
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
             pair_from_masses(
