@@ -36,6 +36,7 @@ __all__ = [
     "binary_counts",
     "binary_pairs",
     "compare_subtasks",
+    "graded_pair",
     "hierarchical_pair",
     "matrix_counts",
     "pooled_pair",
@@ -232,10 +233,13 @@ def hierarchical_pair(
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
 
 
-def _graded(parts: dict[str, PairedItems], model: str, **fit: Any) -> Any:
+def graded_pair(parts: dict[str, PairedItems], model: str = "auto", **fit: Any) -> Any:
     """Fit graded (or clustered) items by the correlated-t model with rho = 0 (.graded).
 
-    `fit`: the keywords of :func:`hierarchical_pair` (`draws` None: the default).
+    The pair's result of :func:`compare_subtasks` for graded items, without baselines or
+    the per-subtask summaries (what a ranking keeps of each pair). `fit`: the keywords
+    of :func:`hierarchical_pair` (`draws` None or left out: the default); `model`
+    ``"exact"`` is refused (the model of independent binary items).
     """
     from isbetter.items.graded import hierarchical_graded
 
@@ -247,8 +251,10 @@ def _graded(parts: dict[str, PairedItems], model: str, **fit: Any) -> Any:
             f"{p.task!r} are {what}; leave `model` out (over subtasks: the hierarchical "
             "correlated-t model with rho = 0)."
         )
-    draws = HIERARCHICAL_DRAWS if fit["draws"] is None else fit["draws"]
-    res = hierarchical_graded(parts, **{**fit, "draws": draws})
+    draws = fit.get("draws")
+    res = hierarchical_graded(
+        parts, **{**fit, "draws": HIERARCHICAL_DRAWS if draws is None else draws}
+    )
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
 
 
@@ -307,7 +313,7 @@ def compare_subtasks(
         "hdi_prob": hdi_prob,
     }
     if graded:
-        res = _graded(parts, model, **fit)
+        res = graded_pair(parts, model, **fit)
     else:
         res = hierarchical_pair(binary_counts(parts), a, b, **fit)
     tests: tuple[Any, ...] = ()
