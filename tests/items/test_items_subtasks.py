@@ -13,8 +13,8 @@ from isbetter.cli import main
 from isbetter.core.errors import ConvergenceWarning, InputError
 from isbetter.inference.seeds import pair_seed
 from isbetter.items.compare import compare_items, compare_paired_items
-from isbetter.items.joint import item_matrix
 from isbetter.items.hierarchical.model import hierarchical_items
+from isbetter.items.joint import item_matrix
 from isbetter.items.subtasks import pooled_pair
 from isbetter.items.table import ItemTable
 from isbetter.ranking import rank

@@ -95,11 +95,17 @@ def test_graded_pairs_go_to_the_correlated_t_model_over_subtasks(
     assert (q.p_a_better, q.p_b_better) == (other.p_b_better, other.p_a_better)
 
 
-def test_graded_clusters_name_their_route() -> None:
+def test_graded_clusters_name_their_route_and_are_cached(tmp_path: Path) -> None:
     table = _graded({"x": 0.0, "y": 0.06, "z": 0.03}, subtasks=4, items=24, seed=2, clusters=6)
-    r = rank(table, rope=0.01, rng=1, draws=DRAWS, systems=["x", "y"])
+    fit = {"rope": 0.01, "rng": 1, "draws": DRAWS, "systems": ["x", "y"], "cache_dir": tmp_path}
+    r = rank(table, **fit)
     assert r.signature.startswith("method:pairwise-items-hierarchical-graded-clusters|")
-    assert r.pairs[0].settings["unit"] == "cluster"
+    assert r.pairs[0].settings["unit"] == "cluster" and r.settings["execution"]["cached"] == 0
+    again = rank(table, **fit)  # the pair's items per subtask are the cache key's data
+    assert again.settings["execution"]["cached"] == 1 and again.pairs == r.pairs
+    moved = table.frame.assign(score=lambda f: np.where(f.index == 0, 0.0, f.score))
+    other = rank(ItemTable.from_frame(moved, cluster="cluster", metric="f1"), **fit)
+    assert other.settings["execution"]["cached"] == 0
 
 
 def test_exact_refused_for_graded_subtasks(graded: ItemTable) -> None:

@@ -557,8 +557,8 @@ def _items(
     else:
         _in_process_only(
             {k: v for k, v in pairwise.items() if k != "progress"},
-            "item scores of one task (or pooled) are compared exactly (no MCMC, "
-            "milliseconds a pair) in this process",
+            "item scores of one task (or pooled), and the one posterior, are computed "
+            "without MCMC (milliseconds a pair) in this process",
         )
         pairs, simplex = parts["pairs"], parts["simplex"]
         stats = {"computed": len(pairs), "cached": 0, "executor": "serial", "workers": 1}

@@ -330,7 +330,7 @@ def item_settings(table: Any, matrix: ItemMatrix, pool: str, method: str) -> dic
         out["pooled"] = (
             f"{counted(len(tasks), 'subtask')}: one posterior over them, a two-level Bayesian "
             "bootstrap (its P(best), ranks and pairs: the mean over the population of "
-            "subtasks, each subtask weighted equally; pool='micro' pools their items)"
+            "subtasks, each subtask weighted equally)"
         )
     elif pool == "hierarchical":
         out["pooled"] = (
