@@ -199,9 +199,14 @@ def test_joint_route_over_binary_subtasks_follows_the_subtasks() -> None:
     assert micro.joint["acc"].p_best["A"] > 0.99
 
 
-def test_two_level_bootstrap_mean_is_the_mean_of_subtask_means() -> None:
-    table = _graded({"x": 0.0, "y": 0.05, "z": 0.02}, subtasks=6, items=20, seed=8)
+@pytest.mark.parametrize("clusters", [None, 5])
+def test_two_level_bootstrap_mean_is_the_mean_of_subtask_means(clusters: int | None) -> None:
+    """E = the mean of the subtasks' means (clusters of equal size: each cluster's mean's)."""
+    table = _graded(
+        {"x": 0.0, "y": 0.05, "z": 0.02}, subtasks=6, items=20, seed=8, clusters=clusters
+    )
     m = item_matrix(table)
+    assert (m.clusters is None) == (clusters is None)
     draws = 40_000
     means = sample_subtask_means(m, draws=draws, rng=np.random.default_rng(2))
     target = m.task_means().mean().to_numpy()

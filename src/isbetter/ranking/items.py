@@ -66,7 +66,6 @@ from isbetter.items.joint import (
     sample_subtask_means,
 )
 from isbetter.items.subtasks import (
-    binary_pairs,
     matrix_counts,
     pooled_pair,
     pooled_task,
@@ -188,8 +187,6 @@ def hierarchical_tasks(
             "graded, averaged over runs or in clusters; leave `method` out (over subtasks: "
             "the hierarchical correlated-t model with rho = 0)."
         )
-    if not graded:
-        binary_pairs(table, systems)
     draws = options.get("draws")
     column = {name: i for i, name in enumerate(systems)}
     return [
