@@ -381,8 +381,9 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
         if method == "bootstrap":
             raise InputError(
                 "`method='bootstrap'` pools the items of one population, and the pairs of "
-                "several subtasks are compared by the hierarchical model of binary items; "
-                "for the Bayesian bootstrap over all the subtasks' items give `pool='micro'`."
+                "several subtasks are compared by the hierarchical model over them; for the "
+                "Bayesian bootstrap over all the subtasks' items give `pool='micro'`, for one "
+                "posterior over the subtasks and their items `method='items_joint'`."
             )
         tasks = hierarchical_tasks(table, matrix, metric, ropes[metric], seed, options, method)
         return {**parts, "tasks": tasks, "method": f"items_{tasks[0].method}"}
