@@ -16,6 +16,7 @@ import pytest
 
 from isbetter.cli import main
 from isbetter.core.errors import InputError
+from isbetter.core.vocabulary import place_text
 from isbetter.inference.seeds import pair_seed
 from isbetter.items.compare import compare_items
 from isbetter.items.joint import item_matrix, sample_means, sample_subtask_means
@@ -177,6 +178,7 @@ def test_joint_route_over_subtasks_is_the_mean_over_the_population_of_subtasks()
     }
     pair = joint.pair("A", "B")
     assert pair.dataset == "9 subtasks (huge, small0, small1, …)"
+    assert place_text(pair.method, pair.dataset) == pair.dataset  # not "task 9 subtasks"
     assert pair.settings["subtasks"] == 9 and "bayes_factor" in pair.settings
     observed = table_means.mean()
     assert pair.observed.difference == pytest.approx(observed["A"] - observed["B"])

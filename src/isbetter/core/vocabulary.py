@@ -197,7 +197,7 @@ def place_text(method: str, dataset: str, name: str | None = None) -> str:
     >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
     ('task arc', 'data set anneal (1)')
     """
-    if method in ITEMS_HIERARCHICAL:  # "57 subtasks (a, b, c, …)"
+    if method in (*ITEMS_HIERARCHICAL, "items_joint_subtasks"):  # "57 subtasks (a, b, c, …)"
         return dataset
     if method.startswith("items_"):
         return f"task {dataset}"
