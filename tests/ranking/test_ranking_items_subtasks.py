@@ -23,6 +23,7 @@ from isbetter.items.joint import item_matrix, sample_means, sample_subtask_means
 from isbetter.items.table import ItemTable
 from isbetter.ranking import rank
 from isbetter.ranking.result import RankingResult
+from isbetter.report import render
 from isbetter.results.comparison import ComparisonResult
 
 DRAWS = 1000  # per chain, 4 chains (the default): converged on these tables
@@ -179,7 +180,8 @@ def test_joint_route_over_subtasks_is_the_mean_over_the_population_of_subtasks()
     pair = joint.pair("A", "B")
     assert pair.dataset == "9 subtasks (huge, small0, small1, …)"
     assert place_text(pair.method, pair.dataset) == pair.dataset  # not "task 9 subtasks"
-    assert pair.settings["subtasks"] == 9 and "bayes_factor" in pair.settings
+    assert pair.settings["n_subtasks"] == 9 and "bayes_factor" in pair.settings
+    assert "posterior over subtasks and their items" in render(pair, "text")
     observed = table_means.mean()
     assert pair.observed.difference == pytest.approx(observed["A"] - observed["B"])
     assert "two-level Bayesian bootstrap" in joint.settings["pooled"]

@@ -252,7 +252,7 @@ def items_joint(
         means = sample_subtask_means(matrix, draws=draws, rng=means_rng)
         observed = matrix.task_means().to_numpy().mean(axis=0)
         place = subtasks_text(tasks)
-        settings["subtasks"] = len(tasks)
+        settings["n_subtasks"] = len(tasks)
         settings["weights"] = SUBTASK_WEIGHTS
     else:
         means = sample_means(matrix, draws=draws, rng=means_rng)
