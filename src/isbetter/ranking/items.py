@@ -238,7 +238,6 @@ def items_joint(
     stream = np.random.SeedSequence(pair_seed(seed, "items-joint", metric))
     means_seq, ties_seq, prior_seq = stream.spawn(3)  # the first two as spawn(2)'s
     means_rng, ties_rng = np.random.default_rng(means_seq), np.random.default_rng(ties_seq)
-    tasks = tuple(np.unique(matrix.tasks))
     method = JOINT_SUBTASKS if subtasks else "items_joint"
     settings = {
         "method": method,
@@ -248,16 +247,7 @@ def items_joint(
         "units": units,
         "prior": prior_record(matrix),
     }
-    if subtasks:
-        means = sample_subtask_means(matrix, draws=draws, rng=means_rng)
-        observed = matrix.task_means().to_numpy().mean(axis=0)
-        place = subtasks_text(tasks)
-        settings["n_subtasks"] = len(tasks)
-        settings["weights"] = SUBTASK_WEIGHTS
-    else:
-        means = sample_means(matrix, draws=draws, rng=means_rng)
-        observed = matrix.scores.mean(axis=0)
-        place = pooled_task(tasks)
+    means, observed, place = _joint_means(matrix, subtasks, draws, means_rng, settings)
     systems = matrix.systems
     prior, prior_ess = None, None
     if prior_alpha(matrix) and not subtasks:  # every pair's difference: the exact model's prior
@@ -295,6 +285,28 @@ def items_joint(
         pairs.append(dataclasses.replace(pair.summary(), ranking_metric=metric))
     ranks = rank_summary(means, systems, rope=rope, method=method, tiebreak=ties_rng)
     return pairs, simplex, ranks, draws
+
+
+def _joint_means(
+    matrix: ItemMatrix,
+    subtasks: bool,
+    draws: int,
+    rng: np.random.Generator,
+    settings: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Return the one posterior's draws of the means, the observed means and the place.
+
+    `subtasks`: the two-level bootstrap over several subtasks (recorded in `settings`),
+    the observed means being each system's mean of its subtask means; else the items'.
+    """
+    tasks = tuple(np.unique(matrix.tasks))
+    if not subtasks:
+        means = sample_means(matrix, draws=draws, rng=rng)
+        return means, matrix.scores.mean(axis=0), pooled_task(tasks)
+    settings["n_subtasks"] = len(tasks)
+    settings["weights"] = SUBTASK_WEIGHTS
+    means = sample_subtask_means(matrix, draws=draws, rng=rng)
+    return means, matrix.task_means().to_numpy().mean(axis=0), subtasks_text(tasks)
 
 
 def task_baselines(matrix: ItemMatrix, metric: str) -> dict[str, Any]:
