@@ -14,9 +14,11 @@ from isbetter.core.errors import ConvergenceWarning, InputError
 from isbetter.inference.seeds import pair_seed
 from isbetter.items.compare import compare_items, compare_paired_items
 from isbetter.items.hierarchical.model import hierarchical_items
+from isbetter.items.joint import item_matrix
 from isbetter.items.subtasks import pooled_pair
 from isbetter.items.table import ItemTable
 from isbetter.ranking import rank
+from isbetter.ranking.items import hierarchical_tasks
 from isbetter.report import render
 from isbetter.results.comparison import ComparisonResult
 from isbetter.results.items import ItemsHierarchicalResult
@@ -197,18 +199,21 @@ def test_rank_pairs_by_the_hierarchical_model(three: ItemTable, tmp_path: Path) 
 def test_rank_micro_pool_and_bad_pools(three: ItemTable) -> None:
     micro = rank(three, pool="micro", rng=2)
     assert micro.pair_method() == "items_exact" and "micro average" in micro.settings["pooled"]
-    with pytest.raises(InputError, match="items_joint"):
-        rank(three, method="items_joint", pool="hierarchical")
+    # the one posterior over subtasks: "hierarchical" is its default, the population of them
+    joint = rank(three, method="items_joint", pool="hierarchical", rng=2, draws=2000)
+    assert joint.joint["acc"].method == "items_joint_subtasks"
     with pytest.raises(InputError, match="jobs"):
         rank(three, pool="micro", jobs=2)
     with pytest.raises(InputError, match="pool='micro'"):
         rank(three, method="bootstrap")
     graded = _frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(score=lambda f: f.score * 0.5)
-    with pytest.raises(InputError, match="task 't0': the scores of 'x' are not binary"):
-        rank(ItemTable.from_frame(graded))
     runs = pd.concat([_frame({"x": (0.8, 0.7), "y": (0.5, 0.5)}).assign(run=r) for r in (0, 1)])
-    with pytest.raises(InputError, match="not binary .*the mean of several runs"):
-        rank(ItemTable.from_frame(runs, run="run"))
+    # graded items, or means over runs: every pair by the correlated-t model with rho = 0
+    # (fitted in tests/ranking/test_ranking_items_subtasks.py)
+    for table in (ItemTable.from_frame(graded), ItemTable.from_frame(runs, run="run")):
+        tasks = hierarchical_tasks(table, item_matrix(table), "acc", 0.0, 1, {})
+        assert [t.method for t in tasks] == ["hierarchical_graded"]
+        assert set(tasks[0].data) == {"t0", "t1"}
     assert rank(ItemTable.from_frame(runs, run="run"), pool="micro", rng=1).pair_method() == (
         "items_bootstrap"
     )

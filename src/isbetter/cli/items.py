@@ -104,10 +104,11 @@ def add_pool_arg(g: argparse._ActionsContainer) -> None:
         default=None,
         choices=ITEM_POOLS[1:],
         help="logs of several tasks: hierarchical (the default for two or more subtasks: the "
-        "hierarchical paired model of binary items over them, MCMC; `isbetter items` fits "
-        "graded items or clusters by the hierarchical correlated-t model with rho = 0) or "
-        "micro (their items "
-        "pooled as one task, each (task, item) one item: a micro average)",
+        "hierarchical paired model of binary items over them, MCMC; graded items or "
+        "clusters by the hierarchical correlated-t model with rho = 0; rank --method "
+        "items-joint: a two-level Bayesian bootstrap, the mean over the population of "
+        "subtasks) or micro (their items pooled as one task, each (task, item) one item: a "
+        "micro average)",
     )
 
 

@@ -117,7 +117,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         help="PATHs are item-level logs or tables: rank the models on the same items (--method "
         "auto, exact, bootstrap: every pair as isbetter items, over several tasks by the "
         "hierarchical model (--pool); items-joint: one posterior over items of every "
-        "model's scores, every pair as isbetter items' model, with P(best) and rank intervals)",
+        "model's scores, every pair as isbetter items' model, with P(best) and rank intervals; "
+        "over several tasks over the subtasks and their items, the mean over subtasks)",
     )
     add_reading_args(items)
     add_pool_arg(items)

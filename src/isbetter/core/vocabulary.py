@@ -49,6 +49,7 @@ METHOD_NAMES: dict[str, str] = {
     "items_exact": "exact paired model of binary items",
     "items_bootstrap": "Bayesian bootstrap of the paired mean difference over items",
     "items_joint": "posterior over items",
+    "items_joint_subtasks": "posterior over subtasks and their items",
     "items_hierarchical": "hierarchical paired model of binary items over subtasks",
     "items_hierarchical_graded": "hierarchical correlated-t model (rho = 0) of graded items "
     "over subtasks",
@@ -67,14 +68,20 @@ F1_MODELS: tuple[str, ...] = ("paired", "unpaired", "hierarchical")
 #: :data:`ITEM_MODELS`, or one posterior over items of all the systems' scores
 ITEM_RANKING_METHODS: tuple[str, ...] = ("auto", "exact", "bootstrap", "items_joint")
 #: the methods of :func:`isbetter.rank` whose one model of all the systems gives every pair
-ONE_MODEL_METHODS: tuple[str, ...] = ("joint", "plackett_luce", "items_joint")
+ONE_MODEL_METHODS: tuple[str, ...] = (
+    "joint",
+    "plackett_luce",
+    "items_joint",
+    "items_joint_subtasks",
+)
 #: methods without a ROPE (they rank): their signatures and reports name none
 ROPELESS_METHODS: tuple[str, ...] = ("plackett_luce",)
 #: models of :func:`isbetter.compare_items`: the exact paired model of binary items, the
 #: Bayesian bootstrap of the paired mean difference, or the one that suits the items
 ITEM_MODELS: tuple[str, ...] = ("auto", "exact", "bootstrap")
 #: how :func:`isbetter.compare_items` and :func:`isbetter.rank` treat several subtasks: the
-#: hierarchical model of binary items over them, or their items pooled (a micro average);
+#: hierarchical model over them (the one posterior of ``rank``: a two-level bootstrap, the
+#: mean over the population of subtasks), or their items pooled (a micro average);
 #: ``"auto"``: the hierarchical model for two or more subtasks
 ITEM_POOLS: tuple[str, ...] = ("auto", "hierarchical", "micro")
 #: goals of :func:`isbetter.power_analysis` (relation keys of the HDI + ROPE rule)
@@ -106,6 +113,11 @@ _PAIR_QUANTITIES: dict[str, tuple[str, str]] = {
     "items_exact": ("this task", "the accuracy difference on the population of the task's items"),
     "items_bootstrap": ("this task", "the mean difference on the population of the task's items"),
     "items_joint": ("these items", "the difference in mean score on the population of the items"),
+    "items_joint_subtasks": (
+        "mean over subtasks",
+        "the difference in mean score over the population of subtasks (the mean of the "
+        "subtasks' mean scores, each subtask weighted equally)",
+    ),
     "items_hierarchical": ("next subtask", "the accuracy difference on the next subtask"),
     "items_hierarchical_graded": ("next subtask", "the mean difference on the next subtask"),
 }
@@ -114,6 +126,11 @@ RANK_QUANTITIES: dict[str, tuple[str, str]] = {
     "joint": ("mean effects", "the systems' mean effects b_k (over data sets), not one data set"),
     "plackett_luce": ("weights", "the Plackett–Luce weights w"),
     "items_joint": ("mean scores", "the systems' mean scores on the population of the items"),
+    "items_joint_subtasks": (
+        "mean over subtasks",
+        "the systems' mean scores over the population of subtasks (the mean of the "
+        "subtasks' mean scores, each subtask weighted equally)",
+    ),
 }
 
 
@@ -180,7 +197,7 @@ def place_text(method: str, dataset: str, name: str | None = None) -> str:
     >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
     ('task arc', 'data set anneal (1)')
     """
-    if method in ITEMS_HIERARCHICAL:  # "57 subtasks (a, b, c, …)"
+    if method in (*ITEMS_HIERARCHICAL, "items_joint_subtasks"):  # "57 subtasks (a, b, c, …)"
         return dataset
     if method.startswith("items_"):
         return f"task {dataset}"

@@ -48,9 +48,20 @@ means are equal in every draw, bit for bit; under the DP prior they may differ o
 unseen items, as their exact pair says (a posterior of the difference symmetric
 about 0, equal in distribution, not draw by draw).
 
-Several tasks are pooled for now: each (task, item) is one item of one population
-(a micro average over the tasks' items). The hierarchical model over subtasks
-(DESIGN §4.3, "Many subtasks") is the principled alternative.
+**Several subtasks** (:func:`sample_subtask_means`): the population is one of subtasks,
+each with its own population of items, and the quantity is each system's mean over the
+population of subtasks of its mean score on a subtask (every subtask weighted equally) —
+what the pairwise route's hierarchical model over subtasks estimates as its population
+mean difference. A two-level Bayesian bootstrap draws it::
+
+    u ~ Dir(1, ..., 1) over the T subtasks,     acc_k = sum_t u_t acc_tk
+
+with ``acc_tk`` drawn within subtask t as above (over its items or clusters: the
+Bayesian bootstrap, or for binary items the Dirichlet process, whose draws give a
+subtask the posterior the one-task route gives it). Without the prior (graded items)
+``E[acc_k]`` is the mean of the subtasks' observed means. Pooling every (task, item) as one
+item of one population instead (:func:`sample_means` of the whole matrix) is the micro
+average over the tasks' items, in which a large subtask weighs as much as its items.
 """
 
 from __future__ import annotations
@@ -75,6 +86,7 @@ __all__ = [
     "prior_alpha",
     "prior_record",
     "sample_means",
+    "sample_subtask_means",
 ]
 
 #: the Dirichlet process's concentration for binary items: its base, uniform on {0,1}^K,
@@ -314,4 +326,46 @@ def _dp_means(
         w0 = rng.standard_gamma(alpha, k)  # the base's: (w, w0) ~ Dir(counts, alpha)
         num += w0[:, None] * _base_means(k, systems, alpha, rng)
         out[start : start + k] = num / (den + w0)[:, None]
+    return out
+
+
+def sample_subtask_means(matrix: ItemMatrix, *, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Draw every system's mean over the population of subtasks: a two-level bootstrap.
+
+    ``u ~ Dir(1, ..., 1)`` over the subtasks (drawn first, as normalised Exp(1)
+    variates), then each subtask's means in sorted task order as :func:`sample_means`
+    draws them for that subtask alone (the prior of :func:`prior_alpha` of the whole
+    matrix), all from `rng`; each draw is ``sum_t u_t acc_t``. See the module's notes.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(draws, K)``: per draw, each system's mean score over the population of
+        subtasks (the mean of its subtask means, every subtask weighted equally).
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 0.0]] * 8 + [[0.0, 1.0]] * 2 + [[0.0, 1.0]] * 2)
+    >>> m = ItemMatrix(("a", "b"), x, np.array(["big"] * 10 + ["small"] * 2), None)
+    >>> np.round(m.scores.mean(axis=0), 2).tolist()   # the items pooled: a ahead
+    [0.67, 0.33]
+    >>> means = sample_subtask_means(m, draws=40_000, rng=np.random.default_rng(0))
+    >>> np.round(means.mean(axis=0), 2).tolist()   # subtasks' means (0.8, 0), (0.2, 1)
+    [0.4, 0.6]
+    """
+    draws = check_positive_int(draws, "draws")
+    tasks = np.unique(matrix.tasks)
+    u = rng.standard_exponential((draws, tasks.size))
+    u /= u.sum(axis=1, keepdims=True)
+    out = np.zeros((draws, len(matrix.systems)))
+    for t, task in enumerate(tasks):
+        rows = matrix.tasks == task
+        part = ItemMatrix(
+            matrix.systems,
+            matrix.scores[rows],
+            matrix.tasks[rows],
+            None if matrix.clusters is None else matrix.clusters[rows],
+            matrix.binary,
+        )
+        out += u[:, t, None] * sample_means(part, draws=draws, rng=rng)
     return out

@@ -34,8 +34,8 @@ from isbetter.items.table import PairedItems, stacked
 
 __all__ = [
     "binary_counts",
-    "binary_pairs",
     "compare_subtasks",
+    "graded_pair",
     "hierarchical_pair",
     "matrix_counts",
     "pooled_pair",
@@ -149,23 +149,6 @@ def binary_counts(parts: dict[str, PairedItems]) -> pd.DataFrame:
     return count_subtasks(*stacked(parts))
 
 
-def binary_pairs(table: Any, systems: tuple[str, ...]) -> None:
-    """Check at once that every pair of `systems` has binary, unclustered items.
-
-    What :func:`binary_counts` checks pair by pair, for a ranking of many pairs (the
-    same errors, naming the first task and system where it fails).
-    """
-    data = table.data.loc[table.data["system"].isin(systems)]
-    runs = data.groupby(["task", "item", "system"], sort=False)["score"].size()
-    repeated = runs.index[runs.to_numpy() > 1]
-    graded = data.loc[~data["score"].isin((0.0, 1.0)), ["task", "system"]]
-    if len(repeated) or len(graded):
-        task, system = (repeated[0][0], repeated[0][2]) if len(repeated) else graded.iloc[0]
-        raise _not_binary(f"task {task!r}: the scores of {system!r}")
-    if table.has_clusters:
-        raise _clustered("the items")
-
-
 def _not_binary(what: str) -> InputError:
     """Return the error for scores (`what`) the hierarchical model of binary items cannot take."""
     return InputError(
@@ -187,9 +170,10 @@ def _clustered(what: str) -> InputError:
 def matrix_counts(matrix: ItemMatrix, a: int, b: int) -> pd.DataFrame:
     """Return the subtask counts of systems `a` and `b` (column indices) of an item matrix.
 
-    The same table as :func:`binary_counts` of binary items (checked beforehand by
-    :func:`binary_pairs`), in sorted task order: :func:`~isbetter.items.hierarchical.
-    counts.count_subtasks` of the two columns.
+    The same table as :func:`binary_counts` of binary items (a matrix whose
+    :attr:`~isbetter.items.joint.ItemMatrix.binary` holds, without clusters), in sorted
+    task order: :func:`~isbetter.items.hierarchical.counts.count_subtasks` of the two
+    columns.
 
     Examples
     --------
@@ -232,10 +216,13 @@ def hierarchical_pair(
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
 
 
-def _graded(parts: dict[str, PairedItems], model: str, **fit: Any) -> Any:
+def graded_pair(parts: dict[str, PairedItems], model: str = "auto", **fit: Any) -> Any:
     """Fit graded (or clustered) items by the correlated-t model with rho = 0 (.graded).
 
-    `fit`: the keywords of :func:`hierarchical_pair` (`draws` None: the default).
+    The pair's result of :func:`compare_subtasks` for graded items, without baselines or
+    the per-subtask summaries (what a ranking keeps of each pair). `fit`: the keywords
+    of :func:`hierarchical_pair` (`draws` None or left out: the default); `model`
+    ``"exact"`` is refused (the model of independent binary items).
     """
     from isbetter.items.graded import hierarchical_graded
 
@@ -247,8 +234,10 @@ def _graded(parts: dict[str, PairedItems], model: str, **fit: Any) -> Any:
             f"{p.task!r} are {what}; leave `model` out (over subtasks: the hierarchical "
             "correlated-t model with rho = 0)."
         )
-    draws = HIERARCHICAL_DRAWS if fit["draws"] is None else fit["draws"]
-    res = hierarchical_graded(parts, **{**fit, "draws": draws})
+    draws = fit.get("draws")
+    res = hierarchical_graded(
+        parts, **{**fit, "draws": HIERARCHICAL_DRAWS if draws is None else draws}
+    )
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))
 
 
@@ -307,7 +296,7 @@ def compare_subtasks(
         "hdi_prob": hdi_prob,
     }
     if graded:
-        res = _graded(parts, model, **fit)
+        res = graded_pair(parts, model, **fit)
     else:
         res = hierarchical_pair(binary_counts(parts), a, b, **fit)
     tests: tuple[Any, ...] = ()

@@ -76,10 +76,13 @@ def rank(
         paired model; else the Bayesian bootstrap), whose draws give every pair, P(best),
         expected ranks and rank intervals; both about the difference in mean score
         (accuracy) on the population of the items. Several tasks: every pair by the
-        hierarchical paired model over them (binary items; MCMC fits, run as `jobs`,
-        `executor` and `cache_dir` say; its probabilities are about the next subtask), or
-        with the option ``pool="micro"`` their items pooled as one task (the one posterior
-        always pools them); Friedman's test over the tasks beside them. The options are
+        hierarchical model over them (binary items: the hierarchical paired model; graded
+        items, means over runs or clusters: the correlated-t model with rho = 0; MCMC fits,
+        run as `jobs`, `executor` and `cache_dir` say; its probabilities are about the
+        next subtask), and the one posterior a two-level Bayesian bootstrap over the
+        subtasks and their items (about the mean over the population of subtasks, each
+        subtask weighted equally); or with the option ``pool="micro"`` their items pooled
+        as one task; Friedman's test over the tasks beside them. The options are
         ``draws`` (per chain for the hierarchical model) and ``pool``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
@@ -554,8 +557,8 @@ def _items(
     else:
         _in_process_only(
             {k: v for k, v in pairwise.items() if k != "progress"},
-            "item scores of one task (or pooled) are compared exactly (no MCMC, "
-            "milliseconds a pair) in this process",
+            "item scores of one task (or pooled), and the one posterior, are computed "
+            "without MCMC (milliseconds a pair) in this process",
         )
         pairs, simplex = parts["pairs"], parts["simplex"]
         stats = {"computed": len(pairs), "cached": 0, "executor": "serial", "workers": 1}
@@ -628,6 +631,9 @@ def _fit_settings(pairs: list[ComparisonResult], method: str) -> dict[str, Any]:
     on each pair's data).
     """
     family = method_family(pairs[0].method) if pairs else method
+    routes = {p.settings.get("signature_method") for p in pairs}
+    if family == "items_hierarchical_graded" and len(routes) == 1:  # its unit: -clusters
+        family = str(routes.pop())
     out: dict[str, Any] = {"signature_method": signature_method("ranking", family)}
     for key in ("draws", "tune", "chains"):
         values = sorted({p.settings[key] for p in pairs if p.settings.get(key) is not None})

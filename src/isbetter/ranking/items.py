@@ -18,13 +18,21 @@ Two routes, named by the quantity their relations are about:
 Both are about the systems' difference in mean score (accuracy, for 0/1 scores) on the
 population the items are drawn from. Several tasks (option ``pool``,
 :data:`~isbetter.core.vocabulary.ITEM_POOLS`): the pairwise route compares every pair by
-the hierarchical paired model over the subtasks (``"auto"``, ``"hierarchical"``;
-:func:`hierarchical_tasks`: MCMC fits, run by :mod:`isbetter.ranking.execution` —
-worker processes, a cache — as every other pairwise ranking of fits), or pools the
-tasks' items, each (task, item) one item (``"micro"``,
-:func:`~isbetter.items.subtasks.pooled_pair`); the one posterior always pools them
-(:func:`~isbetter.items.joint.item_matrix`). Beside them Friedman's, Iman–Davenport's
-and Nemenyi's tests rank the systems' mean scores on each task.
+the hierarchical model over the subtasks (``"auto"``, ``"hierarchical"``;
+:func:`hierarchical_tasks`: the hierarchical paired model of binary items, the
+correlated-t model with rho = 0 of graded items, means over runs or clusters; MCMC fits,
+run by :mod:`isbetter.ranking.execution` — worker processes, a cache — as every other
+pairwise ranking of fits), and the one posterior is a two-level Bayesian bootstrap over
+the subtasks and their items (:func:`~isbetter.items.joint.sample_subtask_means`, method
+:data:`JOINT_SUBTASKS`): both about the population of subtasks, each subtask weighted
+equally — the pairwise route's probabilities about the next subtask's difference, the one
+posterior's (P(best), ranks, pairs) about each system's mean over the population of
+subtasks of its mean score, whose difference is the hierarchical model's population mean
+difference. ``"micro"`` pools the tasks'
+items instead, each (task, item) one item (:func:`~isbetter.items.subtasks.pooled_pair`,
+:func:`~isbetter.items.joint.item_matrix`): a micro average, in which a large subtask
+weighs as much as its items. Beside them Friedman's, Iman–Davenport's and Nemenyi's
+tests rank the systems' mean scores on each task.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from isbetter.core.errors import InputError
 from isbetter.core.provenance import input_record
 from isbetter.core.validate import check_choice, counted
 from isbetter.core.validate import check_options as check_method_options
-from isbetter.core.vocabulary import ITEM_POOLS, ITEM_RANKING_METHODS
+from isbetter.core.vocabulary import ITEM_RANKING_METHODS
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.ranks import rank_summary
 from isbetter.inference.records import Observed
@@ -55,18 +63,25 @@ from isbetter.items.joint import (
     prior_alpha,
     prior_record,
     sample_means,
+    sample_subtask_means,
 )
 from isbetter.items.subtasks import (
-    binary_pairs,
     matrix_counts,
     pooled_pair,
     pooled_task,
     resolve_pool,
+    subtasks_text,
 )
 from isbetter.ranking.tasks import PairTask, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["ITEM_RANKING_OPTIONS", "hierarchical_tasks", "item_pairs", "items_joint"]
+__all__ = [
+    "ITEM_RANKING_OPTIONS",
+    "JOINT_SUBTASKS",
+    "hierarchical_tasks",
+    "item_pairs",
+    "items_joint",
+]
 
 #: the options of :func:`isbetter.rank` that a ranking of item scores takes
 ITEM_RANKING_OPTIONS = ("draws", "pool")
@@ -74,6 +89,12 @@ ITEM_RANKING_OPTIONS = ("draws", "pool")
 #: (more than the joint correlated model's 4 x 1000), while each draw's ROPE-aware order of
 #: K systems costs Python time (19 AIME models: 3 s at 10 000 draws, 16 s at 50 000)
 JOINT_DRAWS = 10_000
+#: how the one posterior over several subtasks weighs them, as its settings say
+SUBTASK_WEIGHTS = (
+    "Dir(1, ..., 1) over the subtasks, then within each over its items (clusters; binary "
+    "items: the Dirichlet process): the mean over the population of subtasks, each "
+    "subtask weighted equally"
+)
 
 
 def check_item_request(
@@ -140,19 +161,32 @@ def hierarchical_tasks(
     rope: float,
     seed: int,
     options: Mapping[str, Any],
+    model: str = "auto",
 ) -> list[PairTask]:
-    """One task per pair: the hierarchical paired model over the subtasks, to run anywhere.
+    """One task per pair: the hierarchical model over the subtasks, to run anywhere.
 
-    Each task holds the pair's subtask counts, read off the ranking's item `matrix`
-    (:func:`~isbetter.items.subtasks.matrix_counts`: binary items, or an error naming
-    ``pool="micro"``), with its names sorted, ``a < b``, whatever the order of the
-    systems, and the seed ``pair_seed(seed, metric, a, b)``, so a pair equals
-    ``compare_items(table, a, b, rng=that seed, baselines=False)``;
+    Binary items (method ``"hierarchical"``): each task holds the pair's subtask counts,
+    read off the ranking's item `matrix` (:func:`~isbetter.items.subtasks.matrix_counts`).
+    Graded items, means over runs or items in clusters — any of them among the ranked
+    systems' scores, so that every pair is about the same quantity, as in the one
+    posterior — (method ``"hierarchical_graded"``): each task holds the pair's items per
+    subtask (:meth:`~isbetter.items.table.ItemTable.subtasks`), fitted by the
+    correlated-t model with rho = 0 (:func:`~isbetter.items.subtasks.graded_pair`);
+    `model` ``"exact"`` is refused for them. Each pair has its names sorted, ``a < b``,
+    whatever the order of the systems, and the seed ``pair_seed(seed, metric, a, b)``,
+    so a pair equals ``compare_items(table, a, b, rng=that seed, baselines=False)`` (for
+    a graded pair: when the pair's own items are graded);
     :func:`~isbetter.ranking.tasks.run_task` fits it, and the ranking reports it as its
     systems order the two (:func:`isbetter.ranking._pairs`).
     """
     systems = matrix.systems
-    binary_pairs(table, systems)
+    graded = not matrix.binary or matrix.clusters is not None
+    if graded and model == "exact":
+        raise InputError(
+            "`method='exact'` is the model of independent binary items, and these items are "
+            "graded, averaged over runs or in clusters; leave `method` out (over subtasks: "
+            "the hierarchical correlated-t model with rho = 0)."
+        )
     draws = options.get("draws")
     column = {name: i for i, name in enumerate(systems)}
     return [
@@ -162,13 +196,17 @@ def hierarchical_tasks(
             a,
             b,
             rope,
-            "hierarchical",
+            "hierarchical_graded" if graded else "hierarchical",
             pair_seed(seed, metric, a, b),
-            matrix_counts(matrix, column[a], column[b]),
+            table.subtasks(a, b) if graded else matrix_counts(matrix, column[a], column[b]),
             {} if draws is None else {"draws": draws},
         )
         for a, b in (sorted(pair) for pair in itertools.combinations(systems, 2))
     ]
+
+
+#: the one posterior's method over several subtasks: the mean over the population of subtasks
+JOINT_SUBTASKS = "items_joint_subtasks"
 
 
 def items_joint(
@@ -177,13 +215,18 @@ def items_joint(
     rope: float,
     seed: int,
     options: Mapping[str, Any],
+    subtasks: bool = False,
 ) -> tuple[list[ComparisonResult], dict[tuple[str, str], list[list[float]]], Any, int]:
     """One posterior of every system's mean score: the pairs, simplex points, ranks.
 
     Binary items: the Dirichlet process posterior of :mod:`isbetter.items.joint`, whose
     every pair is the exact paired model — with its Bayes factors, from the prior
     ``Dir(1, 1, 1, 1)`` each pair's table has under it. Otherwise the Bayesian
-    bootstrap (no proper prior, no Bayes factor). Draws: `options`' ``draws``, default
+    bootstrap (no proper prior, no Bayes factor). `subtasks` (several tasks, not
+    pooled): the two-level Bayesian bootstrap of
+    :func:`~isbetter.items.joint.sample_subtask_means`, the mean over the population of
+    subtasks (method :data:`JOINT_SUBTASKS`; no Bayes factor: the weights of the
+    subtasks have no proper prior). Draws: `options`' ``draws``, default
     :data:`JOINT_DRAWS`. The draws' seed is ``pair_seed(seed, "items-joint", metric)``:
     stream 0 draws the means, stream 1 breaks ties (systems with identical scores, in
     the bootstrap) in the ranks, stream 2 draws the prior of the pairs' differences.
@@ -195,22 +238,24 @@ def items_joint(
     stream = np.random.SeedSequence(pair_seed(seed, "items-joint", metric))
     means_seq, ties_seq, prior_seq = stream.spawn(3)  # the first two as spawn(2)'s
     means_rng, ties_rng = np.random.default_rng(means_seq), np.random.default_rng(ties_seq)
-    means = sample_means(matrix, draws=draws, rng=means_rng)
-    systems = matrix.systems
-    observed = matrix.scores.mean(axis=0)
+    method = JOINT_SUBTASKS if subtasks else "items_joint"
     settings = {
-        "method": "items_joint",
+        "method": method,
         "seed": seed,
         "draws": draws,
         "items": matrix.n_items,
         "units": units,
         "prior": prior_record(matrix),
     }
+    means, observed, place = _joint_means(matrix, subtasks, draws, means_rng, settings)
+    systems = matrix.systems
     prior, prior_ess = None, None
-    if prior_alpha(matrix):  # every pair's difference has the exact model's prior
+    if prior_alpha(matrix) and not subtasks:  # every pair's difference: the exact model's prior
         prior_rng = np.random.default_rng(prior_seq)
         prior = paired.prior_delta(draws=draws, rng=prior_rng)
         prior_ess = (draws + 1) // 2  # mirrored draws
+    elif subtasks:
+        settings["bayes_factor"] = "none: the Bayesian bootstrap over subtasks has no proper prior"
     else:
         settings["bayes_factor"] = "none: the Bayesian bootstrap has no proper prior"
     if matrix.clusters is not None:
@@ -224,10 +269,10 @@ def items_joint(
             system_a=a,
             system_b=b,
             rope=rope,
-            method="items_joint",
+            method=method,
             settings=settings,
             metric=metric,
-            dataset=pooled_task(tuple(np.unique(matrix.tasks))),
+            dataset=place,
             estimate=estimate_from_draws(delta, rope=rope, prior_delta=prior, prior_ess=prior_ess),
             observed=Observed(
                 matrix.n_items,
@@ -238,8 +283,30 @@ def items_joint(
         )
         simplex[(a, b)] = simplex_points(posterior.region_masses(rope))
         pairs.append(dataclasses.replace(pair.summary(), ranking_metric=metric))
-    ranks = rank_summary(means, systems, rope=rope, method="items_joint", tiebreak=ties_rng)
+    ranks = rank_summary(means, systems, rope=rope, method=method, tiebreak=ties_rng)
     return pairs, simplex, ranks, draws
+
+
+def _joint_means(
+    matrix: ItemMatrix,
+    subtasks: bool,
+    draws: int,
+    rng: np.random.Generator,
+    settings: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray, str]:
+    """Return the one posterior's draws of the means, the observed means and the place.
+
+    `subtasks`: the two-level bootstrap over several subtasks (recorded in `settings`),
+    the observed means being each system's mean of its subtask means; else the items'.
+    """
+    tasks = tuple(np.unique(matrix.tasks))
+    if not subtasks:
+        means = sample_means(matrix, draws=draws, rng=rng)
+        return means, matrix.scores.mean(axis=0), pooled_task(tasks)
+    settings["n_subtasks"] = len(tasks)
+    settings["weights"] = SUBTASK_WEIGHTS
+    means = sample_subtask_means(matrix, draws=draws, rng=rng)
+    return means, matrix.task_means().to_numpy().mean(axis=0), subtasks_text(tasks)
 
 
 def task_baselines(matrix: ItemMatrix, metric: str) -> dict[str, Any]:
@@ -255,10 +322,11 @@ def task_baselines(matrix: ItemMatrix, metric: str) -> dict[str, Any]:
     return {metric: friedman_nemenyi(means, systems=list(matrix.systems))}
 
 
-def item_settings(table: Any, matrix: ItemMatrix, pool: str) -> dict[str, Any]:
+def item_settings(table: Any, matrix: ItemMatrix, pool: str, method: str) -> dict[str, Any]:
     """Return what a ranking of item scores records: the input, the reader's notes, the pooling.
 
-    `pool`: ``"hierarchical"`` or ``"micro"`` for several tasks (``"task"``: one).
+    `pool`: ``"hierarchical"`` or ``"micro"`` for several tasks (``"task"``: one);
+    `method`: the route (``"items_joint"``: the one posterior).
     """
     out: dict[str, Any] = {
         "input": input_record(table.data, what=str(table.source or "ItemTable")),
@@ -267,7 +335,13 @@ def item_settings(table: Any, matrix: ItemMatrix, pool: str) -> dict[str, Any]:
     if table.notes:
         out["reading"] = list(map(str, table.notes))
     tasks = tuple(np.unique(matrix.tasks))
-    if pool == "hierarchical":
+    if pool == "hierarchical" and method == "items_joint":
+        out["pooled"] = (
+            f"{counted(len(tasks), 'subtask')}: one posterior over them, a two-level Bayesian "
+            "bootstrap (its P(best), ranks and pairs: the mean over the population of "
+            "subtasks, each subtask weighted equally)"
+        )
+    elif pool == "hierarchical":
         out["pooled"] = (
             f"{counted(len(tasks), 'subtask')}: every pair by the hierarchical paired model "
             "over them (its probabilities: the next subtask's difference)"
@@ -280,18 +354,13 @@ def item_settings(table: Any, matrix: ItemMatrix, pool: str) -> dict[str, Any]:
     return out
 
 
-def _pool(table: Any, method: str, options: Mapping[str, Any]) -> str:
-    """Return how the pairs treat the tasks: ``"task"``, ``"hierarchical"`` or ``"micro"``."""
-    pool = options.get("pool", "auto")
-    if method != "items_joint":
-        return resolve_pool(pool, tuple(table.tasks), None)
-    if check_choice(pool, "pool", ITEM_POOLS) == "hierarchical":
-        raise InputError(
-            "`pool='hierarchical'` compares every pair by the hierarchical model over "
-            "subtasks, and `method='items_joint'` is one Bayesian bootstrap over all the "
-            "items: leave `pool` out, or rank pairwise (e.g. method='auto')."
-        )
-    return "micro" if len(table.tasks) > 1 else "task"
+def _pool(table: Any, options: Mapping[str, Any]) -> str:
+    """Return how the route treats the tasks: ``"task"``, ``"hierarchical"`` or ``"micro"``.
+
+    ``"hierarchical"`` (several tasks, by default): the pairs by the hierarchical model
+    over the subtasks, or the one posterior's two-level bootstrap over them.
+    """
+    return resolve_pool(options.get("pool", "auto"), tuple(table.tasks), None)
 
 
 def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[str, Any]:
@@ -309,9 +378,9 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
     ropes = _ropes(0.0 if request.rope is None else request.rope, (metric,))
     matrix = item_matrix(table, names)  # the same items for every system, or an error
     seed, options = request.seed, request.options
-    pool = _pool(table, method, options)
+    pool = _pool(table, options)
     joint: dict[str, Any] = {}
-    extra = item_settings(table, matrix, pool)
+    extra = item_settings(table, matrix, pool, method)
     parts: dict[str, Any] = {
         "names": names,
         "ropes": ropes,
@@ -320,17 +389,22 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
         "extra": extra,
         "tasks": [],
     }
-    if pool == "hierarchical":
+    if pool == "hierarchical" and method != "items_joint":
         if method == "bootstrap":
             raise InputError(
                 "`method='bootstrap'` pools the items of one population, and the pairs of "
-                "several subtasks are compared by the hierarchical model of binary items; "
-                "for the Bayesian bootstrap over all the subtasks' items give `pool='micro'`."
+                "several subtasks are compared by the hierarchical model over them; for the "
+                "Bayesian bootstrap over all the subtasks' items give `pool='micro'`, for one "
+                "posterior over the subtasks and their items `method='items_joint'`."
             )
-        tasks = hierarchical_tasks(table, matrix, metric, ropes[metric], seed, options)
-        return {**parts, "tasks": tasks, "method": "items_hierarchical"}
+        tasks = hierarchical_tasks(table, matrix, metric, ropes[metric], seed, options, method)
+        return {**parts, "tasks": tasks, "method": f"items_{tasks[0].method}"}
     if method == "items_joint":
-        pairs, simplex, ranks, _ = items_joint(matrix, metric, ropes[metric], seed, options)
+        subtasks = pool == "hierarchical"
+        pairs, simplex, ranks, _ = items_joint(
+            matrix, metric, ropes[metric], seed, options, subtasks
+        )
+        method = ranks.method
         joint[metric] = ranks
         extra["prior"] = prior_record(matrix)  # the one posterior's prior over unseen outcomes
     else:

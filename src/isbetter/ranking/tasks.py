@@ -60,8 +60,10 @@ class PairTask:
     ----------
     kind : {"cv", "f1", "items"}
         Per-fold scores (:func:`isbetter.compare`), per-document predictions
-        (:func:`isbetter.compare_f1`) or binary item scores over several subtasks (the
-        hierarchical paired model, :func:`~isbetter.items.subtasks.hierarchical_pair`).
+        (:func:`isbetter.compare_f1`) or item scores over several subtasks (binary: the
+        hierarchical paired model, :func:`~isbetter.items.subtasks.hierarchical_pair`;
+        graded: the correlated-t model with rho = 0, :func:`~isbetter.items.subtasks.
+        graded_pair`).
     metric : str
         The metric column (``"cv"``) or the measure (``"f1"``).
     system_a, system_b : str
@@ -69,14 +71,16 @@ class PairTask:
     rope : float
         ROPE half-width of this metric.
     method : str
-        Method of :func:`isbetter.compare` (``"cv"``) or model of
-        :func:`isbetter.compare_f1` (``"f1"``).
+        Method of :func:`isbetter.compare` (``"cv"``), model of
+        :func:`isbetter.compare_f1` (``"f1"``), or ``"hierarchical"`` (binary) or
+        ``"hierarchical_graded"`` (``"items"``).
     seed : int
         This task's seed (:func:`~isbetter.inference.seeds.pair_seed`).
     data : object
         ``PairedScores`` (``"cv"``), a ``PredictionTable`` of gold and the two
         systems (``"f1"``), or the pair's subtask counts, a DataFrame ``task, n11,
-        n10, n01, n00`` (``"items"``).
+        n10, n01, n00`` (``"items"``, binary), or its items per subtask, a dict of
+        ``PairedItems`` (``"items"``, graded).
     options : dict
         Further keyword options of the comparison (draws, chains, ...).
     """
@@ -113,6 +117,17 @@ class PairTask:
 
 
 def _arrays(data: Any) -> list[np.ndarray]:
+    if isinstance(data, dict):  # graded items per subtask: PairedItems
+        return [
+            x
+            for task, p in data.items()
+            for x in (
+                np.asarray([task, *p.items, *([] if p.clusters is None else p.clusters)]),
+                np.asarray(p.a, dtype=float),
+                np.asarray(p.b, dtype=float),
+                np.asarray(p.runs, dtype=np.int64),
+            )
+        ]
     if hasattr(data, "columns"):  # subtask counts
         return [data[c].to_numpy().astype(str if c == "task" else np.int64) for c in data.columns]
     if hasattr(data, "differences"):  # PairedScores
@@ -185,15 +200,16 @@ def samples_with_nutpie(task: PairTask) -> bool:
 
     Such fits may run side by side in threads (their samplers run outside the GIL and
     stop through :data:`~isbetter.inference.sampling.STOP`); PyMC's sampler may not.
-    nutpie is looked for, not imported. The items' model over subtasks is nutpie's only.
+    nutpie is looked for, not imported. The items' model of binary items over subtasks is
+    nutpie's only; that of graded items is the per-fold model's.
     """
     import importlib.util
 
-    if task.kind == "items":
+    if task.kind == "items" and task.method == "hierarchical":
         return True
     return (
-        task.kind == "cv"
-        and task.method == "hierarchical"
+        task.kind in ("cv", "items")
+        and task.method in ("hierarchical", "hierarchical_graded")
         and task.options.get("backend", "auto") != "pymc"
         and importlib.util.find_spec("nutpie") is not None
     )
@@ -209,7 +225,7 @@ def prepare(task: PairTask) -> None:
     if samples_with_nutpie(task):
         libs.nutpie()
 
-        if task.kind == "items":
+        if task.kind == "items" and task.method == "hierarchical":
             from isbetter.items.hierarchical.density import load_density
         else:
             from isbetter.cv.hierarchical.compiled_backend import load_density
@@ -218,17 +234,18 @@ def prepare(task: PairTask) -> None:
 
 def _run(task: PairTask) -> list[dict[str, Any]]:
     if task.kind == "items":
-        from isbetter.items.subtasks import hierarchical_pair
+        from isbetter.items.subtasks import graded_pair, hierarchical_pair
 
-        res = hierarchical_pair(
-            task.data,
-            task.system_a,
-            task.system_b,
-            metric=task.metric,
-            rope=task.rope,
-            seed=task.seed,
-            draws=task.options.get("draws"),
-        )
+        fit: dict[str, Any] = {
+            "metric": task.metric,
+            "rope": task.rope,
+            "seed": task.seed,
+            "draws": task.options.get("draws"),
+        }
+        if task.method == "hierarchical_graded":
+            res = graded_pair(task.data, **fit)
+        else:
+            res = hierarchical_pair(task.data, task.system_a, task.system_b, **fit)
         return [_outcome(res)]
     if task.kind == "cv":
         from isbetter.cv.compare import compare
