@@ -146,3 +146,37 @@ def test_common_items_pairs_models_on_different_items(capsys: pytest.CaptureFixt
     assert main(["items", *logs, *pair, "--common-items", "--rope", "0.02"]) == 0
     out = capsys.readouterr().out
     assert "kept the 3 items every system has; dropped 2 items" in out and "(3 items)" in out
+
+
+def test_the_readers_notes_name_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: 'read the latest of 2 runs (...); `runs='all'` reads every run' (Python)."""
+    assert main(["items", str(KO), "--a", LLAMA, "--b", SOLAR, "--rope", "0.02", *FAST]) == 0
+    out = capsys.readouterr().out
+    assert "read the latest of 2 runs" in out and "; --runs all reads every run" in out
+    assert "runs=" not in out
+
+
+@pytest.mark.parametrize("column", ["system", "score"])
+def test_a_long_table_without_its_system_or_score_column_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str
+) -> None:
+    """Before, it was read as a wide table (a model named 'score') and failed on repeated
+    rows: "row 1 (task 'all', item 'q0', system 'score', run 0) occurs twice"."""
+    csv = tmp_path / "long.csv"
+    frame = pd.DataFrame(
+        {
+            "task": ["t1", "t1", "t2", "t2"] * 2,
+            "item": ["q0", "q1"] * 4,
+            "system": ["x"] * 4 + ["y"] * 4,
+            "score": [1, 0, 0.5, 1, 0, 0, 1, 0.25],
+        }
+    )
+    frame.drop(columns=column).to_csv(csv, index=False)
+    assert main(["items", str(csv), "--a", "x", "--b", "y"]) == 2
+    out, err = capsys.readouterr()
+    kept = "score" if column == "system" else "system"
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith(
+        f"isbetter items: error: {str(csv)!r} has a column {kept!r} but none {column!r}: a "
+        "long table needs both"
+    )

@@ -91,6 +91,13 @@ def _read_table(
             metric=metric,
             source=f"{name} (long table)",
         )
+    if (system in df.columns) != (score in df.columns):  # a long table missing a column
+        has, lacks = (system, score) if system in df.columns else (score, system)
+        raise InputError(
+            f"{name} has a column {has!r} but none {lacks!r}: a long table needs both (one "
+            f"row per item and system; its columns: {', '.join(map(repr, df.columns))}); a "
+            f"wide table has a column per system and neither"
+        )
     if run is not None:
         raise InputError(
             f"`run`: {name} is a wide table (no columns {system!r} and {score!r}): its runs "
