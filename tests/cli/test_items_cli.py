@@ -186,3 +186,21 @@ def test_a_long_table_without_its_system_or_score_column_says_so(
         f"isbetter items: error: {str(csv)!r} has a column {kept!r} but none {column!r}: a "
         "long table needs both"
     )
+
+
+@pytest.mark.parametrize(
+    "command", [["items", "--a", "x", "--b", "y"], ["rank", "--items"]], ids=["items", "rank"]
+)
+def test_run_suffix_on_a_long_table_names_that_flag_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Before: '... --systems and --run-suffix are for wide tables' (items has no --systems)."""
+    csv = tmp_path / "long.csv"
+    pd.DataFrame({"item": [1, 2] * 2, "system": list("xxyy"), "score": [1, 0, 0, 1]}).to_csv(
+        csv, index=False
+    )
+    assert main([command[0], str(csv), *command[1:], "--run-suffix"]) == 2
+    assert capsys.readouterr().err == (
+        f"isbetter {command[0]}: error: {str(csv)!r} is a long table (columns 'system' and "
+        "'score'): --run-suffix is for wide tables (a column per system)\n"
+    )

@@ -247,6 +247,10 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
             "(common_items() keeps those every system has)",
             "(--common-items keeps those both have)",
         )
+    if command == "items" or getattr(args, "items", False):  # no wide table's `systems` here
+        out = out.replace(
+            "`systems` and `run_suffix` are for wide tables", "`run_suffix` is for wide tables"
+        )
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
     flags = _command_flags(args)
     out = _QUOTED.sub(partial(_quoted, flags), out)
