@@ -204,3 +204,24 @@ def test_run_suffix_on_a_long_table_names_that_flag_alone(
         f"isbetter {command[0]}: error: {str(csv)!r} is a long table (columns 'system' and "
         "'score'): --run-suffix is for wide tables (a column per system)\n"
     )
+
+
+def test_a_folder_of_inspect_logs_is_read_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inspect writes its logs to a folder (logs/): before, 'holds no lm-evaluation-harness
+    output'."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("data_arc_qwen.json", "data_arc_sonnet.json"):
+        shutil.copy(DATA / "inspect" / name, logs)
+    (logs / "notes.txt").write_text("not a log\n")
+    qwen, sonnet = "ollama/qwen2.5:0.5b", "anthropic/claude-sonnet-4-0"
+    args = ["--a", qwen, "--b", sonnet, "--common-items", "--rope", "0.05", *FAST]
+    assert main(["items", str(logs), *args]) == 0
+    from_folder = capsys.readouterr().out
+    assert main(["items", *(str(p) for p in sorted(logs.glob("*.json"))), *args]) == 0
+    assert from_folder == capsys.readouterr().out
+    assert from_folder.startswith(f"exact paired model of binary items: {qwen} vs {sonnet}")

@@ -44,7 +44,8 @@ def add(sub: argparse._SubParsersAction) -> None:
         type=Path,
         nargs="+",
         metavar="PATH",
-        help="lm-evaluation-harness output folders, Inspect logs (.eval, .json) or an "
+        help="lm-evaluation-harness output folders, Inspect logs (.eval, .json, or a folder "
+        "of them) or an "
         "item-level table (CSV, TSV, Parquet or JSON lines): long, one row per item and "
         "model with columns system and score (and task, item, run when present), or wide, "
         "a column per model",
