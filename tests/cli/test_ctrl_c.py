@@ -83,6 +83,84 @@ def test_python_m_exits_130_after_a_ctrl_c_inside_exec(tmp_path):
     assert (run.returncode, run.stdout, run.stderr) == (130, "", "isbetter cv: interrupted\n")
 
 
+# Ctrl-C (or SIGTERM) pressed while the command line is imported: a finder that sends the
+# signal when `isbetter.cli` is first looked for, before main() has installed its handler
+_PRESSED_DURING_IMPORTS = """
+import importlib.abc, runpy, signal, sys
+
+class Press(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "isbetter.cli":
+            sys.meta_path.remove(self)
+            signal.raise_signal(signal.{signal})
+        return None
+
+sys.meta_path.insert(0, Press())
+sys.argv = ["isbetter", "--version"]  # exit 0 if the signal changed nothing
+{start}
+"""
+
+
+def _entry_point() -> str:
+    """The ``isbetter`` console script, as pip writes it from pyproject.toml."""
+    import tomllib
+
+    target = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, function = target["isbetter"].partition(":")
+    return f"from {module} import {function}\nsys.exit({function}())"
+
+
+@pytest.mark.parametrize("start", ["script", "python -m"])
+@pytest.mark.parametrize(("signum", "code", "said"), [("SIGINT", 130, "interrupted"),
+                                                      ("SIGTERM", 143, "terminated")])  # fmt: skip
+def test_a_signal_while_the_command_line_is_imported_is_one_line(start, signum, code, said):
+    """Before, the script imported isbetter.cli before main() ran: a Ctrl-C in those ~50 ms
+    printed Python's KeyboardInterrupt traceback."""
+    if start == "script":
+        start = _entry_point()
+    else:
+        start = 'runpy.run_module("isbetter", run_name="__main__", alter_sys=True)'
+    script = _PRESSED_DURING_IMPORTS.format(signal=signum, start=start)
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        preexec_fn=_default_sigint,
+    )
+    assert (run.returncode, run.stdout, run.stderr) == (code, "", f"isbetter: {said}\n")
+
+
+def test_a_ctrl_c_ignored_by_the_shell_stays_ignored():
+    """A background job has Ctrl-C ignored: the entry point leaves it so (the run goes on)."""
+    script = _PRESSED_DURING_IMPORTS.format(signal="SIGINT", start=_entry_point())
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.startswith("isbetter ")
+
+
+def test_a_ctrl_c_just_before_main_is_one_line(monkeypatch, capsys, python_sigint):
+    """Between the imports and main()'s handler: still one line and 130."""
+    import isbetter.__main__
+
+    def program():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("isbetter.cli.program", program)
+    monkeypatch.setattr("isbetter.cli.interrupt.exiting", lambda: None)
+    with pytest.raises(SystemExit) as stop:
+        isbetter.__main__.program()
+    assert stop.value.code == 130
+    assert capsys.readouterr() == ("", "isbetter: interrupted\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 # ------------------------------------------------------------------ a real ranking, Ctrl-C
 RANK = [
     sys.executable, "-m", "isbetter", "rank", str(UCI), *UCI_RANK_ARGS, "--jobs", "2",

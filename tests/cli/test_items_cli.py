@@ -146,3 +146,82 @@ def test_common_items_pairs_models_on_different_items(capsys: pytest.CaptureFixt
     assert main(["items", *logs, *pair, "--common-items", "--rope", "0.02"]) == 0
     out = capsys.readouterr().out
     assert "kept the 3 items every system has; dropped 2 items" in out and "(3 items)" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["items", str(KO), "--a", LLAMA, "--b", SOLAR], ["rank", str(KO), "--items"]],
+)
+def test_the_readers_notes_name_flags(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Before: 'read the latest of 2 runs (...); `runs='all'` reads every run' (Python)."""
+    assert main([*command, "--rope", "0.02", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "read the latest of 2 runs" in out and "; --runs all reads every run" in out
+    assert "runs=" not in out
+
+
+@pytest.mark.parametrize("column", ["system", "score"])
+def test_a_long_table_without_its_system_or_score_column_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], column: str
+) -> None:
+    """Before, it was read as a wide table (a model named 'score') and failed on repeated
+    rows: "row 1 (task 'all', item 'q0', system 'score', run 0) occurs twice"."""
+    csv = tmp_path / "long.csv"
+    frame = pd.DataFrame(
+        {
+            "task": ["t1", "t1", "t2", "t2"] * 2,
+            "item": ["q0", "q1"] * 4,
+            "system": ["x"] * 4 + ["y"] * 4,
+            "score": [1, 0, 0.5, 1, 0, 0, 1, 0.25],
+        }
+    )
+    frame.drop(columns=column).to_csv(csv, index=False)
+    assert main(["items", str(csv), "--a", "x", "--b", "y"]) == 2
+    out, err = capsys.readouterr()
+    kept = "score" if column == "system" else "system"
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith(
+        f"isbetter items: error: {str(csv)!r} has a column {kept!r} but none {column!r}: a "
+        "long table needs both"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", [["items", "--a", "x", "--b", "y"], ["rank", "--items"]], ids=["items", "rank"]
+)
+def test_run_suffix_on_a_long_table_names_that_flag_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Before: '... --systems and --run-suffix are for wide tables' (items has no --systems)."""
+    csv = tmp_path / "long.csv"
+    pd.DataFrame({"item": [1, 2] * 2, "system": list("xxyy"), "score": [1, 0, 0, 1]}).to_csv(
+        csv, index=False
+    )
+    assert main([command[0], str(csv), *command[1:], "--run-suffix"]) == 2
+    assert capsys.readouterr().err == (
+        f"isbetter {command[0]}: error: {str(csv)!r} is a long table (columns 'system' and "
+        "'score'): --run-suffix is for wide tables (a column per system)\n"
+    )
+
+
+def test_a_folder_of_inspect_logs_is_read_as_they_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inspect writes its logs to a folder (logs/): before, 'holds no lm-evaluation-harness
+    output'."""
+    import shutil
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("data_arc_qwen.json", "data_arc_sonnet.json"):
+        shutil.copy(DATA / "inspect" / name, logs)
+    (logs / "notes.txt").write_text("not a log\n")
+    qwen, sonnet = "ollama/qwen2.5:0.5b", "anthropic/claude-sonnet-4-0"
+    args = ["--a", qwen, "--b", sonnet, "--common-items", "--rope", "0.05", *FAST]
+    assert main(["items", str(logs), *args]) == 0
+    from_folder = capsys.readouterr().out
+    assert main(["items", *(str(p) for p in sorted(logs.glob("*.json"))), *args]) == 0
+    assert from_folder == capsys.readouterr().out
+    assert from_folder.startswith(f"exact paired model of binary items: {qwen} vs {sonnet}")

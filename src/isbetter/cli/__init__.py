@@ -3,8 +3,9 @@
 Thin by design: it parses arguments, reads input with :mod:`isbetter.cv.scores`,
 calls the public API, renders with :mod:`isbetter.report` and returns an exit
 code. Bad input prints one line to stderr and exits with 2; no tracebacks.
-:func:`program` is the program itself (the ``isbetter`` script and ``python -m
-isbetter``): :func:`main`, then the exit.
+:func:`program` is the program itself: :func:`main`, then the exit; the ``isbetter``
+script and ``python -m isbetter`` run it through ``isbetter.__main__.program``, which
+keeps a Ctrl-C during this package's imports to one line.
 
 Each subcommand is a module of this package with two functions, ``add(subparsers)``
 that declares its arguments and ``run(args) -> int`` that runs it, registered in

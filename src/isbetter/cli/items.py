@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,11 @@ def add(sub: argparse._SubParsersAction) -> None:
         type=Path,
         nargs="+",
         metavar="PATH",
-        help="lm-evaluation-harness output folders, Inspect logs (.eval, .json) or an "
-        "item-level table (CSV, TSV, Parquet or JSON lines)",
+        help="lm-evaluation-harness output folders, Inspect logs (.eval, .json, or a folder "
+        "of them) or an "
+        "item-level table (CSV, TSV, Parquet or JSON lines): long, one row per item and "
+        "model with columns system and score (and task, item, run when present), or wide, "
+        "a column per model",
     )
     p.add_argument("--a", required=True, metavar="MODEL", help="model A")
     p.add_argument("--b", required=True, metavar="MODEL", help="model B")
@@ -156,6 +160,7 @@ def read_items(
     with ``--common-items``, the table of those models (default: all) on the items they
     all have.
     """
+    from isbetter.cli.messages import cli_message
     from isbetter.items.reader import read
 
     options = {"metric": metric, "filter": args.filter, "cluster": args.cluster}
@@ -166,6 +171,10 @@ def read_items(
         **{k: v for k, v in options.items() if v is not None},
     )
     check_models(table, named)
+    # the reader's notes name its Python arguments (`runs='all'`): say the flags
+    notes = tuple(cli_message(note, args) for note in table.notes)
+    if notes != table.notes:
+        table = replace(table, notes=notes)
     if args.common_items:
         table = table.restrict(systems=[name for _, name in named] or None).common_items()
     return table

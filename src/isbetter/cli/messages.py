@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from functools import partial
 
 __all__ = ["cli_message", "stopped_message"]
 
@@ -89,11 +90,21 @@ _ITEMS_FLAGS = {
     "run_suffix": "--run-suffix",
     "task": "--task",
 }
-#: the subcommands with flags of their own, and the pattern of their arguments in backquotes
-_COMMAND_FLAGS = {
-    command: (flags, re.compile(r"`(" + "|".join(flags) + r")`"))
-    for command, flags in (("tagging", _TAGGING_FLAGS), ("items", _ITEMS_FLAGS))
-}
+
+
+def _command_flags(args: argparse.Namespace) -> dict[str, str]:
+    """Python argument -> flag for the subcommand of `args`: the common ones and its own.
+
+    ``rank --items`` reads logs as ``items`` does, but compares on every task (no --task).
+    """
+    command = getattr(args, "command", "")
+    if command == "tagging":
+        return _FLAGS | _TAGGING_FLAGS
+    if command == "items":
+        return _FLAGS | _ITEMS_FLAGS
+    if command == "rank" and getattr(args, "items", False):
+        return _FLAGS | {k: v for k, v in _ITEMS_FLAGS.items() if k != "task"}
+    return _FLAGS
 
 
 # `name` and `name=value` in backquotes; name=value outside them ("pass e.g. rope=0.01")
@@ -107,8 +118,8 @@ _UNKNOWN = re.compile(r"^Unknown ([a-z_]+) ('[^']*')")
 _COLUMNS = re.compile(r"(Columns? )(.+?)( not found\.)")
 
 
-def _assignment(name: str, value: str) -> str | None:
-    flag = _FLAGS.get(name)
+def _assignment(name: str, value: str, flags: dict[str, str]) -> str | None:
+    flag = flags.get(name)
     if flag is None or flag == "FILE":
         return None
     value = value.strip("'\"")
@@ -121,17 +132,17 @@ def _assignment(name: str, value: str) -> str | None:
     return f"{flag} {value}"
 
 
-def _quoted(match: re.Match[str]) -> str:
+def _quoted(flags: dict[str, str], match: re.Match[str]) -> str:
     name, value = match.group(1), match.group(2)
     if value is not None:
-        return _assignment(name, value[1:]) or match.group(0)
-    return _FLAGS.get(name, match.group(0))
+        return _assignment(name, value[1:], flags) or match.group(0)
+    return flags.get(name, match.group(0))
 
 
-def _unquoted(match: re.Match[str]) -> str:
+def _unquoted(flags: dict[str, str], match: re.Match[str]) -> str:
     value = match.group(2)
     end = "." if value.endswith(".") else ""  # the sentence's full stop, not the value's
-    said = _assignment(match.group(1), value.removesuffix(".") if end else value)
+    said = _assignment(match.group(1), value.removesuffix(".") if end else value, flags)
     return said + end if said else match.group(0)
 
 
@@ -236,12 +247,14 @@ def cli_message(message: str, args: argparse.Namespace) -> str:
             "(common_items() keeps those every system has)",
             "(--common-items keeps those both have)",
         )
-    if command in _COMMAND_FLAGS:
-        flags, quoted = _COMMAND_FLAGS[command]
-        out = quoted.sub(lambda m: flags[m.group(1)], out)
+    if command == "items" or getattr(args, "items", False):  # no wide table's `systems` here
+        out = out.replace(
+            "`systems` and `run_suffix` are for wide tables", "`run_suffix` is for wide tables"
+        )
     out = out.replace(" ....", " ...")  # a list cut short at the end of a sentence
-    out = _QUOTED.sub(_quoted, out)
-    return _ASSIGNED.sub(_unquoted, out)
+    flags = _command_flags(args)
+    out = _QUOTED.sub(partial(_quoted, flags), out)
+    return _ASSIGNED.sub(partial(_unquoted, flags), out)
 
 
 def stopped_message(args: argparse.Namespace, reason: str = "interrupted") -> str:

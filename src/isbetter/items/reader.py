@@ -2,7 +2,8 @@
 
 One entry point dispatches on what each path is:
 
-* a folder → lm-evaluation-harness ``--log_samples`` output (:mod:`.lm_eval`);
+* a folder → lm-evaluation-harness ``--log_samples`` output (:mod:`.lm_eval`), or,
+  when it holds none, the Inspect logs in it (Inspect's ``logs/``);
 * an ``.eval`` file, or a ``.json`` file that is an Inspect log → Inspect (:mod:`.inspect_logs`);
 * any other ``.csv`` / ``.tsv`` / ``.jsonl`` / ``.json`` / ``.parquet`` file, or a
   pandas DataFrame → a plain table, long (a row per task, item, system, run) when it
@@ -90,6 +91,13 @@ def _read_table(
             cluster=cluster,
             metric=metric,
             source=f"{name} (long table)",
+        )
+    if (system in df.columns) != (score in df.columns):  # a long table missing a column
+        has, lacks = (system, score) if system in df.columns else (score, system)
+        raise InputError(
+            f"{name} has a column {has!r} but none {lacks!r}: a long table needs both (one "
+            f"row per item and system; its columns: {', '.join(map(repr, df.columns))}); a "
+            f"wide table has a column per system and neither"
         )
     if run is not None:
         raise InputError(
@@ -198,7 +206,7 @@ def read(
     ----------
     paths : path, DataFrame, or a sequence of them
         lm-evaluation-harness output folders (one per model, or a folder holding
-        them), Inspect logs (``.eval``, ``.json``), tables (``.csv``, ``.tsv``,
+        them), Inspect logs (``.eval``, ``.json``, or a folder of them), tables (``.csv``, ``.tsv``,
         ``.jsonl``, ``.json``, ``.parquet`` — Parquet needs pyarrow) or DataFrames.
     metric : str, optional
         lm-evaluation-harness: the per-item metric (default: the only one, else
@@ -296,10 +304,32 @@ def _classify(paths: Sequence[Any]) -> dict[str, list[Any]]:
         if isinstance(p, pd.DataFrame):
             kinds["table"].append(p)
         elif isinstance(p, str | os.PathLike):
-            kinds[_kind(Path(p))].append(Path(p))
+            logs = _inspect_logs(Path(p))
+            if logs:
+                kinds["inspect"] += logs
+            else:
+                kinds[_kind(Path(p))].append(Path(p))
         else:
             raise InputTypeError(f"`paths`: expected a path or a DataFrame, got {type(p).__name__}")
     return kinds
+
+
+def _inspect_logs(path: Path) -> list[Path]:
+    """Return the Inspect logs in folder `path` (``inspect eval`` writes them to ``logs/``).
+
+    None when it is not a folder, or holds lm-evaluation-harness output anywhere below.
+    """
+    if not path.is_dir():
+        return []
+    for _root, _dirs, files in os.walk(path):
+        if any(f.startswith(("samples_", "results_")) for f in files):
+            return []
+    return [
+        f
+        for f in sorted(path.iterdir())
+        if f.is_file()
+        and (f.suffix.lower() == ".eval" or (f.suffix.lower() == ".json" and is_inspect_json(f)))
+    ]
 
 
 def _check_tasks(table: ItemTable) -> None:
