@@ -80,7 +80,10 @@ def rank(
         `executor` and `cache_dir` say; its probabilities are about the next subtask), or
         with the option ``pool="micro"`` their items pooled as one task (the one posterior
         always pools them); Friedman's test over the tasks beside them. The options are
-        ``draws`` (per chain for the hierarchical model) and ``pool``.
+        ``draws`` (per chain for the hierarchical model), ``chains`` (the hierarchical
+        model's; over more than 20 subtasks 2 by default, where
+        :func:`~isbetter.compare_items` runs 4: :data:`~isbetter.ranking.items.RANK_CHAINS`)
+        and ``pool``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional

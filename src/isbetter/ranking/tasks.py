@@ -229,6 +229,7 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
             rope=task.rope,
             seed=task.seed,
             draws=task.options.get("draws"),
+            chains=task.options.get("chains"),
         )
         return [_outcome(res)]
     if task.kind == "cv":
