@@ -48,6 +48,7 @@ from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items import paired
 from isbetter.items.compare import compare_paired_items
+from isbetter.items.hierarchical.route import LOW_RANK_MAX_SUBTASKS
 from isbetter.items.joint import (
     ItemMatrix,
     distinct_units,
@@ -161,7 +162,7 @@ def hierarchical_tasks(
     (:func:`~isbetter.items.subtasks.matrix_counts`: binary items, or an error naming
     ``pool="micro"``), with its names sorted, ``a < b``, whatever the order of the
     systems, and the seed ``pair_seed(seed, metric, a, b)``. Over more than
-    :data:`~isbetter.items.hierarchical.model.LOW_RANK_MAX_SUBTASKS` subtasks each fit runs
+    :data:`~isbetter.items.hierarchical.route.LOW_RANK_MAX_SUBTASKS` subtasks each fit runs
     :data:`RANK_CHAINS` chains unless `options` give ``chains``; with up to that many (or
     ``chains=4``) a pair equals ``compare_items(table, a, b, rng=that seed,
     baselines=False)``;
@@ -170,8 +171,6 @@ def hierarchical_tasks(
     """
     systems = matrix.systems
     binary_pairs(table, systems)
-    from isbetter.items.hierarchical.model import LOW_RANK_MAX_SUBTASKS
-
     draws, chains = options.get("draws"), options.get("chains")
     if chains is None and len(np.unique(matrix.tasks)) > LOW_RANK_MAX_SUBTASKS:
         chains = RANK_CHAINS
