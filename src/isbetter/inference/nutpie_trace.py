@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 __all__ = ["trace_to_idata"]
 
@@ -40,7 +41,7 @@ SKIPPED = frozenset(
 
 
 def _columns(
-    batches: Sequence[Any], tuned: Sequence[int], coords: Mapping[str, Any]
+    batches: Sequence[Any], tuned: Sequence[int], coords: dict[str, Any]
 ) -> dict[str, tuple[tuple[str, ...], np.ndarray]] | None:
     """Return each column after tuning, ``(dims, values (chain, draw, ...))``.
 
@@ -53,12 +54,15 @@ def _columns(
         if name in SKIPPED:
             continue
         meta = batches[0].column(name).field.metadata or {}
-        shape = (
-            tuple(int(s) for s in meta[b"shape"].decode().split(",")) if b"shape" in meta else ()
-        )
+        text = meta[b"shape"].decode() if b"shape" in meta else ""
+        shape = tuple(int(s) for s in text.split(",")) if text else ()
         dims = tuple(meta[b"dims"].decode().split(",")) if b"dims" in meta else ()
-        if len(dims) != len(shape) or any(d not in coords for d in dims):
-            return None
+        if len(dims) != len(shape):  # unnamed: ArviZ's default names
+            dims = tuple(f"{name}_dim_{i}" for i in range(len(shape)))
+        for dim, size in zip(dims, shape, strict=True):
+            coords.setdefault(dim, np.arange(size))  # no coordinates: 0, 1, ... as ArviZ's
+            if len(coords[dim]) != size:
+                return None
         per_chain = []
         for batch, start in zip(batches, tuned, strict=True):
             col = pyarrow.array(batch.column(name)).slice(start)
@@ -81,28 +85,38 @@ def trace_to_idata(results: Any, coords: Mapping[str, Any]) -> Any:
     results : nutpie's raw trace
         What ``nutpie.sample(..., return_raw_trace=True)`` returns (Arrow storage).
     coords : mapping
-        The compiled model's coordinates (``compiled.coords``).
+        The compiled model's coordinates (``compiled.coords``); a dimension without
+        any is numbered 0, 1, ... (a variable's dimensions without names are named
+        ``<name>_dim_<i>``), as ArviZ does.
 
     Returns
     -------
     arviz.InferenceData or None
-        Groups ``posterior`` and ``sample_stats``; None when the trace is not one this
-        conversion handles (zarr storage, chains of unequal length, missing values): the
-        caller then uses nutpie's own conversion.
+        Groups ``posterior`` and ``sample_stats``; None for a trace not kept in Arrow
+        (zarr storage: the caller converts it as nutpie does). Chains of unequal length
+        or with missing values go through nutpie's own conversion.
     """
     import arviz
     import xarray as xr
 
     if not results.is_arrow():
         return None
-    draws, stats = results.get_arrow_trace()
+    draws, stats = results.get_arrow_trace()  # taken: nutpie cannot convert them again
     tuned = [int(np.asarray(s.column("tuning")).sum()) for s in stats]
     index = {name: np.asarray(values) for name, values in coords.items()}
     groups: dict[str, Any] = {}
     for group, batches in (("posterior", draws), ("sample_stats", stats)):
         columns = _columns(batches, tuned, index)
-        if columns is None:
-            return None
+        if columns is None:  # missing values or ragged chains: nutpie's own conversion
+            from nutpie.sample import _arrow_to_arviz
+
+            return _arrow_to_arviz(
+                draws,
+                stats,
+                skip_vars=sorted(SKIPPED - {"chain", "draw"}),
+                coords={k: pd.Index(v) for k, v in coords.items()},
+                save_warmup=False,
+            )
         n_chains, n_draws = len(batches), batches[0].num_rows - tuned[0]
         used = {d for dims, _ in columns.values() for d in dims[2:]}
         groups[group] = xr.Dataset(
