@@ -217,6 +217,10 @@ class _SlowSampler:
         self.cancelled = True
 
 
+class _Compiled:
+    coords: dict[str, object] = {}
+
+
 def test_a_fit_in_a_context_with_a_stop_event_ends_when_it_is_set(monkeypatch):
     """Off the main thread no Ctrl-C reaches nutpie: the STOP event of the context does."""
     import contextvars
@@ -230,8 +234,10 @@ def test_a_fit_in_a_context_with_a_stop_event_ends_when_it_is_set(monkeypatch):
     sampler = _SlowSampler()
     monkeypatch.setattr(nutpie, "sample", lambda *a, **k: sampler)
     monkeypatch.setattr(sampling, "_check_complete", lambda *a: None)
+    monkeypatch.setattr(sampling, "trace_to_idata", lambda raw, coords: raw)
     args = {"draws": 10, "tune": 10, "chains": 2, "cores": 1, "seed": 1, "backend": "nutpie"}
-    assert sampling.sample(None, **args, compiled=1) == "trace"  # no event: waits for good
+    # no event: waits for good
+    assert sampling.sample(None, **args, compiled=_Compiled()) == "trace"
     assert sampler.waits == [None]
     stop = threading.Event()
     context = contextvars.copy_context()
@@ -239,7 +245,7 @@ def test_a_fit_in_a_context_with_a_stop_event_ends_when_it_is_set(monkeypatch):
     threading.Timer(0.3, stop.set).start()
     start = time.monotonic()
     with pytest.raises(sampling.FitStopped):
-        context.run(sampling.sample, None, **args, compiled=1)
+        context.run(sampling.sample, None, **args, compiled=_Compiled())
     assert time.monotonic() - start < 0.3 + 3 * sampling.STOP_POLL_SECONDS
     assert sampler.cancelled and set(sampler.waits[1:]) == {sampling.STOP_POLL_SECONDS}
 

@@ -18,7 +18,7 @@ from isbetter.items.joint import item_matrix
 from isbetter.items.subtasks import pooled_pair
 from isbetter.items.table import ItemTable
 from isbetter.ranking import rank
-from isbetter.ranking.items import hierarchical_tasks
+from isbetter.ranking.items import RANK_CHAINS, hierarchical_tasks
 from isbetter.report import render
 from isbetter.results.comparison import ComparisonResult
 from isbetter.results.items import ItemsHierarchicalResult
@@ -194,6 +194,21 @@ def test_rank_pairs_by_the_hierarchical_model(three: ItemTable, tmp_path: Path) 
     again = rank(three, rope=0.01, draws=DRAWS, rng=2, cache_dir=tmp_path, progress=False)
     assert again.settings["execution"]["cached"] == 3
     assert [p.p_a_better for p in again.pairs] == [p.p_a_better for p in r.pairs]
+
+
+def test_rank_fits_many_subtasks_with_rank_chains_unless_told(three: ItemTable) -> None:
+    # more than LOW_RANK_MAX_SUBTASKS subtasks: each pair's fit runs RANK_CHAINS chains
+    many = ItemTable.from_frame(_frame({"x": (0.8,) * 21, "y": (0.5,) * 21}, items=20))
+    matrix = item_matrix(many)
+    (task,) = hierarchical_tasks(many, matrix, "acc", 0.01, 2, {})
+    assert RANK_CHAINS == 2 and task.options == {"chains": RANK_CHAINS}
+    (task,) = hierarchical_tasks(many, matrix, "acc", 0.01, 2, {"chains": 4, "draws": 300})
+    assert task.options == {"chains": 4, "draws": 300}
+    # six subtasks: the model's 4 chains, as compare_items (a pair equals it: above)
+    tasks = hierarchical_tasks(three, item_matrix(three), "acc", 0.01, 2, {})
+    assert all(t.options == {} for t in tasks)
+    with pytest.raises(InputError, match="`chains` sets the MCMC chains"):
+        rank(three, pool="micro", chains=2)
 
 
 def test_rank_micro_pool_and_bad_pools(three: ItemTable) -> None:

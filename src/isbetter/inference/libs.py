@@ -18,8 +18,9 @@ from __future__ import annotations
 import sys
 import warnings
 from types import ModuleType
+from typing import Any
 
-__all__ = ["ARVIZ_NOTICE", "arviz", "nutpie", "pymc"]
+__all__ = ["ARVIZ_NOTICE", "arviz", "nutpie", "nutpie_arrow_to_arviz", "pymc"]
 
 #: the start of ArviZ's once-a-day notice (after its leading newline)
 ARVIZ_NOTICE = r"\s*ArviZ is undergoing a major refactor"
@@ -52,3 +53,15 @@ def nutpie() -> ModuleType:
     import nutpie as npe
 
     return npe
+
+
+def nutpie_arrow_to_arviz() -> Any:
+    """Return nutpie's own conversion of an Arrow trace (``nutpie.sample._arrow_to_arviz``).
+
+    A private function of nutpie, for the traces :mod:`.nutpie_trace` leaves to it
+    (chains of unequal length, missing values); ArviZ imported quietly first.
+    """
+    nutpie()
+    from nutpie.sample import _arrow_to_arviz
+
+    return _arrow_to_arviz

@@ -31,6 +31,7 @@ import numpy as np
 from isbetter.core.errors import ConvergenceWarning, InputError, outside_stacklevel
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.inference import libs
+from isbetter.inference.nutpie_trace import trace_to_idata
 from isbetter.inference.records import MCMCDiagnostics
 
 __all__ = [
@@ -197,14 +198,19 @@ def sample(
             low_rank_modified_mass_matrix=mass_matrix == "low_rank",
             target_accept=target_accept,
             blocking=False,
+            return_raw_trace=True,  # converted here, without the tuning steps
             **adapt,
         )
         # waited for here, not in nutpie.sample: that hands back the draws so far on Ctrl-C
         try:
-            idata = _wait(sampler)
+            raw = _wait(sampler)
         except BaseException:
             sampler.cancel()
             raise
+        idata = trace_to_idata(raw, compiled.coords)
+        if idata is None:  # a trace the lean conversion does not handle: nutpie's own
+            sampler._return_raw_trace = False
+            idata = sampler._extract(raw)
     else:
         pm = libs.pymc()
 

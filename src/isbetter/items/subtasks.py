@@ -195,12 +195,14 @@ def hierarchical_pair(
     seed: int,
     draws: int | None = None,
     hdi_prob: float = 0.95,
+    chains: int | None = None,
 ) -> Any:
     """Fit the hierarchical model to one pair's subtask counts; the result names its subtasks.
 
     The pair's result of :func:`compare_subtasks` without baselines or the per-subtask
-    summaries (what a ranking keeps of each pair).
+    summaries (what a ranking keeps of each pair); `chains` None: the model's 4.
     """
+    from isbetter.inference.sampling import Sampling
     from isbetter.items.hierarchical.model import hierarchical_items
 
     res = hierarchical_items(
@@ -211,6 +213,7 @@ def hierarchical_pair(
         metric=metric,
         hdi_prob=hdi_prob,
         draws=HIERARCHICAL_DRAWS if draws is None else draws,
+        sampling=None if chains is None else Sampling(chains=chains),
         rng=seed,
     )
     return dataclasses.replace(res, dataset=subtasks_text(res.subtasks))

@@ -83,7 +83,10 @@ def rank(
         subtasks and their items (about the mean over the population of subtasks, each
         subtask weighted equally); or with the option ``pool="micro"`` their items pooled
         as one task; Friedman's test over the tasks beside them. The options are
-        ``draws`` (per chain for the hierarchical model) and ``pool``.
+        ``draws`` (per chain for the hierarchical model), ``chains`` (the hierarchical
+        paired model's, binary items; over more than 20 subtasks 2 by default, where
+        :func:`~isbetter.compare_items` runs 4: :data:`~isbetter.ranking.items.RANK_CHAINS`)
+        and ``pool``.
     systems : sequence of str, optional
         The systems to rank, in the order to report them; default: all.
     metrics : sequence of str, optional

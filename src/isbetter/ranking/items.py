@@ -56,6 +56,7 @@ from isbetter.inference.seeds import pair_seed
 from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items import paired
 from isbetter.items.compare import compare_paired_items
+from isbetter.items.hierarchical.route import LOW_RANK_MAX_SUBTASKS
 from isbetter.items.joint import (
     ItemMatrix,
     distinct_units,
@@ -84,7 +85,21 @@ __all__ = [
 ]
 
 #: the options of :func:`isbetter.rank` that a ranking of item scores takes
-ITEM_RANKING_OPTIONS = ("draws", "pool")
+ITEM_RANKING_OPTIONS = ("draws", "chains", "pool")
+#: chains of each pair's hierarchical fit over subtasks in a ranking (compare_items: 4). A
+#: ranking needs each pair's three probabilities, not its per-subtask summaries; on the 190
+#: pairs of bench/bench_items_subtasks.py (20 models x 57 subtasks), 2 chains x 1000 draws
+#: cost 0.64 s CPU a fit against 1.09 s for 4 (22 pairs, every 9th; refits included), none
+#: flagged after the refit either way, and the Monte Carlo standard error of a pair's
+#: argmax-counted probabilities (from each indicator's bulk ESS) median 0.012, max 0.020,
+#: against 0.009 and 0.012 with 4 chains: below the likelihood rule's margin (0.05) and,
+#: at the threshold rule's 0.95, about sqrt(0.95 x 0.05 / 1000) = 0.007. The convergence
+#: checks flag more of them (all 190: 21 against 9; R-hat 1.013-1.016 and bulk ESS near
+#: 400 where 4 chains gave 1.005-1.009, probabilities within 0.015). Only above
+#: LOW_RANK_MAX_SUBTASKS subtasks: with 6 subtasks of 60 items 2 chains left 2 of 3 pairs
+#: flagged (nu and sigma barely identified), and such fits are cheap. ``chains=4`` gives
+#: compare_items's fit of each pair
+RANK_CHAINS = 2
 #: the one posterior's draws by default: a probability's Monte Carlo error at most 0.005
 #: (more than the joint correlated model's 4 x 1000), while each draw's ROPE-aware order of
 #: K systems costs Python time (19 AIME models: 3 s at 10 000 draws, 16 s at 50 000)
@@ -166,28 +181,35 @@ def hierarchical_tasks(
     """One task per pair: the hierarchical model over the subtasks, to run anywhere.
 
     Binary items (method ``"hierarchical"``): each task holds the pair's subtask counts,
-    read off the ranking's item `matrix` (:func:`~isbetter.items.subtasks.matrix_counts`).
+    read off the ranking's item `matrix` (:func:`~isbetter.items.subtasks.matrix_counts`);
+    over more than :data:`~isbetter.items.hierarchical.route.LOW_RANK_MAX_SUBTASKS`
+    subtasks each fit runs :data:`RANK_CHAINS` chains unless `options` give ``chains``.
     Graded items, means over runs or items in clusters — any of them among the ranked
     systems' scores, so that every pair is about the same quantity, as in the one
     posterior — (method ``"hierarchical_graded"``): each task holds the pair's items per
     subtask (:meth:`~isbetter.items.table.ItemTable.subtasks`), fitted by the
     correlated-t model with rho = 0 (:func:`~isbetter.items.subtasks.graded_pair`);
-    `model` ``"exact"`` is refused for them. Each pair has its names sorted, ``a < b``,
-    whatever the order of the systems, and the seed ``pair_seed(seed, metric, a, b)``,
-    so a pair equals ``compare_items(table, a, b, rng=that seed, baselines=False)`` (for
-    a graded pair: when the pair's own items are graded);
+    `model` ``"exact"`` and the option ``chains`` are refused for them. Each pair has its
+    names sorted, ``a < b``, whatever the order of the systems, and the seed
+    ``pair_seed(seed, metric, a, b)``, so a pair equals ``compare_items(table, a, b,
+    rng=that seed, baselines=False)`` (for a graded pair: when the pair's own items are
+    graded; for a binary pair: with up to that many subtasks, or ``chains=4``);
     :func:`~isbetter.ranking.tasks.run_task` fits it, and the ranking reports it as its
     systems order the two (:func:`isbetter.ranking._pairs`).
     """
     systems = matrix.systems
     graded = not matrix.binary or matrix.clusters is not None
-    if graded and model == "exact":
+    if graded and (model == "exact" or options.get("chains") is not None):
+        what = "`method='exact'` is" if model == "exact" else "`chains` sets the chains of"
         raise InputError(
-            "`method='exact'` is the model of independent binary items, and these items are "
-            "graded, averaged over runs or in clusters; leave `method` out (over subtasks: "
+            f"{what} the model of independent binary items, and these items are "
+            "graded, averaged over runs or in clusters; leave it out (over subtasks: "
             "the hierarchical correlated-t model with rho = 0)."
         )
-    draws = options.get("draws")
+    draws, chains = options.get("draws"), options.get("chains")
+    if chains is None and not graded and len(np.unique(matrix.tasks)) > LOW_RANK_MAX_SUBTASKS:
+        chains = RANK_CHAINS
+    fit = {k: v for k, v in (("draws", draws), ("chains", chains)) if v is not None}
     column = {name: i for i, name in enumerate(systems)}
     return [
         PairTask(
@@ -199,7 +221,7 @@ def hierarchical_tasks(
             "hierarchical_graded" if graded else "hierarchical",
             pair_seed(seed, metric, a, b),
             table.subtasks(a, b) if graded else matrix_counts(matrix, column[a], column[b]),
-            {} if draws is None else {"draws": draws},
+            fit,
         )
         for a, b in (sorted(pair) for pair in itertools.combinations(systems, 2))
     ]
@@ -379,6 +401,11 @@ def rank_item_table(table: Any, request: Any, route: tuple[str, str]) -> dict[st
     matrix = item_matrix(table, names)  # the same items for every system, or an error
     seed, options = request.seed, request.options
     pool = _pool(table, options)
+    if options.get("chains") is not None and pool != "hierarchical":
+        raise InputError(
+            "`chains` sets the MCMC chains of the hierarchical model over subtasks, and "
+            "these pairs are exact or bootstrapped (no chains): leave `chains` out."
+        )
     joint: dict[str, Any] = {}
     extra = item_settings(table, matrix, pool, method)
     parts: dict[str, Any] = {

@@ -245,7 +245,9 @@ def _run(task: PairTask) -> list[dict[str, Any]]:
         if task.method == "hierarchical_graded":
             res = graded_pair(task.data, **fit)
         else:
-            res = hierarchical_pair(task.data, task.system_a, task.system_b, **fit)
+            res = hierarchical_pair(
+                task.data, task.system_a, task.system_b, **fit, chains=task.options.get("chains")
+            )
         return [_outcome(res)]
     if task.kind == "cv":
         from isbetter.cv.compare import compare

@@ -43,7 +43,7 @@ from isbetter.inference.summaries import estimate_from_draws
 from isbetter.items.hierarchical import density, population
 from isbetter.items.hierarchical.counts import SubtaskCounts, subtask_counts
 from isbetter.items.hierarchical.priors import ItemsHierarchicalPriors
-from isbetter.items.hierarchical.route import choose_parameterization
+from isbetter.items.hierarchical.route import LOW_RANK_MAX_SUBTASKS, choose_parameterization
 from isbetter.results.items import ItemsHierarchicalResult
 
 __all__ = ["PARAMETERIZATIONS", "hierarchical_items"]
@@ -65,12 +65,6 @@ TARGET_ACCEPT = 0.8
 FEW_TARGET_ACCEPT = 0.95
 TUNE = 500
 FEW_TUNE = 1000
-#: nutpie adapts a low-rank mass matrix up to this many subtasks, a diagonal one above. With
-#: few subtasks nu and sigma are poorly identified and correlated: 8 near-identical subtasks
-#: (sigma ~ 0.02) gave a stray divergence in 1 of 4 fits with the diagonal one, none with
-#: the low-rank one; with 57 the low-rank one cost 26 s against 5 s for the diagonal one
-#: (same machine, loaded), for no better effective sample size
-LOW_RANK_MAX_SUBTASKS = 20
 
 
 def hierarchical_items(

@@ -30,7 +30,17 @@ import numpy as np
 
 from isbetter.items.hierarchical.counts import SubtaskCounts
 
-__all__ = ["choose_parameterization"]
+__all__ = ["LOW_RANK_MAX_SUBTASKS", "choose_parameterization"]
+
+#: Few subtasks: up to this many, .model's sampler settings of few (a low-rank mass matrix,
+#: longer tuning, a higher target acceptance), and a ranking's fits keep the 4 chains
+#: (isbetter.ranking.items.RANK_CHAINS above). nutpie adapts a low-rank mass matrix up to
+#: this many subtasks, a diagonal one above. With few subtasks nu and sigma are poorly
+#: identified and correlated: 8 near-identical subtasks (sigma ~ 0.02) gave a stray
+#: divergence in 1 of 4 fits with the diagonal one, none with the low-rank one; with 57 the
+#: low-rank one cost 26 s against 5 s for the diagonal one (same machine, loaded), for no
+#: better effective sample size
+LOW_RANK_MAX_SUBTASKS = 20
 
 
 def _centred(hit: np.ndarray, miss: np.ndarray) -> tuple[bool, float, float]:
