@@ -55,3 +55,18 @@ def assert_compiled_matches_pymc(rng: np.random.Generator, model, data: dict, n_
         assert value == pytest.approx(float(logp(point)), rel=1e-10, abs=1e-9)
         np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-9)
     return flat
+
+
+def assert_gradient_is_central_differences(x: np.ndarray, data: dict) -> None:
+    """The compiled joint density's gradient at `x` against central differences of its value."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    _, grad = log_density(x, data)
+    h = 1e-6
+    numeric = np.empty_like(x)
+    for j in range(x.size):
+        up, down = x.copy(), x.copy()
+        up[j] += h
+        down[j] -= h
+        numeric[j] = (log_density(up, data)[0] - log_density(down, data)[0]) / (2 * h)
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)

@@ -18,7 +18,12 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from _joint_data import assert_compiled_matches_pymc, score_table, study_scores
+from _joint_data import (
+    assert_compiled_matches_pymc,
+    assert_gradient_is_central_differences,
+    score_table,
+    study_scores,
+)
 from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.cv.joint.model import grouped_cores, joint_fit
@@ -64,20 +69,10 @@ def test_compiled_grouped_t_matches_pymc(rng, q, k, n, form):
 
 def test_the_gradient_is_the_density_s_central_differences(rng):
     """Independently of PyMC: the gradient against central differences of the value."""
-    from isbetter.cv.joint.compiled_backend import log_density
-
     q, k = 4, 4
     data = _data(rng, q, k, PS)
     x = 0.6 * rng.normal(size=2 * k + 1 + q * k + q * (k - 1) + 1)
-    _, grad = log_density(x, data)
-    h = 1e-6
-    numeric = np.empty_like(x)
-    for j in range(x.size):
-        up, down = x.copy(), x.copy()
-        up[j] += h
-        down[j] -= h
-        numeric[j] = (log_density(up, data)[0] - log_density(down, data)[0]) / (2 * h)
-    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+    assert_gradient_is_central_differences(x, data)
 
 
 @pytest.mark.parametrize("form", ["huang-wand", "inverse-wishart"])

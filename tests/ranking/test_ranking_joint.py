@@ -126,15 +126,12 @@ def test_cli_rank_joint_json(tmp_path, capsys):
     assert err.count("\n") == 1 and "--jobs applies to the pairwise route" in err
 
 
-def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
-    """--joint-spread-prior huang-wand passes JointPriors(spread_prior="huang-wand") to
-    rank (the fit records it: tests/cv/test_joint_prior.py); without it no priors are
-    passed (the default, main's inverse-Wishart); with another method it is refused."""
+def _cli_stopped_at_rank(tmp_path, monkeypatch):
+    """A score file and `isbetter rank`'s arguments for it, with `rank` replaced by a stub
+    that records the priors it is given and stops; returns (those priors, the arguments)."""
     import isbetter.ranking
-    from isbetter.core.errors import InputError
-    from isbetter.cv.joint.spec import JointPriors
 
-    seen = []
+    seen: list = []
 
     def fake_rank(data, **kwargs):
         seen.append(kwargs.get("priors"))
@@ -143,7 +140,16 @@ def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(isbetter.ranking, "rank", fake_rank)
     scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=3)
     score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
-    base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--rope", "0.01"]
+    return seen, ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--rope", "0.01"]
+
+
+def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
+    """--joint-spread-prior huang-wand passes JointPriors(spread_prior="huang-wand") to
+    rank (the fit records it: tests/cv/test_joint_prior.py); without it no priors are
+    passed (the default, main's inverse-Wishart); with another method it is refused."""
+    from isbetter.cv.joint.spec import JointPriors
+
+    seen, base = _cli_stopped_at_rank(tmp_path, monkeypatch)
     assert main([*base, "--method", "joint", "--joint-spread-prior", "huang-wand"]) == 2
     assert main([*base, "--method", "joint"]) == 2
     assert seen == [JointPriors(spread_prior="huang-wand"), None]
@@ -157,19 +163,9 @@ def test_cli_joint_tails_reach_the_fit(tmp_path, capsys, monkeypatch):
     """--joint-tails passes JointPriors(tails=...) to rank (with --joint-spread-prior when
     both are given); without --method joint it is refused naming the flag, and so are
     components tails with the inverse-Wishart spread (they need Huang and Wand's form)."""
-    import isbetter.ranking
     from isbetter.cv.joint.spec import JointPriors
 
-    seen = []
-
-    def fake_rank(data, **kwargs):
-        seen.append(kwargs.get("priors"))
-        raise InputError("stopped here")
-
-    monkeypatch.setattr(isbetter.ranking, "rank", fake_rank)
-    scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=3)
-    score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
-    base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--rope", "0.01"]
+    seen, base = _cli_stopped_at_rank(tmp_path, monkeypatch)
     joint = [*base, "--method", "joint"]
     assert main([*joint, "--joint-tails", "components"]) == 2
     assert (
