@@ -753,33 +753,55 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
     lead = 2 if head[8] > 0.0 else 0  # alpha and beta, sampled with per-system tails
     for m in range(n_nu):
         out[m] = 1.0 + math.exp(x[lead + m])
-    e_hi = head[3]
-    beta = np.empty(d)
-    for j in range(d):
-        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[lead + n_nu + j])
-    basis = _helmert(k)
-    for m in range(k):
-        acc = 0.0
-        for j in range(d):
-            acc += basis[m, j] * beta[j]
-        out[n_nu + m] = acc
+    beta = _expand_effects(x, lead + n_nu, head[3], k, out, n_nu)
     at_x, at_out = lead + n_nu + d, n_nu + k  # the xi's, the weights
     for i in range(q):
         for m in range(n_nu):
             nu = out[m]
             spread = math.sqrt(2.0 * (nu + 1.0)) / nu
             out[at_out + i * n_nu + m] = math.exp(-1.0 / nu + spread * x[at_x + i * n_nu + m])
-    at_x += q * n_nu
-    at_out += q * n_nu
+    _expand_deviations(x, at_x + q * n_nu, means, tri, beta, out, at_out + q * n_nu)
+    if head[7] > 0.0:
+        out[expanded - 1] = math.exp(x[dim - 1])
+    return 0
+
+
+def _expand_effects(
+    x: np.ndarray, at_x: int, e_hi: float, k: int, out: np.ndarray, at_out: int
+) -> np.ndarray:  # pragma: no cover - numba
+    # the effects' coordinates beta (interval transform, at x[at_x]) and the K effects
+    # b = H beta written at out[at_out]; returns beta
+    d = k - 1
+    beta = np.empty(d)
+    for j in range(d):
+        beta[j] = -e_hi + 2.0 * e_hi * _sigmoid(x[at_x + j])
+    basis = _helmert(k)
+    for m in range(k):
+        acc = 0.0
+        for j in range(d):
+            acc += basis[m, j] * beta[j]
+        out[at_out + m] = acc
+    return beta
+
+
+def _expand_deviations(
+    x: np.ndarray,
+    at_x: int,
+    means: np.ndarray,
+    tri: np.ndarray,
+    beta: np.ndarray,
+    out: np.ndarray,
+    at_out: int,
+) -> None:  # pragma: no cover - numba
+    # the deviations' contrasts u~_i = means_i - beta - transform_i eta_i (eta_i at
+    # x[at_x + i d]) written row by row at out[at_out]
+    q, d = means.shape
     for i in range(q):
         for j in range(d):
             acc = 0.0
             for m in range(j, d):
                 acc += tri[i, j, m] * x[at_x + i * d + m]
             out[at_out + i * d + j] = means[i, j] - beta[j] - acc
-    if head[7] > 0.0:
-        out[expanded - 1] = math.exp(x[dim - 1])
-    return 0
 
 
 def _expand_components(
@@ -790,23 +812,11 @@ def _expand_components(
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     means, tri, _, _ = _unpack(buffer)
-    beta = np.empty(d)
     for j in range(d):
         out[j] = 1.0 + math.exp(x[j])
-        beta[j] = -buffer[3] + 2.0 * buffer[3] * _sigmoid(x[d + j])
-    basis = _helmert(k)
-    for m in range(k):
-        acc = 0.0
-        for j in range(d):
-            acc += basis[m, j] * beta[j]
-        out[d + m] = acc
+    beta = _expand_effects(x, d, buffer[3], k, out, d)
     at = d + k
-    for i in range(q):
-        for j in range(d):
-            acc = 0.0
-            for m in range(j, d):
-                acc += tri[i, j, m] * x[2 * d + i * d + m]
-            out[at + i * d + j] = means[i, j] - beta[j] - acc
+    _expand_deviations(x, 2 * d, means, tri, beta, out, at)
     at += q * d
     at_s = 2 * d + q * d
     raw = np.empty((d, d))
@@ -832,6 +842,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
     own += (_half_t_logp, _gram_schmidt, _gram_schmidt_grad, _components_logp)
+    own += (_expand_effects, _expand_deviations)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
         register_jitable(function)
