@@ -124,6 +124,9 @@ def test_cli_ranks_graded_subtasks(
     assert main([*args, "--draws", str(DRAWS), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["signature"].startswith("method:pairwise-items-hierarchical-graded|")
+    pooled = json.dumps(out)
+    assert "by the hierarchical correlated-t model (rho = 0) over them" in pooled
+    assert "hierarchical paired model" not in pooled
     pairs = {(p["a"], p["b"]): p for p in out["metrics"]["score"]["pairs"]}
     assert set(pairs) == {("alpha", "mid"), ("alpha", "zeta"), ("mid", "zeta")}
     # a CSV's scores are "score": the pair's seed is of that metric

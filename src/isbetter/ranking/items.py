@@ -198,7 +198,7 @@ def hierarchical_tasks(
     systems order the two (:func:`isbetter.ranking._pairs`).
     """
     systems = matrix.systems
-    graded = not matrix.binary or matrix.clusters is not None
+    graded = _graded(matrix)
     if graded and (model == "exact" or options.get("chains") is not None):
         what = "`method='exact'` is" if model == "exact" else "`chains` sets the chains of"
         raise InputError(
@@ -364,8 +364,9 @@ def item_settings(table: Any, matrix: ItemMatrix, pool: str, method: str) -> dic
             "subtasks, each subtask weighted equally)"
         )
     elif pool == "hierarchical":
+        model = "correlated-t model (rho = 0)" if _graded(matrix) else "paired model"
         out["pooled"] = (
-            f"{counted(len(tasks), 'subtask')}: every pair by the hierarchical paired model "
+            f"{counted(len(tasks), 'subtask')}: every pair by the hierarchical {model} "
             "over them (its probabilities: the next subtask's difference)"
         )
     elif len(tasks) > 1:
@@ -374,6 +375,11 @@ def item_settings(table: Any, matrix: ItemMatrix, pool: str, method: str) -> dic
             "population (a micro average over the tasks' items), not a model of the tasks"
         )
     return out
+
+
+def _graded(matrix: ItemMatrix) -> bool:
+    """Whether the ranked items are graded, means over runs or in clusters (not binary)."""
+    return not matrix.binary or matrix.clusters is not None
 
 
 def _pool(table: Any, options: Mapping[str, Any]) -> str:
