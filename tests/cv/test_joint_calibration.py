@@ -13,9 +13,10 @@ or shifted by half its sd in any one quantity at least 80 % of the time
 (``python -m validation.teeth``, docs/teeth.md): 200 studies at q = 5, 10 and 50. Its
 studies are the pools of ``validation/teeth.py`` (``joint_studies``: cached in the
 user's cache, keyed by a digest of isbetter's source, so the slow step fits them once
-for both). The other prior form keeps its former check (χ² only; 200, 200, 100
-studies); a fit told the wrong correlation of the scores must fail by far (p < 1e-6). The full
-setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
+for both). The other prior form has 200 studies at q = 5 and 10 (χ² and smooth
+test; its q = 50 is the script's); a fit told the wrong correlation of the scores
+must fail by far (p < 1e-6). The full setting (q = 5, 10, 50; 1000 studies each;
+histograms) is the script.
 """
 
 import sys
@@ -78,11 +79,13 @@ def test_joint_model_is_calibrated(q, reps, rule):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200), (50, 100)])
+@pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200)])
 def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
     """The spread prior that is not the default (docs/joint_prior.md): the studies draw
-    the spread from it (the fit's factor matched to it per study)."""
-    p = _pvalues(_setting(q, OTHER), reps=reps, seed=q, chi2_only=True)
+    the spread from it (the fit's factor matched to it per study). The χ² and the smooth
+    test (the smooth test was added when q = 50 left the slow step: 100 studies there and
+    the χ² alone caught a posterior 30 % too narrow 18 % of the time, docs/teeth.md)."""
+    p = _pvalues(_setting(q, OTHER), reps=reps, seed=q)
     assert min(p.values()) > CALIBRATED_P, p
 
 
