@@ -39,11 +39,13 @@ location, scale and degrees of freedom, and a plant moves and scales the
 interval and the CDF whose value at the truth (the PIT) the SBC tests (the shift
 uses the t's sd, its scale when ``df <= 2`` where the sd is infinite).
 
-The joint model's pools, the items' hierarchical model's and the Plackett–Luce model's
-are also the studies of their calibration tests (``tests/cv/test_joint_calibration.py``,
-``tests/items/test_items_hierarchical_calibration.py`` and
-``tests/ranking/test_plackett_luce_calibration.py`` take the first ones through
-:func:`studies`), so the slow step fits them once. The joint pools are fitted with the
+The joint model's pools, the items' hierarchical model's, the Plackett–Luce model's and
+the hierarchical model's ``hier5`` are also the studies of their calibration tests
+(``tests/cv/test_joint_calibration.py``,
+``tests/items/test_items_hierarchical_calibration.py``,
+``tests/ranking/test_plackett_luce_calibration.py`` and
+``tests/inference/test_calibration.py`` take the first ones through :func:`studies`), so
+the slow step fits them once. The joint pools are fitted with the
 joint model's default prior; the cache key of every simulated pool (all but the
 correlated t-test's, whose key is its seed and size) holds a digest of isbetter's source
 and of the simulation code, so a change of the model or of its default rebuilds
