@@ -39,11 +39,13 @@ location, scale and degrees of freedom, and a plant moves and scales the
 interval and the CDF whose value at the truth (the PIT) the SBC tests (the shift
 uses the t's sd, its scale when ``df <= 2`` where the sd is infinite).
 
-The joint model's pools, the items' hierarchical model's and the Plackett–Luce model's
-are also the studies of their calibration tests (``tests/cv/test_joint_calibration.py``,
-``tests/items/test_items_hierarchical_calibration.py`` and
-``tests/ranking/test_plackett_luce_calibration.py`` take the first ones through
-:func:`studies`), so the slow step fits them once. The joint pools are fitted with the
+The joint model's pools, the items' hierarchical model's, the Plackett–Luce model's and
+the hierarchical model's ``hier5`` are also the studies of their calibration tests
+(``tests/cv/test_joint_calibration.py``,
+``tests/items/test_items_hierarchical_calibration.py``,
+``tests/ranking/test_plackett_luce_calibration.py`` and
+``tests/inference/test_calibration.py`` take the first ones through :func:`studies`), so
+the slow step fits them once. The joint pools are fitted with the
 joint model's default prior; the cache key of every simulated pool (all but the
 correlated t-test's, whose key is its seed and size) holds a digest of isbetter's source
 and of the simulation code, so a change of the model or of its default rebuilds
@@ -74,9 +76,7 @@ from validation.calibration import (
     draw_f1_counts,
     draw_f1_truth,
     hierarchical_replication,
-    smooth_uniformity,
     true_f1_delta,
-    uniformity,
 )
 from validation.pl_sbc import PLSetting
 from validation.pl_sbc import quantities as pl_quantities
@@ -394,41 +394,98 @@ def correlated_t_pool(n_runs: int, n_folds: int, rho: float, n: int, seed: int) 
 
 
 # --------------------------------------------------------------------------- pass/fail rules
-def chi2_rule(bins: int) -> Callable[[np.ndarray], bool]:
+@dataclass(frozen=True)
+class Rule:
+    """A test's pass/fail rule on its statistic ``r`` (studies, quantities).
+
+    ``rule(r)`` judges one statistic; ``rule.batch(rs)`` judges many at once, ``rs`` of
+    shape (subsets, studies, quantities), and returns one bool per subset (the same
+    verdicts: the p-values of :func:`validation.calibration.uniformity` and
+    :func:`~validation.calibration.smooth_uniformity`, computed along an axis).
+    """
+
+    batch: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, r: np.ndarray) -> bool:
+        """Whether the test passes on statistic `r`."""
+        return bool(self.batch(np.asarray(r)[None])[0])
+
+
+def chi2_pvalues(ranks: np.ndarray, n_ranks: int, bins: int) -> np.ndarray:
+    """:func:`~validation.calibration.uniformity`'s p-value along axis -2 of `ranks`.
+
+    `ranks` (..., studies, quantities) of ``0 .. n_ranks - 1``; returns (..., quantities).
+    """
+    r = np.moveaxis(np.asarray(ranks) // (n_ranks // bins), -2, -1)  # (..., quantity, study)
+    flat = r.reshape(-1, r.shape[-1]) + bins * np.arange(r.size // r.shape[-1])[:, None]
+    counts = np.bincount(flat.ravel(), minlength=flat.shape[0] * bins).reshape(-1, bins)
+    expected = r.shape[-1] / bins
+    chi2 = ((counts - expected) ** 2 / expected).sum(axis=-1)
+    return np.asarray(stats.chi2.sf(chi2, bins - 1)).reshape(r.shape[:-1])
+
+
+@functools.cache
+def _rank_basis(n_ranks: int) -> np.ndarray:
+    x = (np.arange(n_ranks) + 0.5) / n_ranks
+    q, _ = np.linalg.qr(np.column_stack([np.ones(n_ranks), x, x * x]))
+    return q[:, 1:] * np.sqrt(n_ranks)
+
+
+def smooth_pvalues(values: np.ndarray, n_ranks: int | None = None) -> np.ndarray:
+    """:func:`~validation.calibration.smooth_uniformity`'s p-value along axis -2.
+
+    `values` (..., studies, quantities): ranks ``0 .. n_ranks - 1`` or, without
+    `n_ranks`, values in (0, 1); returns (..., quantities).
+    """
+    v = np.asarray(values)
+    if n_ranks is None:
+        v = v.astype(float)
+        phi = np.stack([np.sqrt(3) * (2 * v - 1), np.sqrt(5) * (6 * v * v - 6 * v + 1)], -1)
+    else:
+        phi = _rank_basis(n_ranks)[v.astype(int)]
+    components = phi.sum(axis=-3) / np.sqrt(v.shape[-2])
+    return np.asarray(stats.chi2.sf((components**2).sum(axis=-1), 2))
+
+
+def _chi2_passes(bins: int, smooth: bool, r: np.ndarray) -> np.ndarray:
+    p = chi2_pvalues(r, N_RANKS, bins)
+    if smooth:
+        p = np.minimum(p, smooth_pvalues(r, N_RANKS))
+    return np.all(p > CALIBRATED_P, axis=-1)
+
+
+def chi2_rule(bins: int) -> Rule:
     """Pass when every quantity's binned chi-squared p-value exceeds 1e-3."""
-
-    def passes(r: np.ndarray) -> bool:
-        return min(uniformity(r[:, j], N_RANKS, bins)[1] for j in range(r.shape[1])) > CALIBRATED_P
-
-    return passes
+    return Rule(functools.partial(_chi2_passes, bins, False))
 
 
-def chi2_and_smooth_rule(bins: int) -> Callable[[np.ndarray], bool]:
+def chi2_and_smooth_rule(bins: int) -> Rule:
     """Pass when every quantity's chi-squared and smooth-test p-values exceed 1e-3."""
-    chi2 = chi2_rule(bins)
-
-    def passes(r: np.ndarray) -> bool:
-        smooth = min(smooth_uniformity(r[:, j], N_RANKS) for j in range(r.shape[1]))
-        return smooth > CALIBRATED_P and chi2(r)
-
-    return passes
+    return Rule(functools.partial(_chi2_passes, bins, True))
 
 
-def coverage_rule(r: np.ndarray) -> bool:
-    """Pass when the 95% intervals' coverage is within 4 binomial standard errors of 0.95."""
-    return bool(abs(r[:, 0].mean() - 0.95) < 4 * np.sqrt(0.95 * 0.05 / len(r)))
+def _coverage_passes(r: np.ndarray) -> np.ndarray:
+    n = r.shape[-2]
+    return np.abs(r[..., 0].mean(axis=-1) - 0.95) < 4 * np.sqrt(0.95 * 0.05 / n)
 
 
-def coverage_and_smooth_rule(r: np.ndarray) -> bool:
-    """Pass when the coverage passes and the PIT values' smooth test p-value exceeds 1e-3."""
-    return coverage_rule(r) and smooth_uniformity(r[:, 1]) > CALIBRATED_P
+def _coverage_and_smooth_passes(r: np.ndarray) -> np.ndarray:
+    return _coverage_passes(r) & (smooth_pvalues(r[..., 1:])[..., 0] > CALIBRATED_P)
 
 
-def pit_rule(r: np.ndarray) -> bool:
-    """Pass when the PIT values' smooth test and 20-bin chi-squared p-values exceed 1e-3."""
-    u = r[:, 1]
-    counts = np.bincount(np.minimum((u * 20).astype(int), 19), minlength=20)
-    return smooth_uniformity(u) > CALIBRATED_P and stats.chisquare(counts).pvalue > CALIBRATED_P
+def _pit_passes(r: np.ndarray) -> np.ndarray:
+    u = r[..., 1:]
+    bins = np.minimum((u * 20).astype(int), 19)  # 20 equal bins of (0, 1): ranks of 20
+    chi2 = chi2_pvalues(bins, 20, 20)[..., 0]
+    return (smooth_pvalues(u)[..., 0] > CALIBRATED_P) & (chi2 > CALIBRATED_P)
+
+
+#: pass when the 95% intervals' coverage is within 4 binomial standard errors of 0.95
+coverage_rule = Rule(_coverage_passes)
+#: pass when the coverage passes and the PIT values' smooth test p-value exceeds 1e-3
+coverage_and_smooth_rule = Rule(_coverage_and_smooth_passes)
+#: pass when the PIT values' smooth test and 20-bin chi-squared p-values exceed 1e-3
+pit_rule = Rule(_pit_passes)
 
 
 # --------------------------------------------------------------------------- the tests
@@ -449,7 +506,7 @@ class Check:
     name: str
     pool: str
     size: int
-    passes: Callable[[np.ndarray], bool]
+    passes: Rule
 
 
 # ------------------------------------------------- Plackett–Luce (validation/pl_sbc.py)
@@ -603,9 +660,9 @@ def detection_rate(
     n = len(stat)
     if n < check.size:
         raise ValueError(f"{check.name}: pool of {n} < the test's {check.size} studies")
-    fails = sum(
-        not check.passes(stat[rng.choice(n, check.size, replace=False)]) for _ in range(subsets)
-    )
+    # the subsets drawn one by one (the same draws as ever), judged together
+    chosen = np.stack([rng.choice(n, check.size, replace=False) for _ in range(subsets)])
+    fails = int(subsets - check.passes.batch(stat[chosen]).sum())
     rate = fails / subsets
     return rate, float(np.sqrt(max(rate * (1 - rate), 1 / subsets) / subsets))
 

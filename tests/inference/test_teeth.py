@@ -20,8 +20,12 @@ from validation.teeth import (  # noqa: E402
     Check,
     RankPool,
     chi2_and_smooth_rule,
+    chi2_pvalues,
     chi2_rule,
+    coverage_and_smooth_rule,
     detection_rate,
+    pit_rule,
+    smooth_pvalues,
 )
 
 
@@ -49,14 +53,41 @@ def test_planted_pool_gives_the_rates_of_the_issue():
     assert detection_rate(strong, pool.statistic(*PLANTS["none"]), 100, g)[0] < 0.05
 
 
+def test_batched_rules_give_the_suite_s_p_values_and_verdicts():
+    """The rules judge many subsets at once (``Rule.batch``): the same p-values as the
+    suite's ``uniformity`` and ``smooth_uniformity`` one subset at a time, and the same
+    verdicts, on calibrated and on too narrow posteriors."""
+    from validation.calibration import smooth_uniformity, uniformity
+
+    g = np.random.default_rng(3)
+    ranks = g.integers(0, 100, size=(7, 150, 3))
+    ranks[3:, :, 1] = np.minimum(99, (g.beta(0.4, 0.4, size=(4, 150)) * 100).astype(int))
+    chi2, smooth = chi2_pvalues(ranks, 100, 10), smooth_pvalues(ranks, 100)
+    for s in range(7):
+        for j in range(3):
+            assert chi2[s, j] == pytest.approx(uniformity(ranks[s, :, j], 100, 10)[1], rel=1e-9)
+            assert smooth[s, j] == pytest.approx(smooth_uniformity(ranks[s, :, j], 100), rel=1e-9)
+    verdicts = chi2_and_smooth_rule(10).batch(ranks)
+    assert list(verdicts) == [chi2_and_smooth_rule(10)(r) for r in ranks]
+    assert verdicts[:3].all() and not verdicts[3:].any()
+    u = g.uniform(size=(4, 2000))
+    pit = np.stack([u < 0.95, u], -1).astype(float)
+    pit[2:, :, 1] = g.beta(1.5, 1.5, size=(2, 2000))  # a posterior too wide
+    assert list(smooth_pvalues(pit[..., 1:])[:, 0]) == pytest.approx(
+        [smooth_uniformity(p[:, 1]) for p in pit], rel=1e-9
+    )
+    assert list(pit_rule.batch(pit)) == [True, True, False, False]
+    assert list(coverage_and_smooth_rule.batch(pit)) == [True, True, False, False]
+
+
 @pytest.mark.slow
 def test_every_calibration_test_has_teeth():
     """``python -m validation.teeth --quick``: exit 0, one line per test and plant.
 
     Builds its pools (MCMC fits of the suite's designs; a few minutes) into the user
-    cache the first time, reuses them after.
+    cache the first time, on two processes (the machine's cores), reuses them after.
     """
-    command = [sys.executable, "-m", "validation.teeth", "--quick"]
+    command = [sys.executable, "-m", "validation.teeth", "--quick", "--workers", "2"]
     out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stdout + out.stderr[-2000:]
     rates = [line.split() for line in out.stdout.splitlines() if line.strip()]
