@@ -85,3 +85,45 @@ def test_the_scales_are_drawn_from_their_conditional(rng):
     for j in range(d):
         law = stats.invgamma(1.0 + q / 2.0, scale=(psi[j] + (lam[:, j] * y[:, j] ** 2).sum()) / 2.0)
         assert stats.kstest(s2[:, j], law.cdf).pvalue > 1e-3
+
+
+@pytest.mark.slow
+def test_the_integrated_scale_is_the_half_t_mixture_by_quadrature(rng):
+    """Moving only log psi_0 changes the density as log[p(psi) psi integral_v prod_i
+    N(y_i0 | 0, v / lambda_i0) InvGamma(v | n/2, psi/2) dv] does, the integral by
+    quadrature (the closed form of s_0 integrated out)."""
+    from scipy import integrate
+
+    q, k = 5, 3
+    d = k - 1
+    data = _data(rng, q, k)
+    n = float(data["spread_df"])
+    rate = 1.0 / (2.0 * n * float(data["half_t_scale"]) ** 2)
+    x = 0.5 * rng.normal(size=3 * d + 2 * q * d + d * d)
+    nu = 1.0 + np.exp(x[:d])
+    e_hi = float(data["effect_hi"])
+    beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
+    eta = x[2 * d : 2 * d + q * d].reshape(q, d)
+    dev = np.asarray(data["means"]) - beta - np.einsum("qab,qb->qa", data["transform"], eta)
+    xi = x[2 * d + q * d : 2 * d + 2 * q * d].reshape(q, d)
+    lam = np.exp(-1.0 / nu + np.sqrt(2.0 * (nu + 1.0)) / nu * xi)
+    at_psi = 2 * d + 2 * q * d
+    basis_q, upper = np.linalg.qr(x[at_psi + d :].reshape(d, d))
+    y = dev @ (basis_q * np.sign(np.diag(upper)))
+
+    def log_f(log_psi):
+        psi = np.exp(log_psi)
+
+        def integrand(v):
+            normal = stats.norm.logpdf(y[:, 0], scale=np.sqrt(v / lam[:, 0])).sum()
+            return np.exp(normal + stats.invgamma.logpdf(v, n / 2.0, scale=psi / 2.0))
+
+        value = integrate.quad(integrand, 0.0, np.inf, limit=400, epsrel=1e-11, epsabs=0.0)[0]
+        return np.log(value) + stats.gamma.logpdf(psi, 0.5, scale=1.0 / rate) + log_psi
+
+    values = []
+    for log_psi in (-6.0, -1.5):
+        moved = x.copy()
+        moved[at_psi] = log_psi
+        values.append(integrated.log_density(moved, data)[0])
+    assert values[0] - values[1] == pytest.approx(log_f(-6.0) - log_f(-1.5), rel=1e-7, abs=1e-7)
