@@ -21,6 +21,16 @@ Usage (each writes a JSON of numbers under ``--out``)::
     nice -n 10 python -m validation.joint_components pairs     # (a) K = 2 UCI pairs
     nice -n 10 python -m validation.joint_components outlier   # (b) K = 4, one outlier
     nice -n 10 python -m validation.joint_components uci5      # (d) K = 5 UCI pair table
+
+With ``--integrated`` the fits use the same law with each component's scale integrated
+out (:mod:`validation.joint_components_integrated`); ``same`` fits both forms and
+compares their posteriors in Monte Carlo standard errors, ``where`` shows where each
+chain of the integrated form sits (``docs/joint_prior.md``, "Integrating each
+component's scale out")::
+
+    nice -n 10 python -m validation.joint_components uci5 --integrated
+    nice -n 10 python -m validation.joint_components same --systems aode hnb j48 nbc
+    nice -n 10 python -m validation.joint_components where --systems j48 j48gr nbc
 """
 
 from __future__ import annotations
