@@ -423,14 +423,8 @@ def fit(
     derived from `seed`), so that :attr:`JointFit.loading` and the predictive work as
     for the package's components fits.
     """
-    from isbetter.cv.joint.model import (
-        DIAGNOSED_COMPONENTS,
-        TARGET_ACCEPT,
-        JointFit,
-        _components_spread,
-        _pair_scales,
-    )
-    from isbetter.inference.sampling import diagnose, sample
+    from isbetter.cv.joint.model import TARGET_ACCEPT
+    from isbetter.inference.sampling import sample
 
     prepared, data = model_data(table, systems)
     buffer = _backend._buffer(data)
@@ -477,7 +471,27 @@ def fit(
     rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     loading = draw_loading(post, float(data["spread_df"]), rng)
     post["loading"] = (("chain", "draw", "contrast", "component"), loading)
-    loading = loading * prepared.scale
+    return components_fit(
+        idata, prepared, {"form": "components, scales integrated out", "seed": seed}
+    )
+
+
+def components_fit(idata: Any, prepared: Any, settings: dict[str, Any]) -> Any:
+    """Return the :class:`~isbetter.cv.joint.model.JointFit` of a components form's draws.
+
+    `idata`'s posterior holds ``b``, ``nu`` and ``loading`` (model units); adds
+    ``pair_scale`` and ``nu_range`` to it, as the package's components fits.
+    """
+    from isbetter.cv.joint.model import (
+        DIAGNOSED_COMPONENTS,
+        JointFit,
+        _components_spread,
+        _pair_scales,
+    )
+    from isbetter.inference.sampling import diagnose
+
+    post = idata.posterior
+    loading = post["loading"].to_numpy() * prepared.scale
     spread = _components_spread(post, loading)
     post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
     return JointFit(
@@ -486,7 +500,7 @@ def fit(
         spread=spread,
         nu=post["nu"].to_numpy(),
         diagnostics=diagnose(idata, DIAGNOSED_COMPONENTS, backend="nutpie"),
-        settings={"form": "components, scales integrated out", "seed": seed},
+        settings=settings,
         idata=idata,
         loading=loading,
     )
