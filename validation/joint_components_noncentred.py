@@ -92,6 +92,35 @@ def build_model(data: dict[str, Any]) -> Any:
     return model
 
 
+def data_start(data: dict[str, Any]) -> dict[str, np.ndarray]:
+    r"""Return a starting point at the data (constrained values, by variable name).
+
+    PyMC's default start (:math:`s_j` at A, :math:`z` jittered by U(-1, 1), Q from a
+    jittered zero matrix) puts the deviations a whole prior scale from the data, where
+    the fold noise makes the likelihood in :math:`z` very steep: the chains stuck there
+    (measured, K = 3: 8000 divergences of 8000, R-hat 4.4). Here :math:`Q \approx I`,
+    :math:`\beta` the median of the contrasts' means, :math:`s_j` their standard
+    deviation (at least 1e-3 in model units) and :math:`z_i = \operatorname{diag}(s)^{-1}
+    Q^T(\bar z_i - \beta)`: the deviations start at the data (:math:`\eta_i = 0`). Only
+    the :math:`\nu_j` are jittered.
+    """
+    means = np.asarray(data["means"], dtype=float)
+    beta = np.median(means, axis=0)
+    spread = np.maximum(means.std(axis=0), 1e-3)
+    d = means.shape[1]
+    # Q near I, not I: nutpie refuses a start where a gradient entry is exactly zero
+    raw = np.eye(d) + 0.1 * np.sin(np.arange(1.0, d * d + 1.0)).reshape(d, d)
+    basis, upper = np.linalg.qr(raw)
+    basis = basis * np.sign(np.diag(upper))[None, :]  # Gram-Schmidt's Q
+    return {
+        "effect_coords": beta,
+        "component_scale": spread,
+        "direction_raw": raw,
+        "z": (means - beta) @ basis / spread,
+        "nu_minus_one": np.full(d, 4.0),
+    }
+
+
 def fit(
     table: Any, systems: tuple[str, ...], *, seed: int, draws: int, tune: int, chains: int
 ) -> Any:
@@ -112,7 +141,12 @@ def fit(
     prepared = prepare(table, systems, priors=priors)
     model = build_model(prepared.model_data(priors))
     t0 = time.perf_counter()
-    compiled = libs.nutpie().compile_pymc_model(model, backend="numba")
+    compiled = libs.nutpie().compile_pymc_model(
+        model,
+        backend="numba",
+        initial_points=data_start(prepared.model_data(priors)),
+        jitter_rvs={model["nu_minus_one"]},
+    )
     compile_s = time.perf_counter() - t0
     sampling = {"draws": draws, "tune": tune, "chains": chains, "seed": seed}
     idata = sample(
