@@ -21,6 +21,22 @@ Usage (each writes a JSON of numbers under ``--out``)::
     nice -n 10 python -m validation.joint_components pairs     # (a) K = 2 UCI pairs
     nice -n 10 python -m validation.joint_components outlier   # (b) K = 4, one outlier
     nice -n 10 python -m validation.joint_components uci5      # (d) K = 5 UCI pair table
+
+With ``--integrated`` the fits use the same law with each component's scale integrated
+out (:mod:`validation.joint_components_integrated`); ``same`` fits both forms and
+compares their posteriors in Monte Carlo standard errors, ``where`` shows where each
+chain of the integrated form sits (``docs/joint_prior.md``, "Integrating each
+component's scale out")::
+
+    nice -n 10 python -m validation.joint_components uci5 --integrated
+    nice -n 10 python -m validation.joint_components same --systems aode hnb j48 nbc
+    nice -n 10 python -m validation.joint_components where --systems j48 j48gr nbc
+
+With ``--noncentred`` the fits sample the standardised components themselves
+(:mod:`validation.joint_components_noncentred`; ``docs/joint_prior.md``, "Non-centred
+components, measured")::
+
+    nice -n 10 python -m validation.joint_components uci5 --systems j48 j48gr nbc --noncentred
 """
 
 from __future__ import annotations
@@ -51,24 +67,46 @@ def fit_components(
     draws: int = 2000,
     tune: int = 1000,
     chains: int = 4,
+    integrated: bool = False,
+    noncentred: bool = False,
 ) -> dict[str, Any]:
-    """Fit the package's model (``JointPriors(tails="components")``, compiled density)."""
+    """Fit the package's model (``JointPriors(tails="components")``, compiled density).
+
+    `integrated`: the same law with each component's scale integrated out
+    (:mod:`validation.joint_components_integrated`, a measured negative result).
+    `noncentred`: the same law with the standardised components as the sampler's
+    coordinates (:mod:`validation.joint_components_noncentred`; nutpie on the PyMC
+    graph, its numba compile included in the time).
+    """
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.spec import JointPriors
+    from validation import joint_components_integrated, joint_components_noncentred
 
+    if integrated:
+        joint_components_integrated.load_density()  # compiled in memory: not timed
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = joint_fit(
-            table,
-            systems,
-            priors=JointPriors(tails="components"),
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            rng=seed,
-        )
-    return {"fit": fit, "sample_s": time.perf_counter() - t0}
+        if noncentred:
+            fit = joint_components_noncentred.fit(
+                table, systems, seed=seed, draws=draws, tune=tune, chains=chains
+            )
+        elif integrated:
+            fit = joint_components_integrated.fit(
+                table, systems, seed=seed, draws=draws, tune=tune, chains=chains
+            )
+        else:
+            fit = joint_fit(
+                table,
+                systems,
+                priors=JointPriors(tails="components"),
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                rng=seed,
+            )
+    elapsed = time.perf_counter() - t0 - fit.settings.get("compile_s", 0.0)
+    return {"fit": fit, "sample_s": elapsed}
 
 
 def pair_masses(
@@ -151,6 +189,10 @@ def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
         "divergences": int(diag.divergences),
         "mean_steps": float(stats["n_steps"].mean()) if "n_steps" in stats else -1.0,
         "step_size": float(stats["step_size"].mean()) if "step_size" in stats else -1.0,
+        "mean_depth": float(stats["depth"].mean()) if "depth" in stats else -1.0,
+        "at_max_depth": (
+            float(stats["maxdepth_reached"].mean()) if "maxdepth_reached" in stats else -1.0
+        ),
     }
 
 
@@ -163,7 +205,14 @@ def read_uci() -> Any:
 
 def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
     return fit_components(
-        table, systems, seed=args.seed, draws=args.draws, tune=args.tune, chains=args.chains
+        table,
+        systems,
+        seed=args.seed,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        integrated=args.integrated,
+        noncentred=args.noncentred,
     )
 
 
@@ -247,7 +296,147 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "rows": rows,
         "sample_s": round(fit["sample_s"], 1),
+        "compile_s": round(fit["fit"].settings.get("compile_s", 0.0), 1),
         "nu_sorted_median": _nu_sorted_median(fit),
+        **identified_diagnostics(fit),
+    }
+
+
+def _functionals(fit: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Return ``(chains, draws, m)`` draws of the label-free quantities compared by `same`."""
+    joint = fit["fit"]
+    post = joint.idata.posterior
+    scales = np.sort(np.sqrt((joint.loading**2).sum(axis=-2)), axis=-1)
+    return {
+        "b": joint.effects,
+        "pair_scale": post["pair_scale"].to_numpy(),
+        "log_scale_sorted": np.log(scales),
+        "nu_range": post["nu_range"].to_numpy(),
+    }
+
+
+def run_same(args: argparse.Namespace) -> dict[str, Any]:
+    """Step 2: the scales sampled and integrated out give the same posterior (in MCSE).
+
+    For each quantity, posterior mean and 10%/90% quantiles: the difference between the
+    two forms over the root sum of squares of their Monte Carlo standard errors (the
+    mean's sd / sqrt(bulk ESS); a quantile's by its rank-normalised bulk ESS, the same
+    formula with the density at the quantile estimated from the pooled draws).
+    """
+    from isbetter.inference.diagnostics import summary
+
+    if args.systems:
+        table = read_uci()
+        systems = tuple(args.systems)
+    else:
+        from _joint_data import score_table, study_scores
+
+        scores = study_scores(np.random.default_rng(4), [0.0, 0.01, 0.02], q=12, spread=0.004)
+        table = score_table(scores)
+        systems = tuple(table.systems)
+    forms: dict[str, Any] = {}
+    for integrated in (False, True):
+        args.integrated = integrated
+        fit = _fit(args, table, systems)
+        forms["integrated" if integrated else "sampled"] = {
+            "fit": fit,
+            "values": _functionals(fit),
+            "diagnostics": identified_diagnostics(fit),
+        }
+    rows = []
+    for name, draws in forms["sampled"]["values"].items():
+        other = forms["integrated"]["values"][name]
+        for col in range(draws.shape[-1]):
+            row: dict[str, Any] = {"quantity": f"{name}[{col}]"}
+            for stat in ("mean", "q10", "q90"):
+                est, mcse = [], []
+                for x in (draws[..., col], other[..., col]):
+                    _, ess, _ = summary(x[..., None])
+                    flat = x.reshape(-1)
+                    if stat == "mean":
+                        est.append(flat.mean())
+                        mcse.append(flat.std() / np.sqrt(ess[0]))
+                    else:
+                        p = 0.1 if stat == "q10" else 0.9
+                        lo, mid, hi = np.quantile(flat, [p - 0.02, p, p + 0.02])
+                        density = 0.04 / max(hi - lo, 1e-300)
+                        est.append(mid)
+                        mcse.append(np.sqrt(p * (1 - p) / ess[0]) / density)
+                row[stat] = [round(float(v), 6) for v in est]
+                row[f"{stat}_z"] = round(float((est[1] - est[0]) / np.hypot(*mcse)), 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    worst = max(abs(r[f"{s}_z"]) for r in rows for s in ("mean", "q10", "q90"))
+    return {
+        "rows": rows,
+        "worst_z": worst,
+        **{
+            f"{k}_diagnostics": v["diagnostics"] | {"sample_s": round(v["fit"]["sample_s"], 1)}
+            for k, v in forms.items()
+        },
+    }
+
+
+def run_where(args: argparse.Namespace) -> dict[str, Any]:
+    """Where each chain of the integrated form sits (`--systems`: the near-identical pair first).
+
+    Per chain: the smallest component scale (score units) and its nu and psi, how far its
+    direction is from the first pair's contrast (1 - |cos|), the weights of that
+    component on the data sets whose mean difference of the pair is exactly 0 and on the
+    others, and the ratio of the fold noise's scale of the pair's contrast mean
+    (the transform's diagonal) to that component's scale.
+    """
+    from validation.joint_components_integrated import model_data
+
+    table = read_uci()
+    systems = tuple(args.systems) if args.systems else ("j48", "j48gr", "nbc")
+    args.integrated = True
+    fit = _fit(args, table, systems)
+    joint = fit["fit"]
+    post = joint.idata.posterior
+    _, data = model_data(table, systems)
+    tied = np.abs(np.asarray(data["means"])[:, 0]) < 1e-12  # contrast 0: (s0 - s1) / sqrt 2
+    noise = np.abs(np.asarray(data["transform"])[:, 0, 0])
+    scales = np.sqrt((joint.loading**2).sum(axis=-2))  # score units
+    small = scales.argmin(axis=-1)
+    stats = joint.idata.sample_stats
+    chains = []
+    for ch in range(scales.shape[0]):
+        pick = (np.arange(scales.shape[1]), small[ch])
+        directions = post["directions"].to_numpy()[ch]
+        lam = post["precision"].to_numpy()[ch].transpose(0, 2, 1)[pick]  # (draws, q)
+        s_small = scales[ch][pick]
+        row = {
+            "chain": ch,
+            "s_small_median": float(np.median(s_small)),
+            "s_others_median": np.median(np.sort(scales[ch], -1)[:, 1:], 0).round(4).tolist(),
+            "nu_small_median": round(float(np.median(joint.nu[ch][pick])), 2),
+            "log10_psi_small_median": round(
+                float(np.median(np.log10(post["component_psi"].to_numpy()[ch][pick]))), 2
+            ),
+            "one_minus_cos_median": float(np.median(1.0 - np.abs(directions[:, 0, :][pick]))),
+            "log10_weight_tied_q10_q50_q90": np.quantile(np.log10(lam[:, tied]), [0.1, 0.5, 0.9])
+            .round(2)
+            .tolist(),
+            "log10_weight_others_q10_q50_q90": np.quantile(np.log10(lam[:, ~tied]), [0.1, 0.5, 0.9])
+            .round(2)
+            .tolist(),
+            "noise_over_scale_min_median_max": (
+                np.quantile(noise, [0.0, 0.5, 1.0]) / np.median(s_small / joint.data.scale)
+            )
+            .round(1)
+            .tolist(),
+            "mean_steps": float(stats["n_steps"][ch].mean()),
+            "divergences": int(stats["diverging"][ch].sum()),
+            "step_size": float(stats["step_size"][ch].mean()),
+        }
+        chains.append(row)
+        print(json.dumps(row), flush=True)
+    return {
+        "systems": list(systems),
+        "n_tied": int(tied.sum()),
+        "chains": chains,
+        "sample_s": round(fit["sample_s"], 1),
         **identified_diagnostics(fit),
     }
 
@@ -255,7 +444,7 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     """Run one of the three measurements and write its JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("pairs", "outlier", "uci5"))
+    parser.add_argument("what", choices=("pairs", "outlier", "uci5", "same", "where"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--rope", type=float, default=0.01)
@@ -263,16 +452,32 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--pairs", nargs="*", help="pairs a/b for `pairs` (default: all ten)")
     parser.add_argument("--systems", nargs="*", help="systems for `uci5` (default: all five)")
+    parser.add_argument(
+        "--integrated", action="store_true", help="each component's scale integrated out"
+    )
+    parser.add_argument(
+        "--noncentred",
+        action="store_true",
+        help="the standardised components as the sampler's coordinates (PyMC graph)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "validation" / "results")
     args = parser.parse_args()
-    run = {"pairs": run_pairs, "outlier": run_outlier, "uci5": run_uci5}[args.what]
+    run = {
+        "pairs": run_pairs,
+        "outlier": run_outlier,
+        "uci5": run_uci5,
+        "same": run_same,
+        "where": run_where,
+    }
     t0 = time.perf_counter()
-    result = run(args)
+    result = run[args.what](args)
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
-    if args.what == "uci5" and args.systems:
+    if args.what in ("uci5", "same", "where") and args.systems:
         tag = "_" + "_".join(args.systems)
+    tag += "_integrated" if args.integrated and args.what not in ("same", "where") else ""
+    tag += "_noncentred" if args.noncentred else ""
     path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))
