@@ -51,10 +51,18 @@ def fit_components(
     draws: int = 2000,
     tune: int = 1000,
     chains: int = 4,
+    nuts: Any = None,
+    noise_scale: float | None = None,
 ) -> dict[str, Any]:
-    """Fit the package's model (``JointPriors(tails="components")``, compiled density)."""
+    """Fit the package's model (``JointPriors(tails="components")``, compiled density).
+
+    `nuts` is a :class:`~isbetter.cv.joint.model.NutsSettings` (default: the package's);
+    `noise_scale` the noise prior's (default: the components' own, 0.001).
+    """
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.spec import JointPriors
+
+    priors = JointPriors(tails="components", noise_scale=noise_scale)
 
     t0 = time.perf_counter()
     with warnings.catch_warnings():
@@ -62,11 +70,12 @@ def fit_components(
         fit = joint_fit(
             table,
             systems,
-            priors=JointPriors(tails="components"),
+            priors=priors,
             draws=draws,
             tune=tune,
             chains=chains,
             rng=seed,
+            nuts=nuts,
         )
     return {"fit": fit, "sample_s": time.perf_counter() - t0}
 
@@ -143,6 +152,7 @@ def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
     per_variable["chain_nu_range_median"] = (
         np.median(post["nu_range"].to_numpy(), axis=1).round(2).tolist()
     )
+    per_variable.update(_geometry(joint))
     return {
         "per_variable": per_variable,
         "rhat_max": float(diag.r_hat_max),
@@ -151,7 +161,48 @@ def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
         "divergences": int(diag.divergences),
         "mean_steps": float(stats["n_steps"].mean()) if "n_steps" in stats else -1.0,
         "step_size": float(stats["step_size"].mean()) if "step_size" in stats else -1.0,
+        "at_max_depth": (
+            float(stats["maxdepth_reached"].mean()) if "maxdepth_reached" in stats else -1.0
+        ),
+        "chain_mean_steps": stats["n_steps"].mean("draw").round(0).to_numpy().tolist(),
+        "chain_divergences": stats["diverging"].sum("draw").to_numpy().tolist(),
     }
+
+
+def _geometry(joint: Any) -> dict[str, Any]:
+    """Where the narrowest component points, and where the divergent draws sit.
+
+    ``narrow_cos`` is |cos| of the angle between the narrowest component's column of Q
+    and the j48 - j48gr contrast (when both are fitted; sign- and label-free);
+    ``narrow_log10_scale`` the log10 of the narrowest s_j (score units); for each, its
+    R-hat, bulk ESS and per-chain medians, and the medians over the divergent draws.
+    """
+    from isbetter.cv.joint.spec import contrast_basis
+    from isbetter.inference.diagnostics import summary
+
+    loading = joint.loading
+    norms = np.sqrt((loading**2).sum(axis=-2))  # (chains, draws, d): s_j
+    narrow = norms.argmin(axis=-1)
+    log_s = np.log10(np.take_along_axis(norms, narrow[..., None], -1)[..., 0])
+    out: dict[str, Any] = {}
+    series = {"narrow_log10_scale": log_s}
+    systems = list(joint.systems)
+    if "j48" in systems and "j48gr" in systems:
+        h = contrast_basis(len(systems))
+        c = (h[systems.index("j48")] - h[systems.index("j48gr")]) / np.sqrt(2.0)
+        column = np.take_along_axis(loading, narrow[..., None, None], -1)[..., 0]
+        column /= np.sqrt((column**2).sum(axis=-1, keepdims=True))
+        series["narrow_cos"] = np.abs(column @ c)
+    diverging = joint.idata.sample_stats["diverging"].to_numpy().astype(bool)
+    for name, values in series.items():
+        rhat, ess, _ = summary(values[..., None])
+        out[name] = {
+            "rhat": round(float(rhat[0]), 3),
+            "ess_bulk": round(float(ess[0])),
+            "chain_median": np.median(values, axis=1).round(4).tolist(),
+            "divergent_median": float(np.median(values[diverging])) if diverging.any() else None,
+        }
+    return out
 
 
 def read_uci() -> Any:
@@ -162,9 +213,13 @@ def read_uci() -> Any:
 
 
 def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
-    return fit_components(
-        table, systems, seed=args.seed, draws=args.draws, tune=args.tune, chains=args.chains
+    from isbetter.cv.joint.model import NutsSettings
+
+    nuts = NutsSettings(
+        mass_matrix=args.mass_matrix, target_accept=args.target_accept, max_depth=args.max_depth
     )
+    run = {name: getattr(args, name) for name in ("seed", "draws", "tune", "chains")}
+    return fit_components(table, systems, nuts=nuts, noise_scale=args.noise_scale, **run)
 
 
 def _nu_sorted_median(fit: dict[str, Any]) -> list[float]:
@@ -263,6 +318,15 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--pairs", nargs="*", help="pairs a/b for `pairs` (default: all ten)")
     parser.add_argument("--systems", nargs="*", help="systems for `uci5` (default: all five)")
+    parser.add_argument(
+        "--mass-matrix", default="diagonal", choices=("diagonal", "low_rank", "draw_variance")
+    )
+    parser.add_argument("--target-accept", type=float, default=0.9)
+    parser.add_argument("--max-depth", type=int, default=None)
+    parser.add_argument(
+        "--noise-scale", type=float, default=None, help="JointPriors.noise_scale (default 0.001)"
+    )
+    parser.add_argument("--tag", default="", help="appended to the JSON's name")
     parser.add_argument("--out", type=Path, default=ROOT / "validation" / "results")
     args = parser.parse_args()
     run = {"pairs": run_pairs, "outlier": run_outlier, "uci5": run_uci5}[args.what]
@@ -273,6 +337,7 @@ def main() -> None:
     tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
     if args.what == "uci5" and args.systems:
         tag = "_" + "_".join(args.systems)
+    tag += f"_{args.tag}" if args.tag else ""
     path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))
