@@ -69,6 +69,8 @@ def fit_components(
     chains: int = 4,
     integrated: bool = False,
     noncentred: bool = False,
+    nuts: Any = None,
+    noise_scale: float | None = None,
 ) -> dict[str, Any]:
     """Fit the package's model (``JointPriors(tails="components")``, compiled density).
 
@@ -76,7 +78,10 @@ def fit_components(
     (:mod:`validation.joint_components_integrated`, a measured negative result).
     `noncentred`: the same law with the standardised components as the sampler's
     coordinates (:mod:`validation.joint_components_noncentred`; nutpie on the PyMC
-    graph, its numba compile included in the time).
+    graph, its numba compile included in the time). `nuts` is a
+    :class:`~isbetter.cv.joint.model.NutsSettings` (default: the package's) and
+    `noise_scale` the noise prior's (default: the components' own, 0.001); both apply to
+    the package's compiled form only.
     """
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.spec import JointPriors
@@ -99,11 +104,12 @@ def fit_components(
             fit = joint_fit(
                 table,
                 systems,
-                priors=JointPriors(tails="components"),
+                priors=JointPriors(tails="components", noise_scale=noise_scale),
                 draws=draws,
                 tune=tune,
                 chains=chains,
                 rng=seed,
+                nuts=nuts,
             )
     elapsed = time.perf_counter() - t0 - fit.settings.get("compile_s", 0.0)
     return {"fit": fit, "sample_s": elapsed}
@@ -181,6 +187,7 @@ def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
     per_variable["chain_nu_range_median"] = (
         np.median(post["nu_range"].to_numpy(), axis=1).round(2).tolist()
     )
+    per_variable.update(_geometry(joint))
     return {
         "per_variable": per_variable,
         "rhat_max": float(diag.r_hat_max),
@@ -193,7 +200,45 @@ def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
         "at_max_depth": (
             float(stats["maxdepth_reached"].mean()) if "maxdepth_reached" in stats else -1.0
         ),
+        "chain_mean_steps": stats["n_steps"].mean("draw").round(0).to_numpy().tolist(),
+        "chain_divergences": stats["diverging"].sum("draw").to_numpy().tolist(),
     }
+
+
+def _geometry(joint: Any) -> dict[str, Any]:
+    """Where the narrowest component points, and where the divergent draws sit.
+
+    ``narrow_cos`` is |cos| of the angle between the narrowest component's column of Q
+    and the j48 - j48gr contrast (when both are fitted; sign- and label-free);
+    ``narrow_log10_scale`` the log10 of the narrowest s_j (score units); for each, its
+    R-hat, bulk ESS and per-chain medians, and the medians over the divergent draws.
+    """
+    from isbetter.cv.joint.spec import contrast_basis
+    from isbetter.inference.diagnostics import summary
+
+    loading = joint.loading
+    norms = np.sqrt((loading**2).sum(axis=-2))  # (chains, draws, d): s_j
+    narrow = norms.argmin(axis=-1)
+    log_s = np.log10(np.take_along_axis(norms, narrow[..., None], -1)[..., 0])
+    out: dict[str, Any] = {}
+    series = {"narrow_log10_scale": log_s}
+    systems = list(joint.systems)
+    if "j48" in systems and "j48gr" in systems:
+        h = contrast_basis(len(systems))
+        c = (h[systems.index("j48")] - h[systems.index("j48gr")]) / np.sqrt(2.0)
+        column = np.take_along_axis(loading, narrow[..., None, None], -1)[..., 0]
+        column /= np.sqrt((column**2).sum(axis=-1, keepdims=True))
+        series["narrow_cos"] = np.abs(column @ c)
+    diverging = joint.idata.sample_stats["diverging"].to_numpy().astype(bool)
+    for name, values in series.items():
+        rhat, ess, _ = summary(values[..., None])
+        out[name] = {
+            "rhat": round(float(rhat[0]), 3),
+            "ess_bulk": round(float(ess[0])),
+            "chain_median": np.median(values, axis=1).round(4).tolist(),
+            "divergent_median": float(np.median(values[diverging])) if diverging.any() else None,
+        }
+    return out
 
 
 def read_uci() -> Any:
@@ -204,15 +249,20 @@ def read_uci() -> Any:
 
 
 def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
+    from isbetter.cv.joint.model import NutsSettings
+
+    nuts = NutsSettings(
+        mass_matrix=args.mass_matrix, target_accept=args.target_accept, max_depth=args.max_depth
+    )
+    run = {name: getattr(args, name) for name in ("seed", "draws", "tune", "chains")}
     return fit_components(
         table,
         systems,
-        seed=args.seed,
-        draws=args.draws,
-        tune=args.tune,
-        chains=args.chains,
         integrated=args.integrated,
         noncentred=args.noncentred,
+        nuts=nuts,
+        noise_scale=args.noise_scale,
+        **run,
     )
 
 
@@ -441,10 +491,70 @@ def run_where(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_raw(args: argparse.Namespace) -> dict[str, Any]:
+    """Sample `--systems` with nutpie directly, keeping the unconstrained draws.
+
+    The package's fits drop them; here they show the Gram-Schmidt matrix R, whose column
+    norms the likelihood does not see (their prior is chi_d): their R-hat and bulk ESS,
+    per-chain medians, and the medians over the divergent draws.
+    """
+    from isbetter.cv.joint.compiled_backend import compiled_model
+    from isbetter.cv.joint.spec import JointPriors, prepare
+    from isbetter.inference import libs
+    from isbetter.inference.diagnostics import summary
+
+    table = read_uci()
+    systems = tuple(args.systems) if args.systems else tuple(table.systems)
+    priors = JointPriors(tails="components", noise_scale=args.noise_scale)
+    data = prepare(table, systems, priors=priors).model_data(priors)
+    t0 = time.perf_counter()
+    idata = libs.nutpie().sample(
+        compiled_model(data),
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        cores=2,
+        seed=args.seed,
+        progress_bar=False,
+        target_accept=args.target_accept,
+        low_rank_modified_mass_matrix=args.mass_matrix == "low_rank",
+        store_unconstrained=True,
+    )
+    elapsed = time.perf_counter() - t0
+    stats = idata.sample_stats
+    x = stats["unconstrained_draw"].to_numpy()  # (chains, draws, n_dim)
+    d, q = len(systems) - 1, len(data["means"])
+    raw = x[..., 3 * d + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
+    log_s = x[..., 2 * d + q * d : 3 * d + q * d]
+    diverging = stats["diverging"].to_numpy().astype(bool)
+    out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}
+    out["mean_steps"] = float(stats["n_steps"].mean())
+    for name, values in (("r_column_norm", norms), ("log_s", log_s)):
+        rhat, ess, _ = summary(values)
+        out[name] = {
+            "rhat": rhat.round(3).tolist(),
+            "ess_bulk": ess.round(0).tolist(),
+            "chain_median": np.median(values, axis=1).round(3).tolist(),
+            "divergent_median": (
+                np.median(values[diverging], axis=0).round(3).tolist() if diverging.any() else None
+            ),
+        }
+    narrow = log_s.argmin(axis=-1)
+    narrow_norm = np.take_along_axis(norms, narrow[..., None], -1)[..., 0]
+    out["narrow_r_norm_quantiles"] = np.quantile(narrow_norm, [0.01, 0.5, 0.99]).round(3).tolist()
+    if diverging.any():
+        out["narrow_r_norm_divergent"] = (
+            np.quantile(narrow_norm[diverging], [0.1, 0.5, 0.9]).round(3).tolist()
+        )
+    print(json.dumps(out), flush=True)
+    return out
+
+
 def main() -> None:
     """Run one of the three measurements and write its JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("pairs", "outlier", "uci5", "same", "where"))
+    parser.add_argument("what", choices=("pairs", "outlier", "uci5", "same", "where", "raw"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--rope", type=float, default=0.01)
@@ -460,6 +570,15 @@ def main() -> None:
         action="store_true",
         help="the standardised components as the sampler's coordinates (PyMC graph)",
     )
+    parser.add_argument(
+        "--mass-matrix", default="diagonal", choices=("diagonal", "low_rank", "draw_variance")
+    )
+    parser.add_argument("--target-accept", type=float, default=0.9)
+    parser.add_argument("--max-depth", type=int, default=None)
+    parser.add_argument(
+        "--noise-scale", type=float, default=None, help="JointPriors.noise_scale (default 0.001)"
+    )
+    parser.add_argument("--tag", default="", help="appended to the JSON's name")
     parser.add_argument("--out", type=Path, default=ROOT / "validation" / "results")
     args = parser.parse_args()
     run = {
@@ -468,16 +587,18 @@ def main() -> None:
         "uci5": run_uci5,
         "same": run_same,
         "where": run_where,
+        "raw": run_raw,
     }
     t0 = time.perf_counter()
     result = run[args.what](args)
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
-    if args.what in ("uci5", "same", "where") and args.systems:
+    if args.what in ("uci5", "same", "where", "raw") and args.systems:
         tag = "_" + "_".join(args.systems)
     tag += "_integrated" if args.integrated and args.what not in ("same", "where") else ""
     tag += "_noncentred" if args.noncentred else ""
+    tag += f"_{args.tag}" if args.tag else ""
     path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(path, result.get("total_s"))

@@ -193,3 +193,45 @@ def test_a_fit_records_nu_per_component_and_the_loading(rng):
     w = np.einsum("d,cndj->cnj", h[0] - h[1], fit.loading)
     np.testing.assert_allclose(fit.pair_scales()[..., 0], np.sqrt((w**2).sum(-1)), rtol=1e-10)
     assert "precision" not in fit.idata.posterior
+
+
+def test_nuts_settings_reach_the_sampler_and_are_recorded(rng, monkeypatch):
+    from isbetter.cv.joint import model as joint_model
+    from isbetter.cv.joint.model import NutsSettings, joint_fit
+
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return sample(*args, **kwargs)
+
+    sample = joint_model.sample
+    monkeypatch.setattr(joint_model, "sample", recording)
+    table = score_table(study_scores(rng, [0.0, 0.01, 0.02], q=4))
+    nuts = NutsSettings(mass_matrix="low_rank", target_accept=0.95, max_depth=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = joint_fit(table, priors=COMP, draws=50, tune=50, chains=2, rng=2, nuts=nuts)
+        default = joint_fit(table, priors=COMP, draws=50, tune=50, chains=2, rng=2)
+    told, untold = calls
+    assert (told["mass_matrix"], told["target_accept"], told["max_depth"]) == ("low_rank", 0.95, 2)
+    assert (untold["mass_matrix"], untold["target_accept"], untold["max_depth"]) == (
+        "diagonal",
+        0.9,
+        None,
+    )
+    for settings, want in ((fit.settings, nuts), (default.settings, NutsSettings())):
+        got = (settings["mass_matrix"], settings["target_accept"], settings["max_depth"])
+        assert got == (want.mass_matrix, want.target_accept, want.max_depth)
+    # nutpie obeys the depth: at most 2 ** 2 leapfrog steps a draw, where the default takes more
+    assert int(fit.idata.sample_stats["n_steps"].max()) <= 4
+    assert int(default.idata.sample_stats["n_steps"].max()) > 4
+
+
+def test_nuts_settings_refuse_bad_values():
+    from isbetter.cv.joint.model import NutsSettings
+
+    with pytest.raises(InputError, match="mass_matrix"):
+        NutsSettings(mass_matrix="dense")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="target_accept.*1.5"):
+        NutsSettings(target_accept=1.5)

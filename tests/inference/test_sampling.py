@@ -141,6 +141,38 @@ def test_ctrl_c_while_nutpie_samples_stops_the_fit(monkeypatch):
     assert sampler.cancelled
 
 
+def _sampler_options(monkeypatch, backend, **options):
+    """Return the keywords that `sample(..., **options)` hands nutpie's or PyMC's sampler."""
+    import nutpie
+    import pymc
+
+    from isbetter.inference.sampling import sample
+
+    seen = {}
+
+    class Told(Exception):
+        pass
+
+    def record(*args, **kwargs):
+        seen.update(kwargs)
+        raise Told
+
+    monkeypatch.setattr(nutpie if backend == "nutpie" else pymc, "sample", record)
+    with pytest.raises(Told):
+        sample(
+            None,
+            draws=10,
+            tune=10,
+            chains=2,
+            cores=1,
+            seed=1,
+            backend=backend,
+            compiled=1,
+            **options,
+        )
+    return seen
+
+
 @pytest.mark.parametrize(
     ("mass_matrix", "expected"),
     [
@@ -155,34 +187,20 @@ def test_ctrl_c_while_nutpie_samples_stops_the_fit(monkeypatch):
 def test_each_mass_matrix_is_nutpies_setting(monkeypatch, mass_matrix, expected):
     """nutpie's diagonal adaptation uses the gradients unless told; the option is one of its
     diagonal settings alone (the low-rank ones refuse it)."""
-    import nutpie
-
-    from isbetter.inference.sampling import sample
-
-    seen = {}
-
-    class Told(Exception):
-        pass
-
-    def record(*args, **kwargs):
-        seen.update(kwargs)
-        raise Told
-
-    monkeypatch.setattr(nutpie, "sample", record)
-    with pytest.raises(Told):
-        sample(
-            None,
-            draws=10,
-            tune=10,
-            chains=2,
-            cores=1,
-            seed=1,
-            backend="nutpie",
-            compiled=1,
-            mass_matrix=mass_matrix,
-        )
+    seen = _sampler_options(monkeypatch, "nutpie", mass_matrix=mass_matrix)
     options = ("low_rank_modified_mass_matrix", "use_grad_based_mass_matrix")
     assert {k: seen[k] for k in options if k in seen} == expected
+
+
+@pytest.mark.parametrize(("backend", "option"), [("nutpie", "maxdepth"), ("pymc", "max_treedepth")])
+@pytest.mark.parametrize("max_depth", [None, 12])
+def test_max_depth_is_the_samplers_own_setting_only_when_told(
+    monkeypatch, backend, option, max_depth
+):
+    """The tree depth reaches nutpie (``maxdepth``) or PyMC (``max_treedepth``); untold,
+    neither sees the option, so every other model keeps its sampler's default."""
+    seen = _sampler_options(monkeypatch, backend, max_depth=max_depth)
+    assert seen.get(option) == max_depth and (option in seen) == (max_depth is not None)
 
 
 @pytest.mark.parametrize(("chains", "draws"), [(2, 3), (1, 10), (0, 0)])

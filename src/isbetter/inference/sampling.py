@@ -39,6 +39,7 @@ __all__ = [
     "ESS_PER_CHAIN_MIN",
     "STOP",
     "FitStopped",
+    "MASS_MATRICES",
     "R_HAT_MAX",
     "Sampling",
     "chain_cores",
@@ -53,6 +54,7 @@ __all__ = [
 Backend = Literal["auto", "nutpie", "pymc"]
 BACKENDS = ("auto", "nutpie", "pymc")
 MassMatrix = Literal["diagonal", "low_rank", "draw_variance"]
+MASS_MATRICES = ("diagonal", "low_rank", "draw_variance")
 #: convergence thresholds (Vehtari, Gelman, Simpson, Carpenter, Bürkner 2021, "Rank-
 #: normalization, folding, and localization"): R-hat <= 1.01 and 100 effective draws per chain
 R_HAT_MAX = 1.01
@@ -153,6 +155,7 @@ def sample(
     compiled: Any = None,
     mass_matrix: MassMatrix = "diagonal",
     target_accept: float = 0.8,
+    max_depth: int | None = None,
 ) -> Any:
     """Sample `model` and return its :class:`arviz.InferenceData`.
 
@@ -176,6 +179,9 @@ def sample(
         variances alone (as Stan's). PyMC adapts its own diagonal one.
     target_accept : float, default: 0.8
         The step size adapts to this mean acceptance probability (both backends).
+    max_depth : int, optional
+        NUTS's largest tree depth: at most ``2 ** max_depth`` leapfrog steps per draw
+        (nutpie's ``maxdepth``, PyMC's ``max_treedepth``); default: the sampler's own (10).
     """
     cores = chain_cores(chains, cores)
     if backend == "nutpie":
@@ -185,7 +191,11 @@ def sample(
             compiled = nutpie.compile_pymc_model(model, backend="numba")
         # nutpie's diagonal adaptation uses the gradients too unless told (an option of
         # its diagonal settings alone)
-        adapt = {"use_grad_based_mass_matrix": False} if mass_matrix == "draw_variance" else {}
+        adapt: dict[str, Any] = {}
+        if mass_matrix == "draw_variance":
+            adapt["use_grad_based_mass_matrix"] = False
+        if max_depth is not None:
+            adapt["maxdepth"] = max_depth
         sampler = nutpie.sample(
             compiled,
             draws=draws,
@@ -214,6 +224,7 @@ def sample(
     else:
         pm = libs.pymc()
 
+        depth = {} if max_depth is None else {"max_treedepth": max_depth}
         idata = pm.sample(
             draws=draws,
             tune=tune,
@@ -224,6 +235,7 @@ def sample(
             progressbar=False,
             compute_convergence_checks=False,
             model=model,
+            **depth,
         )
     _check_complete(idata, draws, chains)
     return idata

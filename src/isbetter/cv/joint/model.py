@@ -26,17 +26,25 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.errors import InputTypeError
+from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_positive_int, check_rope
+from isbetter.core.validate import check_choice, check_positive_int, check_rope
 from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
 from isbetter.cv.scores import ScoreTable
 from isbetter.inference import libs
 from isbetter.inference.records import MCMCDiagnostics
-from isbetter.inference.sampling import Backend, diagnose, resolve_backend, sample, warn_if_poor
+from isbetter.inference.sampling import (
+    MASS_MATRICES,
+    Backend,
+    MassMatrix,
+    diagnose,
+    resolve_backend,
+    sample,
+    warn_if_poor,
+)
 from isbetter.inference.seeds import resolve_seed
 
-__all__ = ["JointFit", "JointModel", "draw_spread", "grouped_cores", "joint_fit"]
+__all__ = ["JointFit", "JointModel", "NutsSettings", "draw_spread", "grouped_cores", "joint_fit"]
 
 #: the variables whose convergence is diagnosed (the ones the results are read from)
 DIAGNOSED = ("b", "nu", "pair_scale")
@@ -45,6 +53,44 @@ DIAGNOSED = ("b", "nu", "pair_scale")
 DIAGNOSED_COMPONENTS = ("b", "nu_range", "pair_scale")
 #: NUTS's target acceptance: no divergences in fits of 3, 5, 10 (16 each) and 54 data sets
 TARGET_ACCEPT = 0.9
+
+
+@dataclass(frozen=True)
+class NutsSettings:
+    """NUTS's adaptation and trajectory settings of a joint fit (recorded in its settings).
+
+    Attributes
+    ----------
+    mass_matrix : {"diagonal", "low_rank", "draw_variance"}, default: "diagonal"
+        nutpie's mass matrix adaptation (:func:`isbetter.inference.sampling.sample`).
+    target_accept : float, default: 0.9
+        The step size adapts to this mean acceptance probability.
+    max_depth : int, optional
+        NUTS's largest tree depth (at most ``2 ** max_depth`` leapfrog steps a draw);
+        default: the sampler's (10).
+
+    Examples
+    --------
+    >>> NutsSettings(mass_matrix="low_rank").target_accept
+    0.9
+    >>> NutsSettings(max_depth=0)
+    Traceback (most recent call last):
+    ...
+    isbetter.core.errors.InputError: `max_depth` must be an integer >= 1, got 0.
+    """
+
+    mass_matrix: MassMatrix = "diagonal"
+    target_accept: float = TARGET_ACCEPT
+    max_depth: int | None = None
+
+    def __post_init__(self) -> None:
+        check_choice(self.mass_matrix, "mass_matrix", MASS_MATRICES)
+        accept = self.target_accept
+        if isinstance(accept, bool) or not isinstance(accept, int | float) or not 0 < accept < 1:
+            raise InputError(f"`target_accept` must be a number in (0, 1), got {accept!r}.")
+        object.__setattr__(self, "target_accept", float(accept))
+        if self.max_depth is not None:
+            object.__setattr__(self, "max_depth", check_positive_int(self.max_depth, "max_depth"))
 
 
 @dataclass(frozen=True)
@@ -278,8 +324,10 @@ class JointModel:
         chains: int,
         cores: int | None,
         seed: int,
+        nuts: NutsSettings | None = None,
     ) -> JointFit:
         """Sample the posterior of `prepared` (from :func:`.spec.prepare`)."""
+        nuts = NutsSettings() if nuts is None else nuts
         if (prepared.n_datasets, prepared.n_systems) != (self.n_datasets, self.n_systems):
             raise ValueError(
                 f"this JointModel has shape {(self.n_datasets, self.n_systems)}, the data "
@@ -292,6 +340,9 @@ class JointModel:
             "chains": chains,
             "cores": cores,
             "seed": seed,
+            "mass_matrix": nuts.mass_matrix,
+            "target_accept": nuts.target_accept,
+            "max_depth": nuts.max_depth,
         }
         with self._lock:
             form = (prepared.spread_prior, prepared.tails)
@@ -301,7 +352,6 @@ class JointModel:
                 **sampling,
                 backend=self.backend,
                 compiled=compiled,
-                target_accept=TARGET_ACCEPT,
             )
         post = idata.posterior
         scale = prepared.scale
@@ -349,7 +399,9 @@ def _settings(
         tune=sampling["tune"],
         chains=sampling["chains"],
         backend=None,
-        target_accept=TARGET_ACCEPT,
+        mass_matrix=sampling["mass_matrix"],
+        target_accept=sampling["target_accept"],
+        max_depth=sampling["max_depth"],
         scale=prepared.scale,
         spread_prior=_spread_setting(prepared),
         tails=prepared.tails,
@@ -398,6 +450,7 @@ def joint_fit(
     cores: int | None = None,
     backend: Backend = "auto",
     rng: int | np.random.Generator | None = None,
+    nuts: NutsSettings | None = None,
 ) -> JointFit:
     r"""Fit the joint correlated model to the per-fold scores of K systems on q data sets.
 
@@ -423,6 +476,10 @@ def joint_fit(
         nutpie (the compiled density) when installed, else PyMC's NUTS.
     rng : int, numpy.random.Generator or None
         Seed of the sampler; recorded in ``settings["seed"]``.
+    nuts : NutsSettings, optional
+        NUTS's mass matrix, target acceptance and tree depth (default:
+        ``NutsSettings()``); recorded in ``settings`` (``mass_matrix``,
+        ``target_accept``, ``max_depth``).
 
     Returns
     -------
@@ -480,4 +537,5 @@ def joint_fit(
         chains=chains,
         cores=cores,
         seed=resolve_seed(rng),
+        nuts=nuts,
     )
