@@ -26,6 +26,7 @@ __all__ = [
     "RANK_QUANTITIES",
     "ROPELESS_METHODS",
     "dataset_text",
+    "difference_text",
     "method_family",
     "pair_quantity",
     "place_text",
@@ -180,6 +181,24 @@ def ranking_text(method: str) -> str:
     if method in ONE_MODEL_METHODS:
         return f"one {name} of all the systems"
     return f"every pair by the {name}"
+
+
+def difference_text(metric: str, a: str, b: str, higher_is_better: bool = True) -> str:
+    """Name the difference d as the plots' axes do: the metric, which way round, its direction.
+
+    As the reports' metric line says it: d is positive when `a` is better, so for a
+    lower-is-better metric it is B's score minus A's.
+
+    Examples
+    --------
+    >>> difference_text("accuracy", "nbc", "aode")
+    'd = accuracy(nbc) − accuracy(aode), accuracy: higher is better'
+    >>> difference_text("error", "nbc", "aode", higher_is_better=False)
+    'd = error(aode) − error(nbc), error: lower is better'
+    """
+    first, second = (a, b) if higher_is_better else (b, a)
+    direction = "higher" if higher_is_better else "lower"
+    return f"d = {metric}({first}) − {metric}({second}), {metric}: {direction} is better"
 
 
 def rope_text(rope: float) -> str:
