@@ -119,7 +119,7 @@ def test_several_tasks_one_task_or_pooled(
     assert main(["items", str(csv), "--a", "x", "--b", "y", "--task", "t2", *FAST]) == 0
     assert "on task t2" in capsys.readouterr().out
     assert main(["items", str(csv), "--a", "x", "--b", "y", "--pool", "micro", *FAST]) == 0
-    assert "on task 2 tasks pooled (t1, t2)" in capsys.readouterr().out
+    assert "on the items of 2 tasks pooled (t1, t2)," in capsys.readouterr().out
 
 
 def test_exact_model_on_graded_items_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:

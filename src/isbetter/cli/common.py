@@ -303,10 +303,12 @@ HIERARCHICAL_TUNE_HELP = (
 )
 
 
-def add_sampler_args(p: argparse.ArgumentParser, draws_help: str, tune_help: str) -> None:
+def add_sampler_args(
+    p: argparse.ArgumentParser, draws_help: str, tune_help: str, chains_help: str
+) -> None:
     """Add the posterior draws and the MCMC chains and tuning steps (``cv`` and ``rank``)."""
     p.add_argument("--draws", type=int, default=None, help=draws_help)
-    p.add_argument("--chains", type=int, default=None, help="MCMC chains (default 4)")
+    p.add_argument("--chains", type=int, default=None, help=f"MCMC chains (default {chains_help})")
     p.add_argument(
         "--tune", type=int, default=None, help=f"MCMC tuning steps per chain (default {tune_help})"
     )
