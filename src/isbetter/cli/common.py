@@ -277,8 +277,12 @@ def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         help="data set column (default: dataset; repeat for a key of several columns, e.g. "
         "function and dimension; '' for one data set, or for unnamed rows of a --wide table)",
     )
-    cols.add_argument("--system-col", default="system", help="system column")
-    cols.add_argument("--run-col", default="run", help="run column ('' for a single run)")
+    cols.add_argument(
+        "--system-col", default="system", help="system column (also of item tables, --items)"
+    )
+    cols.add_argument(
+        "--run-col", default="run", help="run column ('' for a single run; also --items)"
+    )
     cols.add_argument(
         "--fold-col", default="fold", help="fold column ('' for one score per data set and system)"
     )
