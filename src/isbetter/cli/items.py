@@ -62,8 +62,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--metric", default=None, metavar="NAME", help="the metric of the logs (e.g. acc, acc_norm)"
     )
-    add_reading_args(p)
-    add_long_table_args(p, system_and_run=True)
+    add_reading_args(p, system_and_run=True)
     p.add_argument(
         "--rope",
         type=float,
@@ -117,10 +116,11 @@ def add_pool_arg(g: argparse._ActionsContainer) -> None:
     )
 
 
-def add_reading_args(g: argparse._ActionsContainer) -> None:
+def add_reading_args(g: argparse._ActionsContainer, *, system_and_run: bool) -> None:
     """Add how item-level logs are read (``isbetter items`` and ``isbetter rank --items``).
 
-    --filter, --runs, --cluster, --run-suffix, --common-items; :func:`read_items` reads them.
+    --filter, --runs, --cluster, --run-suffix, --common-items and the columns of a long
+    table (:func:`add_long_table_args`); :func:`read_items` reads them.
     """
     g.add_argument(
         "--filter", default=None, metavar="NAME", help="the filter of lm-evaluation-harness logs"
@@ -150,6 +150,7 @@ def add_reading_args(g: argparse._ActionsContainer) -> None:
         help="compare on the items both models have (the others are left out, and the report "
         "says how many); without it, models on different items are an error",
     )
+    add_long_table_args(g, system_and_run=system_and_run)
 
 
 #: a long item table's columns: the reader's argument, the flag that names it, its default

@@ -18,7 +18,7 @@ from isbetter.cli.common import (
     rope_note,
     score_columns,
 )
-from isbetter.cli.items import add_long_table_args, add_pool_arg, add_reading_args
+from isbetter.cli.items import add_pool_arg, add_reading_args
 from isbetter.cli.tagging import add_prediction_args, tag_column
 from isbetter.core.vocabulary import (
     F1_MODELS,
@@ -128,8 +128,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "model's scores, every pair as isbetter items' model, with P(best) and rank intervals; "
         "over several tasks over the subtasks and their items, the mean over subtasks)",
     )
-    add_reading_args(items)
-    add_long_table_args(items, system_and_run=False)
+    add_reading_args(items, system_and_run=False)
     add_pool_arg(items)
     cols = add_column_args(p)
     drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
