@@ -212,3 +212,31 @@ def test_tune_help_states_the_models_own_defaults(capsys):
         assert main([command, "--help"]) == 0
         shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
         assert f"MCMC tuning steps per chain (default {HIERARCHICAL_TUNE_HELP}{tail}" in shown
+
+
+def _help(command, capsys):
+    assert main([command, "--help"]) == 0
+    return " ".join(capsys.readouterr().out.split())  # argparse's line breaks undone
+
+
+def test_chains_help_states_the_defaults_the_code_uses(capsys):
+    """--help said "MCMC chains (default 4)", but rank --items over more than 20 subtasks of
+    binary items fits each pair with 2 chains (and cv's closed-form methods sample none)."""
+    import inspect
+
+    from isbetter.cv.hierarchical.model import hierarchical_test
+    from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.plackett_luce import plackett_luce
+    from isbetter.items.hierarchical.route import LOW_RANK_MAX_SUBTASKS
+    from isbetter.ranking.items import RANK_CHAINS
+
+    for fit in (hierarchical_test, joint_fit, plackett_luce):
+        assert inspect.signature(fit).parameters["chains"].default == 4, fit.__name__
+    rank = _help("rank", capsys)
+    assert (
+        "--chains CHAINS MCMC chains (default 4: the hierarchical, joint and Plackett–Luce "
+        f"models; rank --items over more than {LOW_RANK_MAX_SUBTASKS} subtasks of binary "
+        f"items: {RANK_CHAINS} a pair)"
+    ) in rank
+    cv = _help("cv", capsys)
+    assert "MCMC chains (default 4, for the hierarchical model; the other methods" in cv

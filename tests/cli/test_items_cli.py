@@ -119,7 +119,7 @@ def test_several_tasks_one_task_or_pooled(
     assert main(["items", str(csv), "--a", "x", "--b", "y", "--task", "t2", *FAST]) == 0
     assert "on task t2" in capsys.readouterr().out
     assert main(["items", str(csv), "--a", "x", "--b", "y", "--pool", "micro", *FAST]) == 0
-    assert "on task 2 tasks pooled (t1, t2)" in capsys.readouterr().out
+    assert "on the items of 2 tasks pooled (t1, t2)," in capsys.readouterr().out
 
 
 def test_exact_model_on_graded_items_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
@@ -225,3 +225,38 @@ def test_a_folder_of_inspect_logs_is_read_as_they_are(
     assert main(["items", *(str(p) for p in sorted(logs.glob("*.json"))), *args]) == 0
     assert from_folder == capsys.readouterr().out
     assert from_folder.startswith(f"exact paired model of binary items: {qwen} vs {sonnet}")
+
+
+def test_long_table_columns_named_by_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A long table whose columns are not task, item, system, score had no flags: it was
+    read as a wide table of three 'models' (question, model, correct). Now --item-col,
+    --system-col, --score-col, --task-col name them, for items and rank --items alike, and a
+    column that is not there is one line naming the flag."""
+    csv = tmp_path / "graded.csv"
+    pd.DataFrame(
+        {
+            "subject": ["s1"] * 8,
+            "question": [1, 2, 3, 4] * 2,
+            "model": ["x"] * 4 + ["y"] * 4,
+            "correct": [1, 1, 1, 0, 0, 1, 0, 0],
+        }
+    ).to_csv(csv, index=False)
+    flags = ["--item-col", "question", "--system-col", "model", "--score-col", "correct"]
+    assert main(["items", str(csv), "--a", "x", "--b", "y", *flags, *FAST]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("exact paired model of binary items: x vs y on all items, correct")
+    assert "only x n10 = 2, only y n01 = 0" in out
+    ranked = ["rank", str(csv), "--items", *flags, "--task-col", "subject", "--seed", "1"]
+    assert main(ranked) == 0
+    assert "Ranking of 2 systems on correct" in capsys.readouterr().out
+    wrong = ["items", str(csv), "--a", "x", "--b", "y", *flags[:4], "--score-col", "right"]
+    assert main(wrong) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"isbetter items: error: --score-col 'right': {str(csv)!r} has no such column; its "
+        "columns: 'subject', 'question', 'model', 'correct'"
+    )
+    assert main(["rank", str(csv), "--items", "--item-col", "q"]) == 2
+    assert "--item-col 'q': " in capsys.readouterr().err

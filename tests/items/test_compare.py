@@ -92,6 +92,20 @@ def test_same_seed_same_result_and_swap_mirrors(binary: ItemTable) -> None:
     assert np.array_equal(swapped.posterior.draws, -one.posterior.draws)
 
 
+def test_an_evaluation_without_named_tasks_is_on_all_items() -> None:
+    """A table with no task column said "llama vs mistral on task all": no task a reader
+    knows. Its one task is all the items; messages about it say "the items"."""
+    frame = _binary(30, 6, 3, 11).drop(columns="task")
+    table = ItemTable.from_frame(frame, task=None, metric="acc")
+    text = render(compare_items(table, "llama", "mistral", rope=0.02, rng=1, draws=1_000))
+    assert text.startswith("exact paired model of binary items: llama vs mistral on all items, acc")
+    assert "task all" not in text
+    graded = frame.assign(score=frame["score"] * 0.5)
+    graded = ItemTable.from_frame(graded, task=None, metric="acc")
+    with pytest.raises(InputError, match=r"^the items: the scores of 'llama' and 'mistral' are"):
+        graded.paired("llama", "mistral").check_binary()
+
+
 def test_baselines_do_not_move_the_posterior(binary: ItemTable) -> None:
     with_tests = compare_items(binary, "llama", "mistral", rng=2, draws=5_000)
     without = compare_items(binary, "llama", "mistral", rng=2, draws=5_000, baselines=False)

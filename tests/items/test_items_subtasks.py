@@ -149,7 +149,8 @@ def test_cli_several_tasks(
     assert "  t0: observed" in out and f"wrote plot to {plot}" in err
     assert plot.stat().st_size > 10_000
     assert main([*args, "--pool", "micro", "--draws", "5000"]) == 0
-    assert capsys.readouterr().out.startswith("exact paired model of binary items: x vs y on task")
+    pooled = "exact paired model of binary items: x vs y on the items of 6 tasks pooled (t0,"
+    assert capsys.readouterr().out.startswith(pooled)
     out_file = tmp_path / "out.json"
     for extra, message in [
         (["--task", "t0", "--pool", "hierarchical"], "--pool hierarchical pools several subtasks"),

@@ -111,7 +111,7 @@ def test_report_and_plot(fitted: ComparisonResult, tmp_path: Path) -> None:
     light = ComparisonResult.from_dict(json.loads(json.dumps(fitted.to_dict())))
     assert render(light, "text") == text
     ax = plot_subtasks(fitted)
-    assert ax.get_xlabel().startswith("difference in f1")
+    assert "d = f1(x) − f1(y), f1: higher is better" in ax.get_xlabel().replace("\n", " ")
 
 
 def test_recovers_a_known_difference() -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _figures import legend_hides_nothing
+from _figures import legend_hides_nothing, x_tick_overlaps
 from isbetter import InputError
 from isbetter.f1.compare import compare_f1
 from isbetter.f1.power import SIGIR_SCENARIO_A, power_analysis
@@ -153,18 +153,6 @@ def test_f1_and_power_legends_sit_beside_the_data(result):
         plt.close(ax.figure)
 
 
-def _overlaps(ax):
-    """Return the pairs of neighbouring x tick labels that run into each other, as drawn."""
-    ax.figure.canvas.draw()
-    low, high = sorted(ax.get_xlim())
-    shown = [
-        t for t, x in zip(ax.get_xticklabels(), ax.get_xticks(), strict=True)
-        if t.get_text() and low <= x <= high
-    ]  # fmt: skip
-    boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: b.x0)
-    return [(a, b) for a, b in zip(boxes, boxes[1:], strict=False) if a.x1 > b.x0 - 2]
-
-
 def test_f1_plots_x_tick_labels_do_not_overlap():
     """Issue 29: on class "sport" of the shipped example, the Savage–Dickey panel of the
     CLI's figure labelled its x axis −0.075−0.050−0.025 0.000 ..., run together."""
@@ -177,4 +165,4 @@ def test_f1_plots_x_tick_labels_do_not_overlap():
         left, right = fig.subplots(1, 2)
         plot_f1_posterior(res, label, ax=left)
         plot_savage_dickey(res, label, ax=right)
-        assert not _overlaps(left) and not _overlaps(right), label
+        assert not x_tick_overlaps(left) and not x_tick_overlaps(right), label

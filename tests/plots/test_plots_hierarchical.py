@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from _figures import legend_hides_nothing  # noqa: E402
+from _figures import legend_hides_nothing, x_tick_overlaps  # noqa: E402
 from isbetter.inference.posterior import DrawsPosterior, HierarchicalPosterior, StudentTPosterior  # noqa: E402
 from isbetter.plots import (  # noqa: E402
     plot_difference_posterior,
@@ -33,6 +33,25 @@ from isbetter.results import (  # noqa: E402
 N_DRAWS = 500
 
 
+def _hierarchical(post, delta, observed, datasets, **extra):
+    return HierarchicalResult.from_posterior(
+        post,
+        system_a="nbc",
+        system_b="aode",
+        rope=0.01,
+        method="hierarchical",
+        settings={"method": "hierarchical"},
+        predictive=probabilities_from_masses(post.region_masses(0.01), "mean"),
+        datasets=datasets,
+        delta=delta,
+        observed_means=observed,
+        delta0=post.delta0,
+        std0=post.std0,
+        nu=post.nu,
+        **extra,
+    )
+
+
 @pytest.fixture
 def result(rng):
     post = HierarchicalPosterior(
@@ -42,22 +61,7 @@ def result(rng):
     )
     q = 6
     delta = rng.normal(0.01, 0.01, size=(N_DRAWS, q))
-    masses = post.region_masses(0.01)
-    return HierarchicalResult.from_posterior(
-        post,
-        system_a="nbc",
-        system_b="aode",
-        rope=0.01,
-        method="hierarchical",
-        settings={"method": "hierarchical"},
-        predictive=probabilities_from_masses(masses, "mean"),
-        datasets=tuple(f"ds{i}" for i in range(q)),
-        delta=delta,
-        observed_means=delta.mean(axis=0) + 0.005,
-        delta0=post.delta0,
-        std0=post.std0,
-        nu=post.nu,
-    )
+    return _hierarchical(post, delta, delta.mean(axis=0) + 0.005, tuple(f"ds{i}" for i in range(q)))
 
 
 @pytest.fixture(autouse=True)
@@ -122,7 +126,7 @@ def test_plot_next_posterior(result):
     assert "(predictive)" in ax.get_title()
     labels = ax.get_legend_handles_labels()[1]
     assert "ROPE ±0.01" in labels and "predictive density" in labels
-    assert "nbc − aode" in ax.get_xlabel()
+    assert "score(nbc) − score(aode)" in ax.get_xlabel().replace("\n", " ")
     x, y = ax.lines[0].get_data()
     assert len(x) == 400 and np.all(y >= 0)
 
@@ -137,6 +141,18 @@ def test_plot_shrinkage(result):
     assert len(ax2.get_yticklabels()) == 3
 
 
+def _draws(rng, a, b):
+    """A posterior given by draws of the difference, with no ROPE."""
+    return ComparisonResult.from_posterior(
+        DrawsPosterior(rng.normal(0, 0.02, 1000)),
+        system_a=a,
+        system_b=b,
+        rope=0.0,
+        method="f1",
+        settings={},
+    )
+
+
 def test_plot_difference_posterior_for_closed_form_and_draws(rng):
     t = ComparisonResult.from_posterior(
         StudentTPosterior(df=9, loc=0.01, scale=0.01),
@@ -148,14 +164,7 @@ def test_plot_difference_posterior_for_closed_form_and_draws(rng):
     )
     ax = plot_difference_posterior(t)
     assert "P(a better)" in ax.get_title() and "ROPE ±0.01" in ax.get_legend_handles_labels()[1]
-    d = ComparisonResult.from_posterior(
-        DrawsPosterior(rng.normal(0, 0.02, 1000)),
-        system_a="a",
-        system_b="b",
-        rope=0.0,
-        method="f1",
-        settings={},
-    )
+    d = _draws(rng, "a", "b")
     ax = plot_difference_posterior(d)
     assert sum(p.get_height() > 0 for p in ax.patches) > 5
 
@@ -178,16 +187,22 @@ def test_save_comparison_plot_writes_png(result, tmp_path, kind):
     assert len(plt.get_fignums()) == n_figs  # no pyplot figure left open
 
 
-def test_legends_sit_beside_the_data(result):
-    """The legends sat on the ROPE's shading ("upper right" over a ROPE to the right)."""
-    t = ComparisonResult.from_posterior(
+def _nbc_vs_aode_one_data_set(**extra):
+    """The correlated t-test's posterior of nbc vs aode on one data set (closed form)."""
+    return ComparisonResult.from_posterior(
         StudentTPosterior(df=9, loc=-0.019, scale=0.0056),
         system_a="nbc",
         system_b="aode",
         rope=0.01,
         method="correlated_t",
         settings={},
+        **extra,
     )
+
+
+def test_legends_sit_beside_the_data(result):
+    """The legends sat on the ROPE's shading ("upper right" over a ROPE to the right)."""
+    t = _nbc_vs_aode_one_data_set()
     for ax in (plot_next_posterior(result), plot_shrinkage(result), plot_difference_posterior(t)):
         assert legend_hides_nothing(ax), ax.get_title()
         plt.close(ax.figure)
@@ -209,3 +224,54 @@ def test_triangle_is_readable_at_print_size(result, tmp_path):
     for name in ("readme.png", "cli.png"):
         width, height = width_height(tmp_path / name)
         assert width >= 1000 and height >= 900, (name, width, height)
+
+
+def _long_forest(q=54):
+    """A forest from -0.13 to +0.04 (ticks every 0.025 by default: -0.125, -0.100, ...)."""
+    rng = np.random.default_rng(0)
+    post = HierarchicalPosterior(
+        delta0=rng.normal(-0.01, 0.004, N_DRAWS),
+        std0=rng.uniform(0.02, 0.03, N_DRAWS),
+        nu=rng.uniform(1, 20, N_DRAWS),
+    )
+    centres = np.linspace(-0.13, 0.04, q)
+    delta = centres + rng.normal(0, 0.007, size=(N_DRAWS, q))
+    names = tuple(f"high_school_european_history_{i}" for i in range(q))
+    return _hierarchical(post, delta, centres, names, metric="accuracy")
+
+
+@pytest.mark.parametrize("width", [6.0, 5.0, 4.0, 3.5])
+def test_forest_x_tick_labels_do_not_overlap(width):
+    """The forest's x tick labels ran into each other (−0.150−0.125−0.100...) in its own
+    6-inch figure beside long data set or subtask names; now there are as many as fit."""
+    from matplotlib.figure import Figure
+
+    res = _long_forest()
+    fig = Figure(figsize=(width, 13), layout="constrained")
+    ax = plot_shrinkage(res, ax=fig.add_subplot())
+    assert not x_tick_overlaps(ax)
+    assert len([t for t in ax.get_xticklabels() if t.get_text()]) >= 2
+    ax = plot_shrinkage(res)  # its own figure, sized to the data sets
+    assert not x_tick_overlaps(ax)
+
+
+def test_every_plot_of_one_comparison_names_the_metric_its_direction_and_the_rope(result, rng):
+    """The posterior's axis said "mean difference, nbc − aode": of which metric, which
+    way round, and was higher better? Now as the reports' metric line says it."""
+    d = "d = score(nbc) − score(aode), score: higher is better"
+    t = _nbc_vs_aode_one_data_set(metric="error", higher_is_better=False)
+    draws = _draws(rng, "nbc", "aode")
+    axes = {
+        "closed form": (plot_difference_posterior(t), "d = error(aode) − error(nbc), error: lower"),
+        "draws": (plot_difference_posterior(draws), d),
+        "masses": (plot_difference_posterior(result), d),
+        "next": (plot_next_posterior(result), d),
+        "forest": (plot_shrinkage(result), d),
+    }
+    for name, (ax, text) in axes.items():
+        label = ax.get_xlabel().replace("\n", " ")
+        assert text in label, (name, label)
+        rope = "no ROPE" if name == "draws" else "ROPE ±0.01"
+        legend = " ".join(ax.get_legend_handles_labels()[1]) if name != "masses" else label
+        assert rope in legend or "d > 0.01" in legend, (name, legend)
+    assert "on score (higher is better)" in plot_simplex(result).get_title()

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from _figures import legend_hides_nothing  # noqa: E402
+from _figures import legend_hides_nothing, x_tick_overlaps  # noqa: E402
 from isbetter.items.hierarchical.population import NextSubtaskPosterior  # noqa: E402
 from isbetter.plots.items import plot_subtasks  # noqa: E402
 from isbetter.results.items import ItemsHierarchicalResult  # noqa: E402
@@ -66,4 +66,15 @@ def test_plot_subtasks_draws_every_subtask_with_its_hdi_and_observed_difference(
 def test_plot_subtasks_limits_the_subtasks_shown():
     ax = plot_subtasks(_result(q=8), max_subtasks=3)
     assert len(ax.get_yticklabels()) == 3
+    plt.close(ax.figure)
+
+
+def test_plot_subtasks_names_the_metric_and_its_ticks_do_not_overlap():
+    """The forest's axis said "difference in accuracy, big − small": now d as the reports
+    say it, the metric's direction; its x tick labels never run into each other."""
+    ax = plot_subtasks(_result(q=40))
+    label = ax.get_xlabel().replace("\n", " ")
+    assert "d = accuracy(big) − accuracy(small), accuracy: higher is better" in label
+    assert "ROPE ±0.01" in ax.get_legend_handles_labels()[1]
+    assert not x_tick_overlaps(ax)
     plt.close(ax.figure)

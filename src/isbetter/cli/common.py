@@ -277,8 +277,12 @@ def add_column_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
         help="data set column (default: dataset; repeat for a key of several columns, e.g. "
         "function and dimension; '' for one data set, or for unnamed rows of a --wide table)",
     )
-    cols.add_argument("--system-col", default="system", help="system column")
-    cols.add_argument("--run-col", default="run", help="run column ('' for a single run)")
+    cols.add_argument(
+        "--system-col", default="system", help="system column (also of item tables, --items)"
+    )
+    cols.add_argument(
+        "--run-col", default="run", help="run column ('' for a single run; also --items)"
+    )
     cols.add_argument(
         "--fold-col", default="fold", help="fold column ('' for one score per data set and system)"
     )
@@ -303,10 +307,12 @@ HIERARCHICAL_TUNE_HELP = (
 )
 
 
-def add_sampler_args(p: argparse.ArgumentParser, draws_help: str, tune_help: str) -> None:
+def add_sampler_args(
+    p: argparse.ArgumentParser, draws_help: str, tune_help: str, chains_help: str
+) -> None:
     """Add the posterior draws and the MCMC chains and tuning steps (``cv`` and ``rank``)."""
     p.add_argument("--draws", type=int, default=None, help=draws_help)
-    p.add_argument("--chains", type=int, default=None, help="MCMC chains (default 4)")
+    p.add_argument("--chains", type=int, default=None, help=f"MCMC chains (default {chains_help})")
     p.add_argument(
         "--tune", type=int, default=None, help=f"MCMC tuning steps per chain (default {tune_help})"
     )

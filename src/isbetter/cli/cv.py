@@ -54,6 +54,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         p,
         "posterior draws (per chain for the hierarchical model; default: the method's)",
         HIERARCHICAL_TUNE_HELP,
+        "4, for the hierarchical model; the other methods sample no chains",
     )
     p.add_argument(
         "--quiet", action="store_true", help="no progress clock during the hierarchical fit"

@@ -62,7 +62,7 @@ def add(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--metric", default=None, metavar="NAME", help="the metric of the logs (e.g. acc, acc_norm)"
     )
-    add_reading_args(p)
+    add_reading_args(p, system_and_run=True)
     p.add_argument(
         "--rope",
         type=float,
@@ -116,10 +116,11 @@ def add_pool_arg(g: argparse._ActionsContainer) -> None:
     )
 
 
-def add_reading_args(g: argparse._ActionsContainer) -> None:
+def add_reading_args(g: argparse._ActionsContainer, *, system_and_run: bool) -> None:
     """Add how item-level logs are read (``isbetter items`` and ``isbetter rank --items``).
 
-    --filter, --runs, --cluster, --run-suffix, --common-items; :func:`read_items` reads them.
+    --filter, --runs, --cluster, --run-suffix, --common-items and the columns of a long
+    table (:func:`add_long_table_args`); :func:`read_items` reads them.
     """
     g.add_argument(
         "--filter", default=None, metavar="NAME", help="the filter of lm-evaluation-harness logs"
@@ -149,6 +150,71 @@ def add_reading_args(g: argparse._ActionsContainer) -> None:
         help="compare on the items both models have (the others are left out, and the report "
         "says how many); without it, models on different items are an error",
     )
+    add_long_table_args(g, system_and_run=system_and_run)
+
+
+#: a long item table's columns: the reader's argument, the flag that names it, its default
+LONG_COLUMNS = (
+    ("task", "--task-col", "task, when present"),
+    ("item", "--item-col", "item"),
+    ("system", "--system-col", "system"),
+    ("run", "--run-col", "run, when present"),
+    ("score", "--score-col", "score"),
+)
+
+
+def add_long_table_args(g: argparse._ActionsContainer, *, system_and_run: bool) -> None:
+    """Add the columns of a long item table: --task-col, --item-col, --score-col.
+
+    With `system_and_run` also --system-col and --run-col (``isbetter items``; ``rank``
+    has them already, for score files).
+    """
+    for argument, flag, default in LONG_COLUMNS:
+        if not system_and_run and argument in ("system", "run"):
+            continue
+        g.add_argument(
+            flag,
+            default=None,
+            metavar="COL",
+            help=f"item tables (long): the {argument} column (default {default})",
+        )
+
+
+def _columns_named(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """Reader argument -> (flag, column) for the long-table columns the command line named.
+
+    ``rank``'s --system-col and --run-col have the defaults of score files (system, run):
+    those are the item reader's too, so only other values count as named.
+    """
+    named = {}
+    for argument, flag, _ in LONG_COLUMNS:
+        value = getattr(args, f"{argument}_col", None)
+        if value and value != argument:
+            named[argument] = (flag, value)
+    return named
+
+
+def _check_columns_named(paths: Sequence[Path], named: dict[str, tuple[str, str]]) -> None:
+    """Raise naming the flag when an item table lacks a column the command line named."""
+    from isbetter.core.errors import InputError
+    from isbetter.core.tables import read_table
+    from isbetter.items.reader import is_table
+
+    tables = [p for p in paths if is_table(p)]
+    if named and not tables:
+        flag, _ = next(iter(named.values()))
+        raise InputError(
+            f"{flag} names a column of an item table (CSV, TSV, Parquet, JSON lines); "
+            "these inputs are logs: leave it out."
+        )
+    for path in tables:
+        columns = read_table(path, argument="PATH").columns
+        for flag, column in named.values():
+            if column not in columns:
+                raise InputError(
+                    f"{flag} {column!r}: {str(path)!r} has no such column; its columns: "
+                    + ", ".join(map(repr, map(str, columns)))
+                )
 
 
 def read_items(
@@ -163,7 +229,10 @@ def read_items(
     from isbetter.cli.messages import cli_message
     from isbetter.items.reader import read
 
+    columns = _columns_named(args)
+    _check_columns_named(args.paths, columns)
     options = {"metric": metric, "filter": args.filter, "cluster": args.cluster}
+    options |= {argument: column for argument, (_, column) in columns.items()}
     table = read(
         args.paths,
         runs=args.runs,

@@ -27,6 +27,14 @@ from isbetter.core.vocabulary import (
     RANKING_RULES,
 )
 
+#: the chains each fit samples unless --chains says (what ranking.items.RANK_CHAINS and
+#: items.hierarchical.route.LOW_RANK_MAX_SUBTASKS set: numbers here, so that --help imports
+#: no model; tests/cli/test_cli.py checks them)
+RANK_CHAINS_HELP = (
+    "4: the hierarchical, joint and Plackett–Luce models; rank --items over more than 20 "
+    "subtasks of binary items: 2 a pair"
+)
+
 
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
     """Add what is ranked: the file, the systems, the metrics with direction and ROPE."""
@@ -120,7 +128,7 @@ def add(sub: argparse._SubParsersAction) -> None:
         "model's scores, every pair as isbetter items' model, with P(best) and rank intervals; "
         "over several tasks over the subtasks and their items, the mean over subtasks)",
     )
-    add_reading_args(items)
+    add_reading_args(items, system_and_run=False)
     add_pool_arg(items)
     cols = add_column_args(p)
     drop = next(a for a in cols._group_actions if a.dest == "drop_incomplete")
@@ -155,6 +163,7 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         p,
         "posterior draws (per chain for the hierarchical model)",
         f"{HIERARCHICAL_TUNE_HELP}; --method joint: 1000",
+        RANK_CHAINS_HELP,
     )
     p.add_argument(
         "--concentration",

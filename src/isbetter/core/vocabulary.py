@@ -17,6 +17,7 @@ __all__ = [
     "ITEM_POOLS",
     "ITEMS_HIERARCHICAL",
     "ITEM_RANKING_METHODS",
+    "ONE_TASK",
     "JOINT_METHODS",
     "METHOD_NAMES",
     "ONE_MODEL_METHODS",
@@ -26,9 +27,11 @@ __all__ = [
     "RANK_QUANTITIES",
     "ROPELESS_METHODS",
     "dataset_text",
+    "difference_text",
     "method_family",
     "pair_quantity",
     "place_text",
+    "task_text",
     "ranking_text",
     "rope_text",
 ]
@@ -182,9 +185,52 @@ def ranking_text(method: str) -> str:
     return f"every pair by the {name}"
 
 
+def difference_text(metric: str, a: str, b: str, higher_is_better: bool = True) -> str:
+    """Name the difference d as the plots' axes do: the metric, which way round, its direction.
+
+    As the reports' metric line says it: d is positive when `a` is better, so for a
+    lower-is-better metric it is B's score minus A's.
+
+    Examples
+    --------
+    >>> difference_text("accuracy", "nbc", "aode")
+    'd = accuracy(nbc) − accuracy(aode), accuracy: higher is better'
+    >>> difference_text("error", "nbc", "aode", higher_is_better=False)
+    'd = error(aode) − error(nbc), error: lower is better'
+    """
+    first, second = (a, b) if higher_is_better else (b, a)
+    direction = "higher" if higher_is_better else "lower"
+    return f"d = {metric}({first}) − {metric}({second}), {metric}: {direction} is better"
+
+
 def rope_text(rope: float) -> str:
     """How reports name a ROPE half-width: ``ROPE ±0.01``, or ``no ROPE`` (never ``±0``)."""
     return f"ROPE ±{rope:g}" if rope else "no ROPE"
+
+
+#: the task's name when a table of items has no task column (the evaluation names none)
+ONE_TASK = "all"
+
+
+def task_text(task: str, *, quoted: bool = False) -> str:
+    """Name a task of items as reports and messages do: ``task arc``, or ``all items``.
+
+    An evaluation without named subtasks has one task, :data:`ONE_TASK`, which is no name
+    a reader knows ("on task all"): it is said to be all the items. `quoted` gives the
+    form that starts a message: ``task 'arc'``, or ``the items``.
+
+    Examples
+    --------
+    >>> task_text("arc"), task_text(ONE_TASK), task_text("arc", quoted=True)
+    ('task arc', 'all items', "task 'arc'")
+    >>> task_text("2 tasks pooled (t1, t2)")
+    'the items of 2 tasks pooled (t1, t2)'
+    """
+    if task == ONE_TASK:
+        return "the items" if quoted else "all items"
+    if " pooled (" in task:  # items.subtasks.pooled_task: "2 tasks pooled (t1, t2)"
+        return f"the items of {task}"
+    return f"task {task!r}" if quoted else f"task {task}"
 
 
 def place_text(method: str, dataset: str, name: str | None = None) -> str:
@@ -196,11 +242,13 @@ def place_text(method: str, dataset: str, name: str | None = None) -> str:
     --------
     >>> place_text("items_exact", "arc"), place_text("correlated_t", "1", "anneal")
     ('task arc', 'data set anneal (1)')
+    >>> place_text("items_bootstrap", ONE_TASK)  # an evaluation without named subtasks
+    'all items'
     """
     if method in (*ITEMS_HIERARCHICAL, "items_joint_subtasks"):  # "57 subtasks (a, b, c, …)"
         return dataset
     if method.startswith("items_"):
-        return f"task {dataset}"
+        return task_text(dataset)
     return dataset_text(dataset, name)
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.provenance import input_record, make_settings
 from isbetter.core.validate import check_choice, check_positive_int, check_probability, check_rope
-from isbetter.core.vocabulary import ITEM_MODELS
+from isbetter.core.vocabulary import ITEM_MODELS, task_text
 from isbetter.inference.posterior import DrawsPosterior
 from isbetter.inference.records import Observed, TestResult
 from isbetter.inference.seeds import RNGLike, child, resolve_seed
@@ -101,11 +101,13 @@ def _scores(items: Any) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(items.a, dtype=float)
     b = np.asarray(items.b, dtype=float)
     if a.size == 0:
-        raise InputError(f"task {items.task!r}: no items to compare.")
+        raise InputError(f"{task_text(items.task, quoted=True)}: no items to compare.")
     bad = ~(np.isfinite(a) & np.isfinite(b))
     if bad.any():
         item = np.asarray(items.items)[np.flatnonzero(bad)[0]] if hasattr(items, "items") else ""
-        raise InputError(f"task {items.task!r}: item {item!r} has a score that is not a number.")
+        raise InputError(
+            f"{task_text(items.task, quoted=True)}: item {item!r} has a score that is not a number."
+        )
     return a, b
 
 

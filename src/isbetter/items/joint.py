@@ -75,6 +75,7 @@ import pandas as pd
 
 from isbetter.core.errors import InputError
 from isbetter.core.validate import check_positive_int, counted
+from isbetter.core.vocabulary import task_text
 from isbetter.items import bootstrap, paired
 
 __all__ = [
@@ -166,8 +167,8 @@ def item_matrix(table: Any, systems: Sequence[str] | None = None) -> ItemMatrix:
         if (per.nunique(dropna=False) > 1).any():
             task, item = per.nunique(dropna=False).pipe(lambda s: s[s > 1]).index[0]
             raise InputError(
-                f"task {task!r}: item {item!r} is in different clusters for different "
-                "systems (or in none for some): give every item one cluster, or none"
+                f"{task_text(task, quoted=True)}: item {item!r} is in different clusters for "
+                "different systems (or in none for some): give every item one cluster, or none"
             )
         first = per.first().reindex(wide.index)
         clusters = np.asarray(

@@ -33,6 +33,12 @@ __all__ = ["read"]
 _TABLES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 
 
+def is_table(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is read as an item table (not an lm-eval folder or an Inspect log)."""
+    path = Path(path)
+    return path.is_file() and _kind(path) == "table"
+
+
 def _kind(path: Path) -> str:
     if path.is_dir():
         return "lm_eval"

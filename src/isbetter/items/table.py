@@ -17,14 +17,13 @@ import pandas as pd
 
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.core.validate import counted
+from isbetter.core.vocabulary import ONE_TASK, task_text
 
 __all__ = ["COLUMNS", "ItemTable", "PairedItems", "stacked"]
 
 #: the columns of :attr:`ItemTable.frame`, in this order
 COLUMNS = ("task", "item", "system", "run", "score", "cluster")
 
-#: the task's name when a table has no task column
-ONE_TASK = "all"
 
 _KEY = ["task", "item", "system", "run"]
 
@@ -104,8 +103,8 @@ class PairedItems:
         """Raise :class:`~isbetter.core.errors.InputError` unless the items are binary."""
         if not self.binary:
             raise InputError(
-                f"task {self.task!r}: the scores of {self.system_a!r} and {self.system_b!r} "
-                "are not binary (one run per item, 0 or 1): no 2x2 counts"
+                f"{task_text(self.task, quoted=True)}: the scores of {self.system_a!r} and "
+                f"{self.system_b!r} are not binary (one run per item, 0 or 1): no 2x2 counts"
             )
 
     def counts(self) -> tuple[int, int, int, int]:
@@ -540,8 +539,8 @@ class ItemTable:
                 f"only {s!r}: {_examples(o)}" for s, o in ((a, only_a), (b, only_b)) if len(o)
             )
             raise InputError(
-                f"task {task!r}: {a!r} has {counted(len(items_a), 'item')} and {b!r} "
-                f"{len(items_b)}, {len(items_a) - len(only_a)} in common ({only}); compare "
+                f"{task_text(task, quoted=True)}: {a!r} has {counted(len(items_a), 'item')} and "
+                f"{b!r} {len(items_b)}, {len(items_a) - len(only_a)} in common ({only}); compare "
                 "models on the same items (common_items() keeps those every system has)"
             )
         pa, pb = per[0], per[1].loc[items_a]
@@ -551,8 +550,8 @@ class ItemTable:
             if pd.isna(ca).any():
                 missing = items_a[pd.isna(ca)]
                 raise InputError(
-                    f"task {task!r}: {counted(len(missing), 'item')} of {a!r} have no "
-                    f"cluster ({_examples(missing)}): give every item a cluster or none"
+                    f"{task_text(task, quoted=True)}: {counted(len(missing), 'item')} of {a!r} "
+                    f"have no cluster ({_examples(missing)}): give every item a cluster or none"
                 )
             differ = (ca != cb) & ~pd.isna(cb)
             if differ.any():

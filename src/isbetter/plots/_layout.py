@@ -27,15 +27,29 @@ def new_axes(ax: Any, figsize: tuple[float, float]) -> Any:
     return ax
 
 
+#: room one x tick label takes, in ems of its font: ``−0.125`` is about 3.9, and a gap
+_TICK_EMS = 5.0
+
+
 def sparse_x_ticks(ax: Any, most: int = 5) -> None:
-    """Put at most about `most` round ticks on the x axis of `ax`.
+    """Put at most about `most` round ticks on the x axis of `ax`, fewer if it is narrow.
 
     So that labels such as ``−0.075`` never run into each other: the automatic
-    locator may put 8 on a narrow axes.
+    locator may put 8 on a narrow axes, e.g. a forest beside long subtask names.
+    The number is chosen each time the figure is drawn, from the axes' width then.
     """
+    from matplotlib import rcParams
     from matplotlib.ticker import MaxNLocator
 
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=most, steps=[1, 2, 2.5, 5, 10]))
+    class _RoomyLocator(MaxNLocator):
+        def __call__(self) -> Any:
+            width_pt = ax.bbox.width * 72.0 / ax.figure.dpi
+            size = font_points(rcParams["xtick.labelsize"])
+            room = int(width_pt // (_TICK_EMS * size))
+            self.set_params(nbins=max(1, min(most, room)))
+            return super().__call__()
+
+    ax.xaxis.set_major_locator(_RoomyLocator(nbins=most, steps=[1, 2, 2.5, 5, 10]))
 
 
 def font_points(size: Any) -> float:

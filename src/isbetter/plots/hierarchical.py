@@ -12,10 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.vocabulary import place_text, rope_text
-from isbetter.plots._layout import PRINT_DPI, legend_outside, new_axes
+from isbetter.core.vocabulary import difference_text, place_text, rope_text
+from isbetter.plots._layout import (
+    PRINT_DPI,
+    legend_outside,
+    new_axes,
+    sparse_x_ticks,
+    wrap_to_axes,
+)
 
 __all__ = [
+    "difference_label",
     "draw_forest",
     "plot_difference_posterior",
     "plot_next_posterior",
@@ -31,7 +38,14 @@ def _shade_rope(ax: Any, rope: float) -> None:
     if rope > 0:
         ax.axvspan(-rope, rope, color=_ROPE_COLOUR, alpha=0.3, lw=0, label=rope_text(rope))
     else:
-        ax.axvline(0.0, color=_ROPE_COLOUR, lw=1.5, label="0")
+        ax.axvline(0.0, color=_ROPE_COLOUR, lw=1.5, label=f"d = 0 ({rope_text(rope)})")
+
+
+def difference_label(result: Any, what: str) -> str:
+    """Return the x label of a plot of `result`'s difference: `what`, then the metric's d."""
+    return f"{what}; " + difference_text(
+        result.metric, result.system_a, result.system_b, result.higher_is_better
+    )
 
 
 def plot_next_posterior(
@@ -70,7 +84,8 @@ def plot_next_posterior(
     _shade_rope(ax, rope)
     ax.plot(grid, dens, color=_LINE_COLOUR, lw=1.8, label="predictive density")
     ax.fill_between(grid, dens, color=_LINE_COLOUR, alpha=0.15, lw=0)
-    ax.set_xlabel(f"difference on a new data set, {result.system_a} − {result.system_b}")
+    ax.set_xlabel(wrap_to_axes(ax, difference_label(result, "difference on a new data set")))
+    sparse_x_ticks(ax)
     ax.set_ylabel("density")
     ax.set_title(
         f"P({result.system_a} better) = {p.p_a_better:.3f}, P(ROPE) = {p.p_rope:.3f}, "
@@ -127,7 +142,7 @@ def plot_shrinkage(
             f"posterior median, {level:.0%}",
             "observed mean",
             "δ0 (median)",
-            f"mean difference, {result.system_a} − {result.system_b}",
+            difference_label(result, "mean difference"),
             "per-data-set shrinkage",
         ),
         centre=float(np.median(result.posterior.delta0)),
@@ -161,7 +176,8 @@ def draw_forest(
         ax.plot(observed, y, "x", color="0.35", ms=4, label=labels[1])
     ax.axvline(centre, color="0.3", ls="--", lw=1, label=labels[2])
     ax.set_yticks(y, names, fontsize="x-small")
-    ax.set_xlabel(labels[3])
+    ax.set_xlabel(wrap_to_axes(ax, labels[3]))
+    sparse_x_ticks(ax)
     ax.set_title(labels[4], fontsize="medium")
     legend_outside(ax, fontsize="x-small")
     return ax
@@ -208,7 +224,7 @@ def plot_difference_posterior(
         else:
             _shade_rope(ax, rope)
             ax.axvline(post.loc, color=_LINE_COLOUR, lw=1.8, label="posterior (point mass)")
-        ax.set_xlabel(f"mean difference, {a} − {b}")
+        ax.set_xlabel(wrap_to_axes(ax, difference_label(result, "mean difference")))
     elif hasattr(post, "draws"):
         _shade_rope(ax, rope)
         ax.hist(
@@ -219,12 +235,19 @@ def plot_difference_posterior(
             alpha=0.6,
             label="posterior draws",
         )
-        ax.set_xlabel(f"difference, {a} − {b}")
+        ax.set_xlabel(wrap_to_axes(ax, difference_label(result, "difference")))
     else:
         masses = post.region_masses(rope)
         ax.hist(masses[:, 0], bins=bins, range=(0, 1), color=_LINE_COLOUR, alpha=0.6)
-        ax.set_xlabel(f"per-draw probability that {a} is better")
+        ax.set_xlabel(
+            wrap_to_axes(
+                ax,
+                f"per-draw probability that {a} is better (d > {rope:g})",
+                difference_text(result.metric, a, b, result.higher_is_better),
+            )
+        )
     ax.set_ylabel("density")
+    sparse_x_ticks(ax)
     where = ""
     if getattr(result, "dataset", None):  # one data set: say which, by its name
         place = place_text(result.method, result.dataset, result.settings.get("dataset_name"))

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.plots.hierarchical import draw_forest
+from isbetter.plots.hierarchical import difference_label, draw_forest
 
 __all__ = ["plot_subtasks"]
 
@@ -52,8 +52,7 @@ def plot_subtasks(
             f"posterior mean, {level:.0%} HDI",
             "observed difference",
             "population mean",
-            f"difference in {'accuracy' if result.counts is not None else result.metric}, "
-            f"{result.system_a} − {result.system_b}",
+            difference_label(result, "difference in mean score"),
             "per-subtask shrinkage",
         ),
         centre=float(np.mean(result.population_mean)),

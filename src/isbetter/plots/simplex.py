@@ -123,7 +123,8 @@ def plot_simplex(
     )
     method = METHOD_NAMES.get(result.method, result.method)
     ax.set_title(
-        f"{method}\n{name_a} vs {name_b} on {result.metric}: {len(xy)} draws ({how})",
+        f"{method}\n{name_a} vs {name_b} on {result.metric} "
+        f"({'higher' if result.higher_is_better else 'lower'} is better)\n{len(xy)} draws ({how})",
         fontsize="medium",
     )
     ax.set_xlim(-0.2, 1.2)

@@ -218,7 +218,6 @@ def _nu_prior(data: dict[str, Any], *, integrated: bool, dims: str | None = None
     and beta: a hierarchy over the nu's.
     """
     pm = libs.pymc()
-    import pytensor.tensor as pt
 
     if not integrated:
         alpha = pm.Uniform("alpha", lower=data["alpha_lo"], upper=data["alpha_hi"])
@@ -230,18 +229,31 @@ def _nu_prior(data: dict[str, Any], *, integrated: bool, dims: str | None = None
     # integrated over beta in closed form, x^-2 alpha (P(alpha + 1, b_hi x) - P(alpha + 1,
     # b_lo x)), P the regularised lower incomplete gamma function, then averaged over alpha
     x = pm.HalfFlat("nu_minus_one")
+    pm.Potential("nu_prior", nu_prior_logp(x, data))
+    return pm.Deterministic("nu", x + 1.0)
+
+
+def nu_prior_logp(x: Any, data: dict[str, Any]) -> Any:
+    r"""Return the log prior of :math:`\nu - 1 =` `x` with alpha and beta integrated out.
+
+    Elementwise: one :math:`\nu` per element of `x` (a scalar, or the joint model's
+    per-component vector), each :math:`\nu_j - 1 \sim \operatorname{Gamma}(\alpha_j,
+    \beta_j)` with its own :math:`\alpha_j, \beta_j` integrated out (bounds from `data`).
+    """
+    import pytensor.tensor as pt
+
     t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
     alpha = data["alpha_lo"] + (data["alpha_hi"] - data["alpha_lo"]) * (t + 1.0) / 2.0
-    lo, hi = data["beta_lo"] * x, data["beta_hi"] * x
+    column = pt.shape_padright(x)  # the nodes over alpha along a last axis
+    lo, hi = data["beta_lo"] * column, data["beta_hi"] * column
     shape = alpha + 1.0
     mass = pt.switch(  # without cancellation where both are near 1
         lo > shape,
         pt.gammaincc(shape, lo) - pt.gammaincc(shape, hi),
         pt.gammainc(shape, hi) - pt.gammainc(shape, lo),
     )
-    density = (weight / 2.0 * alpha * mass).sum() / (x**2 * (data["beta_hi"] - data["beta_lo"]))
-    pm.Potential("nu_prior", pt.log(density))
-    return pm.Deterministic("nu", x + 1.0)
+    density = (weight / 2.0 * alpha * mass).sum(axis=-1)
+    return pt.log(density / (x**2 * (data["beta_hi"] - data["beta_lo"])))
 
 
 def _integrated_loglik(

@@ -17,7 +17,7 @@ import numpy as np
 
 from isbetter.core.errors import InputError
 from isbetter.core.validate import check_choice, check_positive_int
-from isbetter.cv.hierarchical.pymc_backend import _ALPHA_NODES, _nu_prior
+from isbetter.cv.hierarchical.pymc_backend import _nu_prior, nu_prior_logp
 from isbetter.cv.joint.spec import (
     COMPONENTS_PLACEHOLDERS,
     PLACEHOLDER_SCALARS,
@@ -255,7 +255,7 @@ def _components_model(q: int, k: int) -> Any:
         for name, value in {**PLACEHOLDER_SCALARS, **COMPONENTS_PLACEHOLDERS}.items():
             data[name] = pm.Data(name, value)
         x = pm.HalfFlat("nu_minus_one", dims="component")
-        pm.Potential("nu_prior", _nu_prior_each(x, data))
+        pm.Potential("nu_prior", nu_prior_logp(x, data).sum())
         nu = pm.Deterministic("nu", x + 1.0, dims="component")
         beta = pm.Uniform(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
@@ -310,25 +310,3 @@ def _gram_schmidt(raw: Any, d: int) -> Any:
             v = v - pt.dot(u, v) * u
         columns.append(v / pt.sqrt(pt.square(v).sum()))
     return pt.stack(columns, axis=1)
-
-
-def _nu_prior_each(x: Any, data: dict[str, Any]) -> Any:
-    r"""Return the log prior of the vector :math:`\nu - 1 =` `x`, one :math:`\nu` each.
-
-    Each :math:`\nu_j - 1 \sim \operatorname{Gamma}(\alpha_j, \beta_j)` with its own
-    :math:`\alpha_j, \beta_j` integrated out, as the shared :math:`\nu`'s prior
-    (:func:`isbetter.cv.hierarchical.pymc_backend._nu_prior`, ``integrated=True``).
-    """
-    import pytensor.tensor as pt
-
-    t, weight = np.polynomial.legendre.leggauss(_ALPHA_NODES)
-    alpha = data["alpha_lo"] + (data["alpha_hi"] - data["alpha_lo"]) * (t + 1.0) / 2.0
-    lo, hi = data["beta_lo"] * x[:, None], data["beta_hi"] * x[:, None]
-    shape = alpha[None, :] + 1.0
-    mass = pt.switch(
-        lo > shape,
-        pt.gammaincc(shape, lo) - pt.gammaincc(shape, hi),
-        pt.gammainc(shape, hi) - pt.gammainc(shape, lo),
-    )
-    density = (weight[None, :] / 2.0 * alpha[None, :] * mass).sum(axis=1)
-    return pt.log(density / (x**2 * (data["beta_hi"] - data["beta_lo"]))).sum()
