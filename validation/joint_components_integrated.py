@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
+from isbetter.cv.hierarchical.pymc_backend import nu_prior_logp
 from isbetter.cv.joint import compiled_backend as _backend
 from isbetter.cv.joint.compiled_backend import (
     _HEAD,
@@ -46,7 +47,6 @@ from isbetter.cv.joint.compiled_backend import (
     _unpack,
 )
 from isbetter.cv.joint.pymc_backend import _gram_schmidt as _gram_schmidt_pt
-from isbetter.cv.joint.pymc_backend import _nu_prior_each
 from isbetter.cv.joint.spec import COMPONENTS_PLACEHOLDERS, PLACEHOLDER_SCALARS, contrast_basis
 from isbetter.inference import libs
 from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
@@ -98,7 +98,7 @@ def build_model(q: int, k: int) -> Any:
         for name, value in {**PLACEHOLDER_SCALARS, **COMPONENTS_PLACEHOLDERS}.items():
             data[name] = pm.Data(name, value)
         x = pm.HalfFlat("nu_minus_one", dims="component")
-        pm.Potential("nu_prior", _nu_prior_each(x, data))
+        pm.Potential("nu_prior", nu_prior_logp(x, data).sum())
         nu = pm.Deterministic("nu", x + 1.0, dims="component")
         beta = pm.Uniform(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"

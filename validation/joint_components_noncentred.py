@@ -17,7 +17,7 @@ and the folds enter through the likelihood of :math:`\eta_i = T_i^{-1}(\bar z_i 
 - \tilde u_i)`, the package's ``loglik`` potential unchanged. The Jacobian of
 :math:`z_i \mapsto \tilde u_i` (:math:`\prod_j s_j`) cancels the :math:`-\sum_j \log
 s_j` of the centred form's deviation density, so the posterior of every other
-variable is the package's. The priors of :math:`\nu_j` (``_nu_prior_each``),
+variable is the package's. The priors of :math:`\nu_j` (``nu_prior_logp``),
 :math:`\beta`, :math:`s_j \sim` half-:math:`t_n(0, A)` and :math:`R_{ab} \sim N(0,
 1)` (:math:`Q` its Gram-Schmidt orthonormalisation, ``_gram_schmidt``) are the
 package's; :math:`s` and :math:`R` as PyMC's ``HalfStudentT`` and ``Normal``, the
@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.cv.joint.pymc_backend import _gram_schmidt, _nu_prior_each
+from isbetter.cv.hierarchical.pymc_backend import nu_prior_logp
+from isbetter.cv.joint.pymc_backend import _gram_schmidt
 from isbetter.cv.joint.spec import COMPONENTS_PLACEHOLDERS, PLACEHOLDER_SCALARS, contrast_basis
 from isbetter.inference import libs
 
@@ -64,7 +65,7 @@ def build_model(data: dict[str, Any]) -> Any:
         for name in {**PLACEHOLDER_SCALARS, **COMPONENTS_PLACEHOLDERS}:
             values[name] = pm.Data(name, np.asarray(data[name], dtype=float))
         x = pm.HalfFlat("nu_minus_one", dims="component")
-        pm.Potential("nu_prior", _nu_prior_each(x, values))
+        pm.Potential("nu_prior", nu_prior_logp(x, values).sum())
         nu = pm.Deterministic("nu", x + 1.0, dims="component")
         beta = pm.Uniform(
             "effect_coords", lower=-values["effect_hi"], upper=values["effect_hi"], dims="contrast"
