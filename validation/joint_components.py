@@ -48,6 +48,7 @@ def fit_components(
     systems: tuple[str, ...],
     *,
     seed: int,
+    rope: float = 0.0,
     draws: int = 2000,
     tune: int = 1000,
     chains: int = 4,
@@ -62,6 +63,7 @@ def fit_components(
         fit = joint_fit(
             table,
             systems,
+            rope=rope,
             priors=JointPriors(tails="components"),
             draws=draws,
             tune=tune,
@@ -162,9 +164,8 @@ def read_uci() -> Any:
 
 
 def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
-    return fit_components(
-        table, systems, seed=args.seed, draws=args.draws, tune=args.tune, chains=args.chains
-    )
+    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
+    return fit_components(table, systems, seed=args.seed, rope=args.rope, **sampling)
 
 
 def _nu_sorted_median(fit: dict[str, Any]) -> list[float]:
