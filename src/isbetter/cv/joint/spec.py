@@ -671,16 +671,7 @@ def prepare(
     -------
     JointData
     """
-    if not isinstance(table, ScoreTable):
-        raise InputTypeError(
-            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
-        )
-    priors = JointPriors() if priors is None else priors
-    if not isinstance(priors, JointPriors):
-        raise InputTypeError(f"`priors` must be JointPriors or None, got {type(priors).__name__}.")
-    systems = tuple(systems)
-    if len(systems) < 2 or len(set(systems)) != len(systems):
-        raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
+    systems, priors = _checked(table, systems, priors)
     metric = table._metric(metric)
     pairs, n = _paired_with_first(table, systems, metric)
     first = pairs[0]
@@ -693,9 +684,7 @@ def prepare(
             "fold of every data set: there is nothing to rank."
         )
     cross, sds, floor = _zero_variance_floor(cross, null, n, sds, most, rope)
-    scale = float(sds.mean())
-    if scale == 0.0:
-        scale = float(most.max())
+    scale = float(sds.mean()) or float(most.max())
     # scale-equivariance, as the pairwise model: dividing the scores and every
     # data-dependent setting by one constant leaves the posterior in score units unchanged
     means_s = np.array(means) / scale
@@ -728,6 +717,23 @@ def prepare(
         zero_variance=tuple(ds for ds, b in zip(first.datasets, null, strict=True) if b.shape[1]),
         zero_variance_sd=floor,
     )
+
+
+def _checked(
+    table: Any, systems: Sequence[str], priors: JointPriors | None
+) -> tuple[tuple[str, ...], JointPriors]:
+    """Return :func:`prepare`'s systems and priors, checked (raises on bad input)."""
+    if not isinstance(table, ScoreTable):
+        raise InputTypeError(
+            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
+        )
+    priors = JointPriors() if priors is None else priors
+    if not isinstance(priors, JointPriors):
+        raise InputTypeError(f"`priors` must be JointPriors or None, got {type(priors).__name__}.")
+    systems = tuple(systems)
+    if len(systems) < 2 or len(set(systems)) != len(systems):
+        raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
+    return systems, priors
 
 
 def _fixed_spread(
