@@ -64,6 +64,7 @@ def fit_components(
     systems: tuple[str, ...],
     *,
     seed: int,
+    rope: float = 0.0,
     draws: int = 2000,
     tune: int = 1000,
     chains: int = 4,
@@ -104,6 +105,7 @@ def fit_components(
             fit = joint_fit(
                 table,
                 systems,
+                rope=rope,
                 priors=JointPriors(tails="components", noise_scale=noise_scale),
                 draws=draws,
                 tune=tune,
@@ -254,7 +256,7 @@ def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict
     nuts = NutsSettings(
         mass_matrix=args.mass_matrix, target_accept=args.target_accept, max_depth=args.max_depth
     )
-    run = {name: getattr(args, name) for name in ("seed", "draws", "tune", "chains")}
+    run = {name: getattr(args, name) for name in ("seed", "rope", "draws", "tune", "chains")}
     return fit_components(
         table,
         systems,

@@ -83,7 +83,7 @@ def _quadratic_form(mean: Any, ss: Any, n: Any, rho: Any, delta: Any) -> Any:
 
 #: a data set counts as having zero variance when its sd is below this fraction of its
 #: largest absolute difference (round-off of equal differences), or exactly zero.
-_ZERO_VARIANCE_RTOL = 1e-9
+ZERO_VARIANCE_RTOL = 1e-9
 #: With rope 0, a zero-variance data set gets this fraction of the other data sets' mean sd
 #: (of its largest absolute difference where every data set has zero variance). Its value
 #: is immaterial where it is small: the data set's likelihood in delta_i is a kernel of
@@ -178,7 +178,7 @@ def prepare(
         )
     sds = np.sqrt(ss / n)  # population sd, as in the reference code
     max_abs = np.array([np.abs(d).max() for d in diffs])
-    zero = sds <= _ZERO_VARIANCE_RTOL * max_abs
+    zero = sds <= ZERO_VARIANCE_RTOL * max_abs
     floor: float | None = None
     if zero.any():
         floor = _zero_variance_sd(scores, sds[~zero], max_abs, rope)
@@ -219,15 +219,37 @@ def _zero_variance_sd(
     # noise, whose variance is rope^2 / 3; we give such a data set that variance
     # deterministically and keep its observed mean. With rope 0 that is no variance:
     # ZERO_VARIANCE_FLOOR instead (`positive`: the sds of the other data sets).
+    floor = zero_variance_sd(positive, float(max_abs.max()), rope)
+    if floor is not None:
+        return floor
+    # every difference is exactly 0: no scale in the data, take one from the scores
+    magnitude = np.concatenate([np.abs(scores.means_a), np.abs(scores.means_b)])
+    return 1e-6 * max(1.0, float(magnitude.max()))
+
+
+def zero_variance_sd(positive: np.ndarray, largest: float, rope: float) -> float | None:
+    """Return the sd of the differences of a zero-variance data set (None: no scale).
+
+    ``rope / sqrt(3)``, the sd of U(-rope, rope) noise (the reference code's rule); with
+    rope 0, :data:`ZERO_VARIANCE_FLOOR` times the mean of `positive` (the sds of the data
+    sets that vary) or, where none varies, of `largest` (the largest absolute difference).
+    The pairwise model applies it to a data set's differences, the joint model to each
+    pair's (``docs/joint_prior.md``).
+
+    Examples
+    --------
+    >>> round(zero_variance_sd(np.array([0.02, 0.04]), 0.1, rope=0.0), 6)
+    0.0003
+    >>> round(zero_variance_sd(np.array([0.02]), 0.1, rope=0.01), 6)
+    0.005774
+    """
     if rope > 0:
         return rope / math.sqrt(3.0)
     if positive.size:
         return ZERO_VARIANCE_FLOOR * float(positive.mean())
-    if max_abs.max() > 0:
-        return ZERO_VARIANCE_FLOOR * float(max_abs.max())
-    # every difference is exactly 0: no scale in the data, take one from the scores
-    magnitude = np.concatenate([np.abs(scores.means_a), np.abs(scores.means_b)])
-    return 1e-6 * max(1.0, float(magnitude.max()))
+    if largest > 0:
+        return ZERO_VARIANCE_FLOOR * largest
+    return None
 
 
 def _bound_term(

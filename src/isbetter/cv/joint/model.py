@@ -408,6 +408,8 @@ def _settings(
         metric=prepared.metric,
         n_datasets=prepared.n_datasets,
         systems=list(prepared.systems),
+        zero_variance_datasets=list(prepared.zero_variance),
+        zero_variance_sd=prepared.zero_variance_sd,
     )
 
 
@@ -463,7 +465,10 @@ def joint_fit(
     metric : str, optional
         Metric column (default: the first); its direction orients the effects.
     rope : float, default: 0.0
-        ROPE half-width in score units (recorded with the fit).
+        ROPE half-width in score units (recorded with the fit); it sets the noise of the
+        directions in which a data set's scores do not vary (two systems with the same
+        score on every fold), U(-rope, rope) differences as in the pairwise model
+        (``settings["zero_variance_datasets"]``, ``settings["zero_variance_sd"]``).
     rho : float, optional
         Correlation of the scores within a data set; default ``1 / folds``.
     priors : JointPriors, optional
@@ -525,7 +530,7 @@ def joint_fit(
     backend_used = resolve_backend(backend)
     priors = JointPriors() if priors is None else priors
     names = table.systems if systems is None else tuple(systems)
-    prepared = prepare(table, names, metric=metric, rho=rho, priors=priors)
+    prepared = prepare(table, names, metric=metric, rope=rope, rho=rho, priors=priors)
     model = _shared_model(prepared.n_datasets, prepared.n_systems, backend_used)
     return model.fit(
         prepared,

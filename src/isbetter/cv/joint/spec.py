@@ -77,6 +77,7 @@ from scipy import special
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.cv.correlation import resolve_rho
 from isbetter.cv.hierarchical.priors import PositivePriors
+from isbetter.cv.hierarchical.spec import ZERO_VARIANCE_RTOL, zero_variance_sd
 from isbetter.cv.joint.likelihood import sufficient_statistics
 from isbetter.cv.scores import ScoreTable
 
@@ -368,6 +369,12 @@ class JointData:
         The same of each noise covariance :math:`\Sigma_i`.
     tails : {"shared", "per-system", "components"}
         The deviations' tails (:class:`JointPriors`).
+    zero_variance : tuple of str
+        The data sets on which the contrasts do not vary in some direction (two systems
+        with the same score on every fold): that direction's noise is the floor below.
+    zero_variance_sd : float or None
+        Score units: the per-fold sd of a pair's difference given to those directions
+        (the pairwise model's rule, :func:`prepare`); None where no data set has one.
     """
 
     systems: tuple[str, ...]
@@ -387,6 +394,8 @@ class JointData:
     noise_df: float
     noise_var: float
     tails: Tails = "shared"
+    zero_variance: tuple[str, ...] = ()
+    zero_variance_sd: float | None = None
 
     @property
     def n_systems(self) -> int:
@@ -542,29 +551,92 @@ def _paired_with_first(
 
 def _contrast_statistics(
     pairs: list[Any], n: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
     """Per data set, the contrasts' fold means and cross-products, and every pair's spread.
 
     `pairs` are the first system paired with each other one. Returns ``(means, cross,
-    sds, most)``: ``(q, d)`` and ``(q, d, d)`` in orthonormal contrast coordinates, and
-    ``(q, pairs)`` the population sd and the largest absolute value of every pair's fold
-    differences.
+    null, sds, most)``: ``(q, d)`` and ``(q, d, d)`` in orthonormal contrast coordinates;
+    per data set a ``(d, m)`` orthonormal basis of the directions in which its contrasts
+    do not vary (:func:`_null_directions`); ``(q, pairs)`` the population sd and the
+    largest absolute value of every pair's fold differences.
     """
     k = len(pairs) + 1
     basis = contrast_basis(k)
     upper = np.triu_indices(k, 1)
-    means, cross, pair_sd, pair_max = [], [], [], []
+    means, cross, null, pair_sd, pair_max = [], [], [], [], []
     for i in range(len(n)):
         # minus the differences x_0 - x_k (oriented) are the oriented scores up to a fold
         # effect; the contrasts H^T y do not see it
         y = -np.vstack([np.zeros(int(n[i])), *(p.differences[i] for p in pairs)])
         diffs = y[upper[0]] - y[upper[1]]  # (pairs, n): every pair's fold differences
-        _, mean, r = sufficient_statistics(basis.T @ y)  # of the orthonormal contrasts
+        z = basis.T @ y  # (d, n) the orthonormal contrasts
+        _, mean, r = sufficient_statistics(z)
         means.append(mean)
         cross.append(r)
+        null.append(_null_directions(z - mean[:, None], float(np.abs(diffs).max())))
         pair_sd.append(diffs.std(axis=1))  # population sd, as the reference code
         pair_max.append(np.abs(diffs).max(axis=1))
-    return np.array(means), np.array(cross), np.array(pair_sd), np.array(pair_max)
+    return np.array(means), np.array(cross), null, np.array(pair_sd), np.array(pair_max)
+
+
+def _null_directions(deviations: np.ndarray, largest: float) -> np.ndarray:
+    """Return a ``(d, m)`` orthonormal basis of the directions in which nothing varies.
+
+    `deviations` ``(d, n)``: one data set's contrasts minus their fold means; `largest`:
+    its largest absolute difference of two systems on a fold. A direction counts when a
+    pair's difference along it (sqrt(2) x the unit contrast) has a population sd at most
+    the pairwise model's ``ZERO_VARIANCE_RTOL`` x `largest` (the pairwise rule at K = 2).
+    The singular values of the deviations, not the eigenvalues of their cross-products,
+    decide (relative accuracy of the machine epsilon, not of its square root). With fewer
+    folds than contrasts (n - 1 < d) every data set lacks d - n + 1 directions whatever
+    its scores: no direction counts there (the noise prior keeps the posterior proper).
+    """
+    d, n = deviations.shape
+    if n - 1 < d:
+        return np.zeros((d, 0))
+    u, s, _ = np.linalg.svd(deviations, full_matrices=True)
+    sd = np.zeros(d)
+    sd[: s.size] = math.sqrt(2.0 / n) * s
+    return u[:, sd <= ZERO_VARIANCE_RTOL * largest]
+
+
+def _zero_variance_floor(
+    cross: np.ndarray,
+    null: list[np.ndarray],
+    n: np.ndarray,
+    sds: np.ndarray,
+    most: np.ndarray,
+    rope: float,
+) -> tuple[np.ndarray, np.ndarray, float | None]:
+    r"""Return the cross-products and pairs' sds with the zero-variance floor, and its sd.
+
+    The pairwise model gives a data set whose differences do not vary the per-fold
+    variance :math:`f^2` of U(-rope, rope) noise, :math:`f^2 = \text{rope}^2/3`
+    (rope 0: :data:`~isbetter.cv.hierarchical.spec.ZERO_VARIANCE_FLOOR` x the mean sd of
+    the pairs that vary), its mean kept. A pair's difference is sqrt(2) x a unit
+    contrast, so the unit contrasts of the directions in `null` get :math:`f^2 / 2` per
+    fold, isotropically: :math:`R_i + n_i (f^2/2) N_i N_i^T`. At K = 2 that is the
+    pairwise model's :math:`SS_i = n_i f^2` of the difference; any pair of systems whose
+    difference lies in the null space gets :math:`f^2`, whatever the order of the systems
+    and the contrasts.
+    """
+    if not any(b.shape[1] for b in null):
+        return cross, sds, None
+    varying = sds > ZERO_VARIANCE_RTOL * most  # the pairwise rule, per data set and pair
+    floor = zero_variance_sd(sds[varying], float(most.max()), rope)
+    if floor is None:  # every difference 0: prepare has refused the table already
+        return cross, sds, None
+    floored = cross + np.array(
+        [n_i * floor**2 / 2.0 * (b @ b.T) for n_i, b in zip(n, null, strict=True)]
+    )
+    k = cross.shape[1] + 1
+    basis = contrast_basis(k)
+    a, c = np.triu_indices(k, 1)
+    g = basis[a] - basis[c]  # (pairs, d): a pair's difference in contrast coordinates
+    pair_var = np.einsum("pj,ijl,pl->ip", g, floored, g) / n[:, None]
+    hit = np.array([b.shape[1] > 0 for b in null])
+    floored_sds = np.where(hit[:, None], np.sqrt(np.maximum(pair_var, 0.0)), sds)
+    return floored, floored_sds, floor
 
 
 def prepare(
@@ -572,6 +644,7 @@ def prepare(
     systems: Sequence[str],
     *,
     metric: str | None = None,
+    rope: float = 0.0,
     rho: float | None = None,
     priors: JointPriors | None = None,
 ) -> JointData:
@@ -585,6 +658,10 @@ def prepare(
         At least two systems of `table`.
     metric : str, optional
         Metric column; default: the first.
+    rope : float, default: 0.0
+        ROPE half-width in score units: the directions in which a data set's contrasts
+        do not vary get the noise of U(-rope, rope) differences, as the pairwise model's
+        zero-variance data sets (:func:`_zero_variance_floor`).
     rho : float, optional
         Correlation of the scores within a data set; default ``1 / folds``.
     priors : JointPriors, optional
@@ -594,30 +671,20 @@ def prepare(
     -------
     JointData
     """
-    if not isinstance(table, ScoreTable):
-        raise InputTypeError(
-            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
-        )
-    priors = JointPriors() if priors is None else priors
-    if not isinstance(priors, JointPriors):
-        raise InputTypeError(f"`priors` must be JointPriors or None, got {type(priors).__name__}.")
-    systems = tuple(systems)
-    if len(systems) < 2 or len(set(systems)) != len(systems):
-        raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
+    systems, priors = _checked(table, systems, priors)
     metric = table._metric(metric)
     pairs, n = _paired_with_first(table, systems, metric)
     first = pairs[0]
     rho_arr = resolve_rho(rho, first.n_folds, first.datasets)
     k = len(systems)
-    means, cross, sds, most = _contrast_statistics(pairs, n)
-    scale = float(sds.mean())
-    if scale == 0.0:
-        scale = float(most.max())
-    if scale == 0.0:
+    means, cross, null, sds, most = _contrast_statistics(pairs, n)
+    if float(most.max()) == 0.0:
         raise InputError(
             f"The systems {', '.join(map(repr, systems))} have the same {metric!r} on every "
             "fold of every data set: there is nothing to rank."
         )
+    cross, sds, floor = _zero_variance_floor(cross, null, n, sds, most, rope)
+    scale = float(sds.mean()) or float(most.max())
     # scale-equivariance, as the pairwise model: dividing the scores and every
     # data-dependent setting by one constant leaves the posterior in score units unchanged
     means_s = np.array(means) / scale
@@ -647,7 +714,26 @@ def prepare(
         noise_df=d + priors.noise_df,
         noise_var=priors.noise_scale * per_fold,
         tails=priors.tails,
+        zero_variance=tuple(ds for ds, b in zip(first.datasets, null, strict=True) if b.shape[1]),
+        zero_variance_sd=floor,
     )
+
+
+def _checked(
+    table: Any, systems: Sequence[str], priors: JointPriors | None
+) -> tuple[tuple[str, ...], JointPriors]:
+    """Return :func:`prepare`'s systems and priors, checked (raises on bad input)."""
+    if not isinstance(table, ScoreTable):
+        raise InputTypeError(
+            f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
+        )
+    priors = JointPriors() if priors is None else priors
+    if not isinstance(priors, JointPriors):
+        raise InputTypeError(f"`priors` must be JointPriors or None, got {type(priors).__name__}.")
+    systems = tuple(systems)
+    if len(systems) < 2 or len(set(systems)) != len(systems):
+        raise InputError(f"`systems` must name at least 2 different systems, got {systems!r}.")
+    return systems, priors
 
 
 def _fixed_spread(
