@@ -508,7 +508,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     table = read_uci()
     systems = tuple(args.systems) if args.systems else tuple(table.systems)
     priors = JointPriors(tails="components", noise_scale=args.noise_scale)
-    data = prepare(table, systems, priors=priors).model_data(priors)
+    data = prepare(table, systems, rope=args.rope, priors=priors).model_data(priors)
     t0 = time.perf_counter()
     idata = libs.nutpie().sample(
         compiled_model(data),
