@@ -99,7 +99,7 @@ def fit_components(
             )
         elif integrated:
             fit = joint_components_integrated.fit(
-                table, systems, seed=seed, draws=draws, tune=tune, chains=chains
+                table, systems, seed=seed, draws=draws, tune=tune, chains=chains, rope=rope
             )
         else:
             fit = joint_fit(
@@ -446,7 +446,7 @@ def run_where(args: argparse.Namespace) -> dict[str, Any]:
     fit = _fit(args, table, systems)
     joint = fit["fit"]
     post = joint.idata.posterior
-    _, data = model_data(table, systems)
+    _, data = model_data(table, systems, args.rope)
     tied = np.abs(np.asarray(data["means"])[:, 0]) < 1e-12  # contrast 0: (s0 - s1) / sqrt 2
     noise = np.abs(np.asarray(data["transform"])[:, 0, 0])
     scales = np.sqrt((joint.loading**2).sum(axis=-2))  # score units

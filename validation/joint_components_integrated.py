@@ -382,12 +382,14 @@ def load_density() -> None:
     _compiled()
 
 
-def model_data(table: Any, systems: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+def model_data(
+    table: Any, systems: tuple[str, ...], rope: float = 0.0
+) -> tuple[Any, dict[str, Any]]:
     """Return the prepared data and the model's data (the package's components form's)."""
     from isbetter.cv.joint.spec import JointPriors, prepare
 
     priors = JointPriors(tails="components")
-    prepared = prepare(table, systems, priors=priors)
+    prepared = prepare(table, systems, rope=rope, priors=priors)
     return prepared, prepared.model_data(priors)
 
 
@@ -415,7 +417,14 @@ def draw_loading(post: Any, df: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def fit(
-    table: Any, systems: tuple[str, ...], *, seed: int, draws: int, tune: int, chains: int
+    table: Any,
+    systems: tuple[str, ...],
+    *,
+    seed: int,
+    draws: int,
+    tune: int,
+    chains: int,
+    rope: float = 0.0,
 ) -> Any:
     """Fit this form with nutpie through the package's sampling path; return a JointFit.
 
@@ -426,7 +435,7 @@ def fit(
     from isbetter.cv.joint.model import TARGET_ACCEPT
     from isbetter.inference.sampling import sample
 
-    prepared, data = model_data(table, systems)
+    prepared, data = model_data(table, systems, rope)
     buffer = _backend._buffer(data)
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
