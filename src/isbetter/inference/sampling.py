@@ -185,42 +185,15 @@ def sample(
     """
     cores = chain_cores(chains, cores)
     if backend == "nutpie":
-        nutpie = libs.nutpie()
-
-        if compiled is None:
-            compiled = nutpie.compile_pymc_model(model, backend="numba")
-        # nutpie's diagonal adaptation uses the gradients too unless told (an option of
-        # its diagonal settings alone)
-        adapt: dict[str, Any] = {}
-        if mass_matrix == "draw_variance":
-            adapt["use_grad_based_mass_matrix"] = False
-        if max_depth is not None:
-            adapt["maxdepth"] = max_depth
-        sampler = nutpie.sample(
+        run = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "seed": seed}
+        idata = _sample_nutpie(
+            model,
             compiled,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=cores,
-            seed=seed,
-            progress_bar=False,
-            save_warmup=False,
-            low_rank_modified_mass_matrix=mass_matrix == "low_rank",
+            run,
+            mass_matrix=mass_matrix,
             target_accept=target_accept,
-            blocking=False,
-            return_raw_trace=True,  # converted here, without the tuning steps
-            **adapt,
+            max_depth=max_depth,
         )
-        # waited for here, not in nutpie.sample: that hands back the draws so far on Ctrl-C
-        try:
-            raw = _wait(sampler)
-        except BaseException:
-            sampler.cancel()
-            raise
-        idata = trace_to_idata(raw, compiled.coords)
-        if idata is None:  # a trace the lean conversion does not handle: nutpie's own
-            sampler._return_raw_trace = False
-            idata = sampler._extract(raw)
     else:
         pm = libs.pymc()
 
@@ -238,6 +211,51 @@ def sample(
             **depth,
         )
     _check_complete(idata, draws, chains)
+    return idata
+
+
+def _sample_nutpie(
+    model: Any,
+    compiled: Any,
+    run: dict[str, Any],
+    *,
+    mass_matrix: MassMatrix,
+    target_accept: float,
+    max_depth: int | None,
+) -> Any:
+    """Sample with nutpie (:func:`sample`'s settings; `run`: draws, tune, chains, cores, seed)."""
+    nutpie = libs.nutpie()
+
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(model, backend="numba")
+    # nutpie's diagonal adaptation uses the gradients too unless told (an option of
+    # its diagonal settings alone)
+    adapt: dict[str, Any] = {}
+    if mass_matrix == "draw_variance":
+        adapt["use_grad_based_mass_matrix"] = False
+    if max_depth is not None:
+        adapt["maxdepth"] = max_depth
+    sampler = nutpie.sample(
+        compiled,
+        **run,
+        progress_bar=False,
+        save_warmup=False,
+        low_rank_modified_mass_matrix=mass_matrix == "low_rank",
+        target_accept=target_accept,
+        blocking=False,
+        return_raw_trace=True,  # converted here, without the tuning steps
+        **adapt,
+    )
+    # waited for here, not in nutpie.sample: that hands back the draws so far on Ctrl-C
+    try:
+        raw = _wait(sampler)
+    except BaseException:
+        sampler.cancel()
+        raise
+    idata = trace_to_idata(raw, compiled.coords)
+    if idata is None:  # a trace the lean conversion does not handle: nutpie's own
+        sampler._return_raw_trace = False
+        idata = sampler._extract(raw)
     return idata
 
 

@@ -347,12 +347,7 @@ class JointModel:
         with self._lock:
             form = (prepared.spread_prior, prepared.tails)
             model, compiled = self._with_data(data, form)
-            idata = sample(
-                model,
-                **sampling,
-                backend=self.backend,
-                compiled=compiled,
-            )
+            idata = sample(model, **sampling, backend=self.backend, compiled=compiled)
         post = idata.posterior
         scale = prepared.scale
         components = prepared.tails == "components"
