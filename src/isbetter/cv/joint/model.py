@@ -26,9 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from isbetter.core.errors import InputError, InputTypeError
+from isbetter.core.errors import InputTypeError
 from isbetter.core.provenance import make_settings
-from isbetter.core.validate import check_choice, check_positive_int, check_rope
+from isbetter.core.validate import (
+    check_choice,
+    check_positive_int,
+    check_probability,
+    check_rope,
+)
 from isbetter.cv.joint.spec import JointData, JointPriors, contrast_basis, prepare
 from isbetter.cv.scores import ScoreTable
 from isbetter.inference import libs
@@ -85,10 +90,8 @@ class NutsSettings:
 
     def __post_init__(self) -> None:
         check_choice(self.mass_matrix, "mass_matrix", MASS_MATRICES)
-        accept = self.target_accept
-        if isinstance(accept, bool) or not isinstance(accept, int | float) or not 0 < accept < 1:
-            raise InputError(f"`target_accept` must be a number in (0, 1), got {accept!r}.")
-        object.__setattr__(self, "target_accept", float(accept))
+        accept = check_probability(self.target_accept, "target_accept", open_interval=True)
+        object.__setattr__(self, "target_accept", accept)
         if self.max_depth is not None:
             object.__setattr__(self, "max_depth", check_positive_int(self.max_depth, "max_depth"))
 
