@@ -29,17 +29,30 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from validation.calibration import smooth_uniformity, uniformity  # noqa: E402
-from validation.joint_sbc import QUANTITIES, JointSetting, replication  # noqa: E402
+from validation.joint_sbc import (  # noqa: E402
+    QUANTITIES,
+    TAILS_QUANTITIES,
+    JointSetting,
+    replication,
+)
 from validation.runner import replicate  # noqa: E402
-from validation.teeth import JOINT_TESTS, joint_studies  # noqa: E402
+from validation.teeth import JOINT_TESTS, joint_setting, joint_studies  # noqa: E402
 
 from isbetter.cv.joint.spec import JointPriors  # noqa: E402
 
 N_RANKS = 100
 CALIBRATED_P = 1e-3
 BROKEN_P = 1e-6
-DEFAULT = JointPriors().spread_prior
-OTHER = "huang-wand" if DEFAULT == "inverse-wishart" else "inverse-wishart"
+DEFAULT = JointPriors()
+#: the old default (one nu, the inverse-Wishart), or Huang and Wand's while it is the default
+OLD_DEFAULT = ("shared", "inverse-wishart")
+OTHER = (
+    OLD_DEFAULT
+    if (DEFAULT.tails, DEFAULT.spread_prior) != OLD_DEFAULT
+    else ("shared", "huang-wand")
+)
+#: the quantity a fit told the wrong rho gets wrong by far, per form of the tails
+WRONG_RHO_CAUGHT_BY = {"shared": "data set 0: 0 - 1", "components": "scale 0-1"}
 
 
 def _both(ranks: np.ndarray) -> float:
@@ -57,14 +70,16 @@ def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = Fals
 
 
 def _setting(q: int, spread_prior: str, tails: str = "shared") -> JointSetting:
-    return JointSetting(
-        q, draws=300, tune=300, chains=2, cores=1, spread_prior=spread_prior, tails=tails
-    )
+    return replace(joint_setting(q), spread_prior=spread_prior, tails=tails)
 
 
 def test_the_studies_use_the_default_prior():
-    """The SBC settings follow JointPriors' default, whatever it is (issue 33)."""
-    assert JointSetting(5).spread_prior == DEFAULT
+    """The SBC settings follow JointPriors' default, tails and spread prior, whatever they
+    are (issues 33 and 29): the script's, the test's pools' and their quantities."""
+    for setting in (JointSetting(5), joint_setting(5), joint_setting(50)):
+        assert (setting.tails, setting.spread_prior) == (DEFAULT.tails, DEFAULT.spread_prior)
+    assert QUANTITIES == TAILS_QUANTITIES[DEFAULT.tails] == joint_setting(5).quantities
+    assert OTHER != (DEFAULT.tails, DEFAULT.spread_prior)
 
 
 @pytest.mark.slow
@@ -81,11 +96,13 @@ def test_joint_model_is_calibrated(q, reps, rule):
 @pytest.mark.slow
 @pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200)])
 def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
-    """The spread prior that is not the default (docs/joint_prior.md): the studies draw
+    """The other prior (docs/joint_prior.md): the old default, one nu and the
+    inverse-Wishart spread (Huang and Wand's while that is the default); the studies draw
     the spread from it (the fit's factor matched to it per study). The χ² and the smooth
     test (the smooth test was added when q = 50 left the slow step: 100 studies there and
     the χ² alone caught a posterior 30 % too narrow 18 % of the time, docs/teeth.md)."""
-    p = _pvalues(_setting(q, OTHER), reps=reps, seed=q)
+    tails, spread_prior = OTHER
+    p = _pvalues(_setting(q, spread_prior, tails), reps=reps, seed=q)
     assert min(p.values()) > CALIBRATED_P, p
 
 
@@ -112,7 +129,19 @@ def test_joint_model_with_per_system_tails_is_calibrated(q, reps):
 
 @pytest.mark.slow
 def test_joint_sbc_fails_with_a_wrong_rho():
-    """Scores correlated with rho = 0.6, fitted with rho = 0.1: a data set's difference too sure."""
+    """The default prior: scores correlated with rho = 0.6, fitted with rho = 0.1. Each
+    data set's mean looks better known than it is, so the spread of the means is put into
+    the deviations (with independent components: the pair's scale too large) or a data
+    set's difference is too sure (one nu)."""
+    broken = replace(joint_setting(10), rho=0.6, rho_fit=0.1)
+    p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
+    assert p[WRONG_RHO_CAUGHT_BY[DEFAULT.tails]] < BROKEN_P, p
+
+
+@pytest.mark.slow
+def test_joint_sbc_with_the_old_default_fails_with_a_wrong_rho():
+    """As above with one nu and the inverse-Wishart (the old default, the other prior):
+    a data set's difference too sure."""
     broken = replace(_setting(10, "inverse-wishart"), rho=0.6, rho_fit=0.1)
     p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
     assert p["data set 0: 0 - 1"] < BROKEN_P, p
