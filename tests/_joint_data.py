@@ -36,17 +36,12 @@ def study_scores(rng: np.random.Generator, effects, q: int = 8, n: int = 10, spr
     return level + folds + effects[None, :, None] + deviations + noise
 
 
-def assert_compiled_matches_pymc(
-    rng: np.random.Generator, model, data: dict, n_points: int = 3, density=None
-):
+def assert_compiled_matches_pymc(rng: np.random.Generator, model, data: dict, n_points: int = 3):
     """Assert that the compiled joint density and its gradient are `model`'s (PyMC) at random
-    points, to 1e-9; `data` is the model's data (already set into `model`); `density`
-    another compiled density than the package's (``log_density(x, data)``)."""
+    points, to 1e-9; `data` is the model's data (already set into `model`)."""
     import pytest
 
     from isbetter.cv.joint.compiled_backend import log_density
-
-    log_density = density or log_density
 
     logp = model.compile_logp(mode="FAST_COMPILE")
     dlogp = model.compile_dlogp(mode="FAST_COMPILE")
@@ -62,12 +57,9 @@ def assert_compiled_matches_pymc(
     return flat
 
 
-def assert_gradient_is_central_differences(x: np.ndarray, data: dict, density=None) -> None:
-    """The compiled joint density's gradient at `x` against central differences of its value
-    (`density`: another compiled density than the package's)."""
+def assert_gradient_is_central_differences(x: np.ndarray, data: dict) -> None:
+    """The compiled joint density's gradient at `x` against central differences of its value."""
     from isbetter.cv.joint.compiled_backend import log_density
-
-    log_density = density or log_density
 
     _, grad = log_density(x, data)
     h = 1e-6

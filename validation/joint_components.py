@@ -2,8 +2,9 @@ r"""The joint model with independent-component Student-t deviations: issue 29's 
 
 The model is the package's ``JointPriors(tails="components")`` (``docs/joint_prior.md``,
 "Independent components"; :mod:`isbetter.cv.joint.compiled_backend`'s
-``_components_kernel``, stated in PyMC by :func:`isbetter.cv.joint.pymc_backend.build_model`):
-with :math:`d = K - 1`,
+``_components_kernel``, stated in PyMC by :func:`isbetter.cv.joint.pymc_backend.build_model`;
+each component's scale integrated out in the sampler and drawn after the fit): with
+:math:`d = K - 1`,
 
 .. math::
 
@@ -22,21 +23,10 @@ Usage (each writes a JSON of numbers under ``--out``)::
     nice -n 10 python -m validation.joint_components outlier   # (b) K = 4, one outlier
     nice -n 10 python -m validation.joint_components uci5      # (d) K = 5 UCI pair table
 
-With ``--integrated`` the fits use the same law with each component's scale integrated
-out (:mod:`validation.joint_components_integrated`); ``same`` fits both forms and
-compares their posteriors in Monte Carlo standard errors, ``where`` shows where each
-chain of the integrated form sits (``docs/joint_prior.md``, "Integrating each
-component's scale out")::
+``where`` shows where each chain sits (the narrowest component's scale, direction and
+weights), ``raw`` the sampler's unconstrained draws of R::
 
-    nice -n 10 python -m validation.joint_components uci5 --integrated
-    nice -n 10 python -m validation.joint_components same --systems aode hnb j48 nbc
     nice -n 10 python -m validation.joint_components where --systems j48 j48gr nbc
-
-With ``--noncentred`` the fits sample the standardised components themselves
-(:mod:`validation.joint_components_noncentred`; ``docs/joint_prior.md``, "Non-centred
-components, measured")::
-
-    nice -n 10 python -m validation.joint_components uci5 --systems j48 j48gr nbc --noncentred
 """
 
 from __future__ import annotations
@@ -66,54 +56,37 @@ def fit_components(
     seed: int,
     rope: float = 0.0,
     draws: int = 2000,
-    tune: int = 1000,
+    tune: int | None = None,
     chains: int = 4,
-    integrated: bool = False,
-    noncentred: bool = False,
     nuts: Any = None,
     noise_scale: float | None = None,
 ) -> dict[str, Any]:
     """Fit the package's model (``JointPriors(tails="components")``, compiled density).
 
-    `integrated`: the same law with each component's scale integrated out
-    (:mod:`validation.joint_components_integrated`, a measured negative result).
-    `noncentred`: the same law with the standardised components as the sampler's
-    coordinates (:mod:`validation.joint_components_noncentred`; nutpie on the PyMC
-    graph, its numba compile included in the time). `nuts` is a
-    :class:`~isbetter.cv.joint.model.NutsSettings` (default: the package's) and
-    `noise_scale` the noise prior's (default: the components' own, 0.001); both apply to
-    the package's compiled form only.
+    `tune` and `nuts` (a :class:`~isbetter.cv.joint.model.NutsSettings`): default the
+    package's; `noise_scale` the noise prior's (default: the components' own, 0.001).
+    The compiled density is loaded before the clock starts.
     """
+    from isbetter.cv.joint.compiled_backend import load_density
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.spec import JointPriors
-    from validation import joint_components_integrated, joint_components_noncentred
 
-    if integrated:
-        joint_components_integrated.load_density()  # compiled in memory: not timed
+    load_density()
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if noncentred:
-            fit = joint_components_noncentred.fit(
-                table, systems, seed=seed, draws=draws, tune=tune, chains=chains
-            )
-        elif integrated:
-            fit = joint_components_integrated.fit(
-                table, systems, seed=seed, draws=draws, tune=tune, chains=chains, rope=rope
-            )
-        else:
-            fit = joint_fit(
-                table,
-                systems,
-                rope=rope,
-                priors=JointPriors(tails="components", noise_scale=noise_scale),
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                rng=seed,
-                nuts=nuts,
-            )
-    elapsed = time.perf_counter() - t0 - fit.settings.get("compile_s", 0.0)
+        fit = joint_fit(
+            table,
+            systems,
+            rope=rope,
+            priors=JointPriors(tails="components", noise_scale=noise_scale),
+            draws=draws,
+            chains=chains,
+            rng=seed,
+            **({} if tune is None else {"tune": tune}),
+            **({} if nuts is None else {"nuts": nuts}),
+        )
+    elapsed = time.perf_counter() - t0
     return {"fit": fit, "sample_s": elapsed}
 
 
@@ -253,19 +226,23 @@ def read_uci() -> Any:
 def _fit(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
     from isbetter.cv.joint.model import NutsSettings
 
-    nuts = NutsSettings(
-        mass_matrix=args.mass_matrix, target_accept=args.target_accept, max_depth=args.max_depth
-    )
+    nuts = None
+    if (args.mass_matrix, args.target_accept, args.max_depth) != ("diagonal", None, None):
+        nuts = NutsSettings(
+            mass_matrix=args.mass_matrix,
+            **({} if args.target_accept is None else {"target_accept": args.target_accept}),
+            max_depth=args.max_depth,
+        )
     run = {name: getattr(args, name) for name in ("seed", "rope", "draws", "tune", "chains")}
-    return fit_components(
-        table,
-        systems,
-        integrated=args.integrated,
-        noncentred=args.noncentred,
-        nuts=nuts,
-        noise_scale=args.noise_scale,
-        **run,
-    )
+    return fit_components(table, systems, nuts=nuts, noise_scale=args.noise_scale, **run)
+
+
+def _model_data(args: argparse.Namespace, table: Any, systems: tuple[str, ...]) -> dict[str, Any]:
+    """Return the package's model data of the components form of `systems`."""
+    from isbetter.cv.joint.spec import JointPriors, prepare
+
+    priors = JointPriors(tails="components", noise_scale=args.noise_scale)
+    return prepare(table, systems, rope=args.rope, priors=priors).model_data(priors)
 
 
 def _nu_sorted_median(fit: dict[str, Any]) -> list[float]:
@@ -354,83 +331,8 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _functionals(fit: dict[str, Any]) -> dict[str, np.ndarray]:
-    """Return ``(chains, draws, m)`` draws of the label-free quantities compared by `same`."""
-    joint = fit["fit"]
-    post = joint.idata.posterior
-    scales = np.sort(np.sqrt((joint.loading**2).sum(axis=-2)), axis=-1)
-    return {
-        "b": joint.effects,
-        "pair_scale": post["pair_scale"].to_numpy(),
-        "log_scale_sorted": np.log(scales),
-        "nu_range": post["nu_range"].to_numpy(),
-    }
-
-
-def run_same(args: argparse.Namespace) -> dict[str, Any]:
-    """Step 2: the scales sampled and integrated out give the same posterior (in MCSE).
-
-    For each quantity, posterior mean and 10%/90% quantiles: the difference between the
-    two forms over the root sum of squares of their Monte Carlo standard errors (the
-    mean's sd / sqrt(bulk ESS); a quantile's by its rank-normalised bulk ESS, the same
-    formula with the density at the quantile estimated from the pooled draws).
-    """
-    from isbetter.inference.diagnostics import summary
-
-    if args.systems:
-        table = read_uci()
-        systems = tuple(args.systems)
-    else:
-        from _joint_data import score_table, study_scores
-
-        scores = study_scores(np.random.default_rng(4), [0.0, 0.01, 0.02], q=12, spread=0.004)
-        table = score_table(scores)
-        systems = tuple(table.systems)
-    forms: dict[str, Any] = {}
-    for integrated in (False, True):
-        args.integrated = integrated
-        fit = _fit(args, table, systems)
-        forms["integrated" if integrated else "sampled"] = {
-            "fit": fit,
-            "values": _functionals(fit),
-            "diagnostics": identified_diagnostics(fit),
-        }
-    rows = []
-    for name, draws in forms["sampled"]["values"].items():
-        other = forms["integrated"]["values"][name]
-        for col in range(draws.shape[-1]):
-            row: dict[str, Any] = {"quantity": f"{name}[{col}]"}
-            for stat in ("mean", "q10", "q90"):
-                est, mcse = [], []
-                for x in (draws[..., col], other[..., col]):
-                    _, ess, _ = summary(x[..., None])
-                    flat = x.reshape(-1)
-                    if stat == "mean":
-                        est.append(flat.mean())
-                        mcse.append(flat.std() / np.sqrt(ess[0]))
-                    else:
-                        p = 0.1 if stat == "q10" else 0.9
-                        lo, mid, hi = np.quantile(flat, [p - 0.02, p, p + 0.02])
-                        density = 0.04 / max(hi - lo, 1e-300)
-                        est.append(mid)
-                        mcse.append(np.sqrt(p * (1 - p) / ess[0]) / density)
-                row[stat] = [round(float(v), 6) for v in est]
-                row[f"{stat}_z"] = round(float((est[1] - est[0]) / np.hypot(*mcse)), 2)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    worst = max(abs(r[f"{s}_z"]) for r in rows for s in ("mean", "q10", "q90"))
-    return {
-        "rows": rows,
-        "worst_z": worst,
-        **{
-            f"{k}_diagnostics": v["diagnostics"] | {"sample_s": round(v["fit"]["sample_s"], 1)}
-            for k, v in forms.items()
-        },
-    }
-
-
 def run_where(args: argparse.Namespace) -> dict[str, Any]:
-    """Where each chain of the integrated form sits (`--systems`: the near-identical pair first).
+    """Where each chain sits (`--systems`: the near-identical pair first).
 
     Per chain: the smallest component scale (score units) and its nu and psi, how far its
     direction is from the first pair's contrast (1 - |cos|), the weights of that
@@ -438,15 +340,12 @@ def run_where(args: argparse.Namespace) -> dict[str, Any]:
     others, and the ratio of the fold noise's scale of the pair's contrast mean
     (the transform's diagonal) to that component's scale.
     """
-    from validation.joint_components_integrated import model_data
-
     table = read_uci()
     systems = tuple(args.systems) if args.systems else ("j48", "j48gr", "nbc")
-    args.integrated = True
     fit = _fit(args, table, systems)
     joint = fit["fit"]
     post = joint.idata.posterior
-    _, data = model_data(table, systems, args.rope)
+    data = _model_data(args, table, systems)
     tied = np.abs(np.asarray(data["means"])[:, 0]) < 1e-12  # contrast 0: (s0 - s1) / sqrt 2
     noise = np.abs(np.asarray(data["transform"])[:, 0, 0])
     scales = np.sqrt((joint.loading**2).sum(axis=-2))  # score units
@@ -498,27 +397,25 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
 
     The package's fits drop them; here they show the Gram-Schmidt matrix R, whose column
     norms the likelihood does not see (their prior is chi_d): their R-hat and bulk ESS,
-    per-chain medians, and the medians over the divergent draws.
+    per-chain medians, and the medians over the divergent draws; and the log psi_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model
-    from isbetter.cv.joint.spec import JointPriors, prepare
     from isbetter.inference import libs
     from isbetter.inference.diagnostics import summary
 
     table = read_uci()
     systems = tuple(args.systems) if args.systems else tuple(table.systems)
-    priors = JointPriors(tails="components", noise_scale=args.noise_scale)
-    data = prepare(table, systems, rope=args.rope, priors=priors).model_data(priors)
+    data = _model_data(args, table, systems)
     t0 = time.perf_counter()
     idata = libs.nutpie().sample(
         compiled_model(data),
         draws=args.draws,
-        tune=args.tune,
+        tune=1000 if args.tune is None else args.tune,
         chains=args.chains,
         cores=2,
         seed=args.seed,
         progress_bar=False,
-        target_accept=args.target_accept,
+        target_accept=0.9 if args.target_accept is None else args.target_accept,
         low_rank_modified_mass_matrix=args.mass_matrix == "low_rank",
         store_unconstrained=True,
     )
@@ -526,13 +423,13 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     stats = idata.sample_stats
     x = stats["unconstrained_draw"].to_numpy()  # (chains, draws, n_dim)
     d, q = len(systems) - 1, len(data["means"])
-    raw = x[..., 3 * d + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    raw = x[..., 3 * d + 2 * q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
-    log_s = x[..., 2 * d + q * d : 3 * d + q * d]
+    log_psi = x[..., 2 * d + 2 * q * d : 3 * d + 2 * q * d]
     diverging = stats["diverging"].to_numpy().astype(bool)
     out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}
     out["mean_steps"] = float(stats["n_steps"].mean())
-    for name, values in (("r_column_norm", norms), ("log_s", log_s)):
+    for name, values in (("r_column_norm", norms), ("log_psi", log_psi)):
         rhat, ess, _ = summary(values)
         out[name] = {
             "rhat": rhat.round(3).tolist(),
@@ -542,7 +439,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
                 np.median(values[diverging], axis=0).round(3).tolist() if diverging.any() else None
             ),
         }
-    narrow = log_s.argmin(axis=-1)
+    narrow = log_psi.argmin(axis=-1)
     narrow_norm = np.take_along_axis(norms, narrow[..., None], -1)[..., 0]
     out["narrow_r_norm_quantiles"] = np.quantile(narrow_norm, [0.01, 0.5, 0.99]).round(3).tolist()
     if diverging.any():
@@ -556,26 +453,18 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     """Run one of the three measurements and write its JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("pairs", "outlier", "uci5", "same", "where", "raw"))
+    parser.add_argument("what", choices=("pairs", "outlier", "uci5", "where", "raw"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--rope", type=float, default=0.01)
-    parser.add_argument("--tune", type=int, default=1000)
+    parser.add_argument("--tune", type=int, default=None, help="default: the package's")
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--pairs", nargs="*", help="pairs a/b for `pairs` (default: all ten)")
     parser.add_argument("--systems", nargs="*", help="systems for `uci5` (default: all five)")
     parser.add_argument(
-        "--integrated", action="store_true", help="each component's scale integrated out"
-    )
-    parser.add_argument(
-        "--noncentred",
-        action="store_true",
-        help="the standardised components as the sampler's coordinates (PyMC graph)",
-    )
-    parser.add_argument(
         "--mass-matrix", default="diagonal", choices=("diagonal", "low_rank", "draw_variance")
     )
-    parser.add_argument("--target-accept", type=float, default=0.9)
+    parser.add_argument("--target-accept", type=float, default=None, help="default: the package's")
     parser.add_argument("--max-depth", type=int, default=None)
     parser.add_argument(
         "--noise-scale", type=float, default=None, help="JointPriors.noise_scale (default 0.001)"
@@ -587,7 +476,6 @@ def main() -> None:
         "pairs": run_pairs,
         "outlier": run_outlier,
         "uci5": run_uci5,
-        "same": run_same,
         "where": run_where,
         "raw": run_raw,
     }
@@ -596,10 +484,8 @@ def main() -> None:
     result["total_s"] = round(time.perf_counter() - t0, 1)
     args.out.mkdir(parents=True, exist_ok=True)
     tag = "_compiled_subset" if args.what == "pairs" and args.pairs else ""
-    if args.what in ("uci5", "same", "where", "raw") and args.systems:
+    if args.what in ("uci5", "where", "raw") and args.systems:
         tag = "_" + "_".join(args.systems)
-    tag += "_integrated" if args.integrated and args.what not in ("same", "where") else ""
-    tag += "_noncentred" if args.noncentred else ""
     tag += f"_{args.tag}" if args.tag else ""
     path = args.out / f"joint_components_{args.what}{tag}_seed{args.seed}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")

@@ -3,10 +3,13 @@
 Each data set's contrasts are :math:`\\tilde u_i = Q \\operatorname{diag}(s) z_i` with
 :math:`z_{ij} \\sim t_{\\nu_j}(0, 1)` independent, :math:`Q` the Gram-Schmidt
 orthonormalisation of a matrix of independent :math:`N(0, 1)` (Haar), :math:`s_j \\sim`
-half-:math:`t_2(0, A)`. Checked here: the compiled density and gradient against the PyMC
-statement and against central differences, the t part against SciPy, that at K = 2 the
-law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
-records.
+half-:math:`t_2(0, A)`; the sampler sees the t's as scale mixtures (weights
+:math:`\\lambda_{ij}`) with each :math:`s_j` integrated out given Huang and Wand's mixing
+variable :math:`\\psi_j`, and :math:`s_j` is drawn after the fit from its conditional.
+Checked here: the compiled density and gradient against the PyMC statement and against
+central differences, the integrated scale against quadrature, the conditional draws of
+the scales against SciPy's inverse gamma, that at K = 2 the law of the deviations is the
+shared-nu Huang-Wand model's, the option and what a fit records.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def _data(rng, q, k, priors=COMP, n=10):
 
 def _n_dim(q, k):
     d = k - 1
-    return 3 * d + q * d + d * d
+    return 3 * d + 2 * q * d + d * d
 
 
 @pytest.mark.parametrize(("q", "k", "n"), [(6, 2, 10), (4, 3, 10), (3, 5, 6)])
@@ -70,41 +73,6 @@ def test_the_gradient_is_the_density_s_central_differences(rng):
     assert_gradient_is_central_differences(x, data)
 
 
-def test_the_deviations_are_independent_t_components(rng):
-    """Moving only the scales, nu's and R changes the density by SciPy's t densities of
-    z = diag(1/s) Q^T u~ minus q log|det L|, the half-t's of s and R's normal density."""
-    from isbetter.cv.joint.compiled_backend import log_density
-    from isbetter.inference.nu_prior import interpolate, nu_prior_table
-
-    q, k = 5, 4
-    d = k - 1
-    data = _data(rng, q, k)
-    a_scale = float(data["half_t_scale"])
-    table = nu_prior_table((1.0, 2.0, 0.01, 0.1))
-    head = rng.normal(size=2 * d + q * d)  # log(nu - 1), beta, eta: kept
-    values, others = [], []
-    for _ in range(2):
-        log_nu1, log_s, raw = rng.normal(size=d), rng.normal(size=d) - 1.0, rng.normal(size=(d, d))
-        x = np.concatenate([head, log_s, raw.ravel()])
-        x[:d] = log_nu1
-        values.append(log_density(x, data)[0])
-        dev = _deviations(x, data, q, k)
-        basis_q, upper = np.linalg.qr(raw)
-        basis_q *= np.sign(np.diag(upper))  # Gram-Schmidt's: R's diagonal positive
-        s = np.exp(log_s)
-        nu = 1.0 + np.exp(log_nu1)
-        z = dev @ basis_q / s
-        t_part = stats.t.logpdf(z, nu).sum() - q * np.log(s).sum()
-        s_prior = _half_t_logpdf(s, a_scale).sum()
-        nu_prior = sum(interpolate(v, table)[0] + v for v in log_nu1)
-        others.append(t_part + s_prior + log_s.sum() + stats.norm.logpdf(raw).sum() + nu_prior)
-    assert values[0] - values[1] == pytest.approx(others[0] - others[1], rel=1e-10, abs=1e-9)
-
-
-def _half_t_logpdf(s, a_scale, df=2.0):
-    return math.log(2.0) + stats.t.logpdf(s / a_scale, df) - math.log(a_scale)
-
-
 def _deviations(x, data, q, k):
     """The deviations u~_i = means_i - beta - transform_i eta_i of the position `x`."""
     d = k - 1
@@ -113,6 +81,87 @@ def _deviations(x, data, q, k):
     eta = x[2 * d : 2 * d + q * d].reshape(q, d)
     shift = np.einsum("qab,qb->qa", np.asarray(data["transform"]), eta)
     return np.asarray(data["means"]) - beta - shift
+
+
+@pytest.mark.slow
+def test_the_integrated_scale_is_the_half_t_mixture_by_quadrature(rng):
+    """Moving only log psi_0 changes the density as log[p(psi) psi integral_v prod_i
+    N(y_i0 | 0, v / lambda_i0) InvGamma(v | n/2, psi/2) dv] does, the integral by
+    quadrature (the closed form of s_0 integrated out)."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    q, k = 5, 3
+    d = k - 1
+    data = _data(rng, q, k)
+    n = float(data["spread_df"])
+    rate = 1.0 / (2.0 * n * float(data["half_t_scale"]) ** 2)
+    x = 0.5 * rng.normal(size=_n_dim(q, k))
+    nu = 1.0 + np.exp(x[:d])
+    dev = _deviations(x, data, q, k)
+    xi = x[2 * d + q * d : 2 * d + 2 * q * d].reshape(q, d)
+    lam = np.exp(-1.0 / nu + np.sqrt(2.0 * (nu + 1.0)) / nu * xi)
+    at_psi = 2 * d + 2 * q * d
+    basis_q, upper = np.linalg.qr(x[at_psi + d :].reshape(d, d))
+    y = dev @ (basis_q * np.sign(np.diag(upper)))  # Gram-Schmidt's Q: R's diagonal positive
+
+    def log_f(log_psi):
+        psi = np.exp(log_psi)
+
+        def integrand(v):
+            normal = stats.norm.logpdf(y[:, 0], scale=np.sqrt(v / lam[:, 0])).sum()
+            return np.exp(normal + stats.invgamma.logpdf(v, n / 2.0, scale=psi / 2.0))
+
+        value = integrate.quad(integrand, 0.0, np.inf, limit=400, epsrel=1e-11, epsabs=0.0)[0]
+        return np.log(value) + stats.gamma.logpdf(psi, 0.5, scale=1.0 / rate) + log_psi
+
+    values = []
+    for log_psi in (-6.0, -1.5):
+        moved = x.copy()
+        moved[at_psi] = log_psi
+        values.append(log_density(moved, data)[0])
+    assert values[0] - values[1] == pytest.approx(log_f(-6.0) - log_f(-1.5), rel=1e-7, abs=1e-7)
+
+
+def test_the_scales_are_drawn_from_their_conditional(rng):
+    """s_j^2 | rest ~ InvGamma((n + q)/2, (psi_j + sum_i lambda_ij y_ij^2)/2), y = u~ Q:
+    the draws' quantiles against SciPy's for one fixed posterior point repeated, and the
+    loading's columns along Q."""
+    import xarray as xr
+
+    from isbetter.cv.joint.model import draw_loading
+
+    q, d, m = 7, 2, 20000
+    dev = rng.normal(size=(q, d))
+    basis_q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    lam = rng.gamma(2.0, 0.5, size=(q, d))
+    psi = np.array([0.3, 2.0])
+
+    def rep(a, dims):
+        return (("chain", "draw", *dims), np.broadcast_to(a, (1, m, *a.shape)).copy())
+
+    post = xr.Dataset(
+        {
+            "deviations": rep(dev, ("dataset", "contrast")),
+            "directions": rep(basis_q, ("contrast", "component")),
+            "precision": rep(lam, ("dataset", "component")),
+            "component_psi": rep(psi, ("component",)),
+        }
+    )
+    loading = draw_loading(post, 2.0, np.random.default_rng(1))
+    np.testing.assert_allclose(
+        loading / np.linalg.norm(loading, axis=-2, keepdims=True),
+        np.broadcast_to(basis_q, loading.shape),
+        atol=1e-12,
+    )
+    s2 = (loading**2).sum(axis=-2).reshape(m, d)
+    y = dev @ basis_q
+    for j in range(d):
+        law = stats.invgamma(1.0 + q / 2.0, scale=(psi[j] + (lam[:, j] * y[:, j] ** 2).sum()) / 2.0)
+        assert stats.kstest(s2[:, j], law.cdf).pvalue > 1e-3
+
+
+def _half_t_logpdf(s, a_scale, df=2.0):
+    return math.log(2.0) + stats.t.logpdf(s / a_scale, df) - math.log(a_scale)
 
 
 def test_at_two_systems_the_law_is_the_shared_huang_wand_model_s():
@@ -192,7 +241,17 @@ def test_a_fit_records_nu_per_component_and_the_loading(rng):
     h = contrast_basis(k)
     w = np.einsum("d,cndj->cnj", h[0] - h[1], fit.loading)
     np.testing.assert_allclose(fit.pair_scales()[..., 0], np.sqrt((w**2).sum(-1)), rtol=1e-10)
-    assert "precision" not in fit.idata.posterior
+    # the loading's columns are the directions Q times the scales drawn after the fit
+    post = fit.idata.posterior
+    norms = np.sqrt((fit.loading**2).sum(axis=-2, keepdims=True))
+    np.testing.assert_allclose(fit.loading / norms, post["directions"].to_numpy(), atol=1e-12)
+    np.testing.assert_allclose(post["loading"].to_numpy() * fit.data.scale, fit.loading)
+    assert post["precision"].shape == (2, 50, q, k - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        again = joint_fit(score_table(scores), priors=COMP, draws=50, tune=50, chains=2, rng=2)
+    np.testing.assert_array_equal(again.loading, fit.loading)  # same seed, same draws
+    np.testing.assert_array_equal(again.effects, fit.effects)
 
 
 def test_nuts_settings_reach_the_sampler_and_are_recorded(rng, monkeypatch):

@@ -27,10 +27,13 @@ sampled (``_tails_kernel``).
 
 With independent t components (``JointPriors(tails="components")``,
 ``docs/joint_prior.md``: :math:`\tilde u_i = Q\operatorname{diag}(s) z_i`, :math:`z_{ij}
-\sim t_{\nu_j}(0, 1)`) the coordinates are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`,
-``x[d : 2d]`` the effects' :math:`\beta`, the q rows of d :math:`\eta_i`, the d
-:math:`\log s_j`, and the d x d matrix :math:`R` (row by row) whose Gram-Schmidt
-orthonormalisation is :math:`Q` (``_components_kernel``).
+\sim t_{\nu_j}(0, 1)`, written as scale mixtures with weights :math:`\lambda_{ij}` and
+each scale :math:`s_j` integrated out given its Huang-Wand mixing variable
+:math:`\psi_j`) the coordinates are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`,
+``x[d : 2d]`` the effects' :math:`\beta`, the q rows of d :math:`\eta_i`, the q rows of
+d :math:`\xi_{ij}` of the weights, the d :math:`\log\psi_j`, and the d x d matrix
+:math:`R` (row by row) whose Gram-Schmidt orthonormalisation is :math:`Q`
+(``_components_kernel``).
 """
 
 from __future__ import annotations
@@ -190,13 +193,8 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
         return -math.inf
     if mixing:
         grad[last] = 0.5 * nu_u * d + 0.5 - buffer[5] * psi - 0.5 * (nu_u + q) * psi * inv_trace
-    for m in range(k):  # d logp / d log lambda_ik to xi_ik, and nu_k's share through it
-        spread = math.sqrt(2.0 * (nu[m] + 1.0)) / nu[m]
-        d_spread = spread * (0.5 / (nu[m] + 1.0) - 1.0 / nu[m])
-        for i in range(q):
-            at = off + i * k + m
-            d_nu[m] += grad[at] * (1.0 / (nu[m] * nu[m]) + d_spread * x[at])
-            grad[at] *= spread
+    _weights_grad(x, off, q, nu, d_nu, grad)
+    for m in range(k):
         grad[2 + m] = d_nu[m] * (nu[m] - 1.0) + d_prior[m]
     for j in range(2):
         width = buffer[10 + 2 * j] - buffer[9 + 2 * j]
@@ -208,11 +206,13 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
 def _components_kernel(
     x: np.ndarray, buffer: np.ndarray, grad: np.ndarray
 ) -> float:  # pragma: no cover - numba
-    # independent t components (docs/joint_prior.md): u~_i = Q diag(s) z_i, z_ij ~
-    # t_{nu_j}(0, 1), so log p(u~_i) = sum_j log t_{nu_j}((Q^T u~_i)_j / s_j) - sum_j log s_j
-    # (Q orthogonal: no solve, no determinant). Q = Gram-Schmidt(R), R_ab ~ N(0, 1) (Haar);
-    # s_j ~ half-t_{n}(0, A) (buffer[4], buffer[5]); nu_j - 1 from nu's table. Same
-    # buffer as _kernel; writes the gradient into grad, returns the log density.
+    # independent t components, each scale integrated out (docs/joint_prior.md): y_ij =
+    # (Q^T u~_i)_j ~ N(0, s_j^2 / lambda_ij), lambda_ij ~ Gamma(nu_j/2, nu_j/2) (xi_ij as
+    # the shared model's xi_i), s_j^2 | psi_j ~ InvGamma(n/2, psi_j/2), psi_j ~ Gamma(1/2,
+    # 1/(2 n A^2)) (n, A: buffer[4], buffer[5]), s_j integrated out; Q = Gram-Schmidt(R),
+    # R_ab ~ N(0, 1) (Haar); nu_j - 1 from nu's table. Coordinates: d log(nu_j - 1), d
+    # beta, q x d eta, q x d xi, d log psi_j, d x d R. Same buffer as _kernel; writes the
+    # gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     means, tri, power, table = _unpack(buffer)
@@ -231,14 +231,18 @@ def _components_kernel(
     logp = _effects_logp(x, d, buffer[3], beta, sb, logp)
     dev = np.empty((q, d))
     logp = _deviations_logp(x, 2 * d, means, tri, power, beta, dev, grad, logp)
-    at_s = 2 * d + q * d
-    scale = np.empty(d)
-    logp = _half_t_logp(x, at_s, buffer[4], buffer[5], scale, grad, logp)
-    at_r = at_s + d
+    at_xi = 2 * d + q * d
+    lam = np.empty((q, d))
+    column = np.empty(q)
+    d_nu = np.empty(d)
+    for j in range(d):  # the lambda_ij^(1/2) of the normal's density: extra 1/2
+        logp, d_nu[j] = _precision_logp(x, at_xi + j, d, nu[j], 0.5, column, grad, logp)
+        lam[:, j] = column
+    at_psi = at_xi + q * d
     raw = np.empty((d, d))
     for a in range(d):
         for b in range(d):
-            raw[a, b] = x[at_r + a * d + b]
+            raw[a, b] = x[at_psi + d + a * d + b]
             logp -= 0.5 * raw[a, b] * raw[a, b] + 0.5 * math.log(2.0 * math.pi)
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
@@ -247,10 +251,7 @@ def _components_kernel(
         return -math.inf
     g_q = np.zeros((d, d))  # d logp / d Q
     g_beta = np.zeros(d)
-    g_nu = np.zeros(d)  # d logp / d nu_j
-    logp = _components_logp(
-        (dev, tri, basis_q, scale, nu), 2 * d, at_s, g_q, g_nu, g_beta, grad, logp
-    )
+    logp = _components_logp((dev, tri, basis_q, lam), buffer, x, at_psi, g_q, g_beta, grad, logp)
     if not math.isfinite(logp):  # an extreme trial point: density 0
         grad[:] = 0.0
         return -math.inf
@@ -258,80 +259,85 @@ def _components_kernel(
     _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
     for a in range(d):
         for b in range(d):
-            grad[at_r + a * d + b] = g_raw[a, b] - raw[a, b]
+            grad[at_psi + d + a * d + b] = g_raw[a, b] - raw[a, b]
+    _weights_grad(x, at_xi, q, nu, d_nu, grad)
     for j in range(d):
-        grad[j] += g_nu[j] * (nu[j] - 1.0)
+        grad[j] += d_nu[j] * (nu[j] - 1.0)
     _effects_grad(g_beta, d, buffer[3], sb, grad)
     return logp
 
 
+def _weights_grad(
+    x: np.ndarray, at_xi: int, q: int, nu: np.ndarray, d_nu: np.ndarray, grad: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # weights per data set and column (system or component; m columns, x[at_xi + i m + j]
+    # the xi_ij): d logp / d log lambda_ij (in grad's xi slots) to xi_ij, and nu_j's share
+    # through it added to d_nu[j] (d logp / d nu_j)
+    m = nu.shape[0]
+    for j in range(m):
+        spread = math.sqrt(2.0 * (nu[j] + 1.0)) / nu[j]
+        d_spread = spread * (0.5 / (nu[j] + 1.0) - 1.0 / nu[j])
+        for i in range(q):
+            at = at_xi + i * m + j
+            d_nu[j] += grad[at] * (1.0 / (nu[j] * nu[j]) + d_spread * x[at])
+            grad[at] *= spread
+
+
 def _components_logp(
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    off: int,
-    at_s: int,
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    buffer: np.ndarray,
+    x: np.ndarray,
+    at_psi: int,
     g_q: np.ndarray,
-    g_nu: np.ndarray,
     g_beta: np.ndarray,
     grad: np.ndarray,
     logp: float,
 ) -> float:  # pragma: no cover - numba
-    # sum_ij log t_{nu_j}(z_ij) - q sum_j log s_j, z_ij = (Q^T u~_i)_j / s_j. Adds to g_q
-    # (d logp / d Q), g_nu, g_beta, grad[at_s + j] (log s_j) and the eta part of grad
-    # (eta_i at x[off + i d]); arrays: u~ (q x d), transform, Q, s, nu
-    dev, tri, basis_q, scale, nu = arrays
+    # sum_j [log p(psi_j) + log psi_j + (n/2) log(psi_j/2) + lgamma((n + q)/2) - lgamma(n/2)
+    # - (n + q)/2 log((psi_j + S_j)/2)] - q d/2 log(2 pi), S_j = sum_i lambda_ij y_ij^2.
+    # Adds d logp / d log lambda_ij to grad (the xi's slots), fills grad[at_psi + j], adds
+    # to g_q, g_beta and the eta part of grad; arrays: u~ (q x d), transform, Q, lambda
+    dev, tri, basis_q, lam = arrays
     q, d = dev.shape
+    df = buffer[4]
+    rate = 1.0 / (2.0 * df * buffer[5] * buffer[5])
+    half = 0.5 * (df + q)
+    logp += d * (math.lgamma(half) - math.lgamma(0.5 * df) + 0.5 * math.log(rate / math.pi))
+    logp -= 0.5 * q * d * math.log(2.0 * math.pi)
+    at_xi = at_psi - q * d
+    y = np.empty((q, d))
+    g_total = np.empty(d)  # d logp / d S_j
     for j in range(d):
-        half = 0.5 * nu[j]
-        logp += q * (math.lgamma(half + 0.5) - math.lgamma(half) - 0.5 * math.log(nu[j] * math.pi))
-        logp -= q * math.log(scale[j])
-        g_nu[j] += 0.5 * q * (_digamma(half + 0.5) - _digamma(half) - 1.0 / nu[j])
-        grad[at_s + j] -= q
+        total = 0.0
+        for i in range(q):
+            acc = 0.0
+            for a in range(d):
+                acc += basis_q[a, j] * dev[i, a]
+            y[i, j] = acc
+            total += lam[i, j] * acc * acc
+        psi = math.exp(x[at_psi + j])
+        total += psi
+        logp += (0.5 * df + 0.5) * x[at_psi + j] - rate * psi - 0.5 * df * math.log(2.0)
+        logp -= half * math.log(0.5 * total)
+        grad[at_psi + j] = 0.5 * df + 0.5 - rate * psi - half * psi / total
+        g_total[j] = -half / total
     g_dev = np.empty(d)
     for i in range(q):
         for a in range(d):
             g_dev[a] = 0.0
         for j in range(d):
-            y = 0.0
-            for a in range(d):
-                y += basis_q[a, j] * dev[i, a]
-            z = y / scale[j]
-            r = z * z / nu[j]
-            logp -= 0.5 * (nu[j] + 1.0) * math.log1p(r)
-            g_z = -(nu[j] + 1.0) * z / (nu[j] + z * z)
-            g_nu[j] += -0.5 * math.log1p(r) + 0.5 * (nu[j] + 1.0) * r / (nu[j] * (1.0 + r))
-            grad[at_s + j] -= g_z * z
-            g_y = g_z / scale[j]
+            grad[at_xi + i * d + j] += g_total[j] * lam[i, j] * y[i, j] * y[i, j]
+            g_y = 2.0 * g_total[j] * lam[i, j] * y[i, j]
             for a in range(d):
                 g_q[a, j] += g_y * dev[i, a]
                 g_dev[a] += basis_q[a, j] * g_y  # d logp / d u~_ia
         for a in range(d):
-            g_beta[a] -= g_dev[a]  # u~ = means - beta - transform eta
+            g_beta[a] -= g_dev[a]  # u~_i = means_i - beta - transform_i eta_i
         for m in range(d):
             acc = 0.0
             for j in range(m + 1):
                 acc += tri[i, j, m] * g_dev[j]
-            grad[off + i * d + m] -= acc
-    return logp
-
-
-def _half_t_logp(
-    x: np.ndarray,
-    at: int,
-    df: float,
-    a_scale: float,
-    scale: np.ndarray,
-    grad: np.ndarray,
-    logp: float,
-) -> float:  # pragma: no cover - numba
-    # s_j ~ half-t_df(0, a_scale) from x[at + j] = log s_j (its Jacobian included): fills
-    # scale and grad[at + j]; returns logp with the terms added
-    norm = math.log(2.0) + math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df)
-    norm -= 0.5 * math.log(df * math.pi) + math.log(a_scale)
-    for j in range(scale.shape[0]):
-        scale[j] = math.exp(x[at + j])
-        r = scale[j] * scale[j] / (df * a_scale * a_scale)
-        logp += norm - 0.5 * (df + 1.0) * math.log1p(r) + x[at + j]
-        grad[at + j] = 1.0 - (df + 1.0) * r / (1.0 + r)
+            grad[at_xi - q * d + i * d + m] -= acc
     return logp
 
 
@@ -691,8 +697,8 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if head[8] > 1.0:  # components: d nu's, d effects, q d eta's, d scales, d x d raw
-        return 3 * d + q * d + d * d
+    if head[8] > 1.0:  # components: d nu's, d effects, q d eta's, q d weights, d psi's, d x d R
+        return 3 * d + 2 * q * d + d * d
     if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
         return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
@@ -700,11 +706,11 @@ def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
 
 def _n_expanded(head: np.ndarray) -> int:  # pragma: no cover - numba
     # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled;
-    # components: nu (d), b (K), deviations (q d), loading Q diag(s) (d x d)
+    # components: nu (d), b (K), deviations (q d), precision (q d), psi (d), Q (d x d)
     q, k = int(head[0]), int(head[1])
     d = k - 1
     if head[8] > 1.0:
-        return d + k + q * d + d * d
+        return d + k + 2 * q * d + d + d * d
     if head[8] > 0.0:
         return 2 * k + q * k + q * (k - 1) + int(head[7])
     return 1 + k + q + q * (k - 1) + int(head[7])
@@ -808,27 +814,36 @@ def _expand_components(
     x: np.ndarray, buffer: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - numba
     # the stored variables of independent components: nu (d), b (K), deviations (q x d),
-    # loading Q diag(s) (d x d, row by row)
+    # precision (the weights lambda_ij, q x d), component_psi (d), directions Q (d x d,
+    # row by row); the scales s_j are drawn after the fit (model.draw_loading)
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     means, tri, _, _ = _unpack(buffer)
     for j in range(d):
         out[j] = 1.0 + math.exp(x[j])
     beta = _expand_effects(x, d, buffer[3], k, out, d)
-    at = d + k
-    _expand_deviations(x, 2 * d, means, tri, beta, out, at)
+    at, at_x = d + k, 2 * d
+    _expand_deviations(x, at_x, means, tri, beta, out, at)
     at += q * d
-    at_s = 2 * d + q * d
+    at_x += q * d
+    for i in range(q):
+        for j in range(d):
+            spread = math.sqrt(2.0 * (out[j] + 1.0)) / out[j]
+            out[at + i * d + j] = math.exp(-1.0 / out[j] + spread * x[at_x + i * d + j])
+    at += q * d
+    at_x += q * d
+    for j in range(d):
+        out[at + j] = math.exp(x[at_x + j])
     raw = np.empty((d, d))
     for a in range(d):
         for b in range(d):
-            raw[a, b] = x[at_s + d + a * d + b]
+            raw[a, b] = x[at_x + d + a * d + b]
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
     _gram_schmidt(raw, basis_q, upper)  # a degenerate raw (probability 0) leaves zeros
     for a in range(d):
         for b in range(d):
-            out[at + a * d + b] = basis_q[a, b] * math.exp(x[at_s + b])
+            out[at + d + a * d + b] = basis_q[a, b]
 
 
 def _build(on_disk: bool) -> dict[str, Any]:
@@ -841,7 +856,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
-    own += (_half_t_logp, _gram_schmidt, _gram_schmidt_grad, _components_logp)
+    own += (_gram_schmidt, _gram_schmidt_grad, _components_logp, _weights_grad)
     own += (_expand_effects, _expand_deviations)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
@@ -971,14 +986,17 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "precision": ("dataset",),
         "deviations": ("dataset", "contrast"),
     }
-    if buffer[8] > 1.0:  # independent components: no weights, a loading
-        names = ["nu", "b", "deviations", "loading"]
-        shapes = [(k - 1,), (k,), (q, k - 1), (k - 1, k - 1)]
+    if buffer[8] > 1.0:  # independent components: weights and psi per component, Q
+        d = k - 1
+        names = ["nu", "b", "deviations", "precision", "component_psi", "directions"]
+        shapes = [(d,), (k,), (q, d), (q, d), (d,), (d, d)]
         dims = {
             "nu": ("component",),
             "b": ("system",),
             "deviations": ("dataset", "contrast"),
-            "loading": ("contrast", "component"),
+            "precision": ("dataset", "component"),
+            "component_psi": ("component",),
+            "directions": ("contrast", "component"),
         }
     elif buffer[8] > 0.0:  # per-system tails
         shapes[0], shapes[2] = (k,), (q, k)

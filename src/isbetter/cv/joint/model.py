@@ -49,7 +49,15 @@ from isbetter.inference.sampling import (
 )
 from isbetter.inference.seeds import resolve_seed
 
-__all__ = ["JointFit", "JointModel", "NutsSettings", "draw_spread", "grouped_cores", "joint_fit"]
+__all__ = [
+    "JointFit",
+    "JointModel",
+    "NutsSettings",
+    "draw_loading",
+    "draw_spread",
+    "grouped_cores",
+    "joint_fit",
+]
 
 #: the variables whose convergence is diagnosed (the ones the results are read from)
 DIAGNOSED = ("b", "nu", "pair_scale")
@@ -132,8 +140,9 @@ class JointFit:
         set's deviations being :math:`L z`, :math:`z_j \sim t_{\nu_j}(0, 1)`
         independent. Pair (a, b)'s deviation is :math:`\sum_j w_j z_j`, :math:`w =
         L^T H^T (e_a - e_b)` (a sum of independent t's; :attr:`spread` is
-        :math:`H L L^T H^T`, and :meth:`pair_scales` the norms of the :math:`w`).
-        None otherwise.
+        :math:`H L L^T H^T`, and :meth:`pair_scales` the norms of the :math:`w`). The
+        sampler integrates each :math:`s_j` out; it is drawn for each posterior draw
+        from its conditional (:func:`draw_loading`). None otherwise.
     """
 
     data: JointData
@@ -237,16 +246,52 @@ def _spread_draws(post: Any, data: dict[str, Any], k: int, seed: int) -> np.ndar
     if precision.ndim == 4:  # per-system weights (chains, draws, q, K)
         deviations = grouped_cores(deviations, precision)
         precision = np.ones(precision.shape[:3])
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
     omega = draw_spread(
         deviations.reshape(-1, *deviations.shape[2:]),
         precision.reshape(-1, deviations.shape[2]),
         float(data["spread_df"]),
         post["spread_psi"].to_numpy().reshape(-1) if "spread_psi" in post else data["spread_var"],
-        rng,
+        _draws_rng(seed),
     )
     basis = contrast_basis(k)
     return (basis @ omega @ basis.T).reshape(*shape, k, k)
+
+
+def _draws_rng(seed: int) -> np.random.Generator:
+    """Return the random stream of the draws made after a fit (derived from its `seed`)."""
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+
+
+def draw_loading(post: Any, spread_df: float, rng: np.random.Generator) -> np.ndarray:
+    r"""Draw the loading :math:`L = Q\operatorname{diag}(s)` of independent components.
+
+    The sampler integrates each component's scale out; given a posterior draw's
+    directions :math:`Q`, deviations :math:`\tilde u_i`, weights :math:`\lambda_{ij}` and
+    mixing variables :math:`\psi_j`, :math:`s_j^2 \sim
+    \operatorname{InvGamma}((n + q)/2, (\psi_j + \sum_i \lambda_{ij} y_{ij}^2)/2)`,
+    :math:`y_{ij} = (Q^T\tilde u_i)_j`, n = `spread_df` (the half-t's degrees of
+    freedom). One :math:`s_j` per posterior draw, vectorised.
+
+    Parameters
+    ----------
+    post : xarray.Dataset
+        The posterior: ``directions`` ``(chains, draws, d, d)``, ``deviations``
+        ``(chains, draws, q, d)``, ``precision`` ``(chains, draws, q, d)`` and
+        ``component_psi`` ``(chains, draws, d)`` (model units).
+    spread_df : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(chains, draws, d, d)`` draws of :math:`L` (model units).
+    """
+    directions = post["directions"].to_numpy()
+    y = np.einsum("cnia,cnaj->cnij", post["deviations"].to_numpy(), directions)
+    total = post["component_psi"].to_numpy() + (post["precision"].to_numpy() * y**2).sum(axis=2)
+    shape = 0.5 * (spread_df + y.shape[2])
+    scale_sq = 0.5 * total / rng.gamma(shape, size=total.shape)
+    return directions * np.sqrt(scale_sq)[..., None, :]
 
 
 def _components_spread(post: Any, loading: np.ndarray) -> np.ndarray:
@@ -260,6 +305,25 @@ def _components_spread(post: Any, loading: np.ndarray) -> np.ndarray:
     nu = post["nu"].to_numpy()
     post["nu_range"] = (("chain", "draw", "end"), np.stack([nu.min(-1), nu.max(-1)], axis=-1))
     return basis @ loading @ loading.transpose(0, 1, 3, 2) @ basis.T
+
+
+def _covariance_draws(
+    post: Any, data: dict[str, Any], prepared: JointData, seed: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""Return the draws of :attr:`JointFit.spread` and :attr:`JointFit.loading` (score units).
+
+    Independent components: each :math:`s_j` drawn from its conditional
+    (:func:`draw_loading`), the loading stored in `post` (model units) as ``loading``;
+    otherwise :math:`\Omega` drawn from its conditional (:func:`_spread_draws`) and no
+    loading. Both from the random stream :func:`_draws_rng` derives from `seed`.
+    """
+    scale = prepared.scale
+    if prepared.tails != "components":
+        return _spread_draws(post, data, prepared.n_systems, seed) * scale**2, None
+    drawn = draw_loading(post, float(data["spread_df"]), _draws_rng(seed))
+    post["loading"] = (("chain", "draw", "contrast", "component"), drawn)
+    loading = drawn * scale
+    return _components_spread(post, loading), loading
 
 
 class JointModel:
@@ -354,11 +418,7 @@ class JointModel:
         post = idata.posterior
         scale = prepared.scale
         components = prepared.tails == "components"
-        loading = post["loading"].to_numpy() * scale if components else None
-        if loading is not None:
-            spread = _components_spread(post, loading)
-        else:
-            spread = _spread_draws(post, data, self.n_systems, seed) * scale**2
+        spread, loading = _covariance_draws(post, data, prepared, seed)
         post["pair_scale"] = (("chain", "draw", "pair"), _pair_scales(spread))
         diagnosed = DIAGNOSED_COMPONENTS if components else DIAGNOSED
         diagnostics = diagnose(idata, diagnosed, backend=self.backend)

@@ -131,7 +131,7 @@ def build_model(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )
         pm.Deterministic("b", pt.dot(basis, beta), dims="system")
-        lam = _precision(nu, q, per_system)
+        lam = _precision(nu, q, ("dataset", "system") if per_system else "dataset")
         eta = pm.Flat("eta", dims=("dataset", "contrast"))
         shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
         deviations = pm.Deterministic(
@@ -172,12 +172,13 @@ def _cores(deviations: Any, lam: Any, basis: np.ndarray, per_system: bool) -> tu
     return -pt.log(pt.linalg.det(mix)).sum(), cores, cores
 
 
-def _precision(nu: Any, q: int, per_system: bool = False) -> Any:
+def _precision(nu: Any, q: int, dims: str | tuple[str, str]) -> Any:
     r"""Add the weights :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`; return them.
 
-    `per_system`: one weight :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2,
-    \nu_k/2)` per data set and system (`nu` has one value per system), reparameterised
-    alike.
+    `dims` ``"dataset"``: one weight per data set. ``("dataset", "system")`` (per-system
+    tails) or ``("dataset", "component")`` (independent components): one weight
+    :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)` per data set and
+    system or component (`nu` has one value per column), reparameterised alike.
 
     They are sampled as :math:`\xi_i` with :math:`\log\lambda_i = -1/\nu + s(\nu)\xi_i`,
     :math:`s(\nu) = \sqrt{2(\nu + 1)}/\nu` (about the mean and the standard deviation
@@ -189,7 +190,6 @@ def _precision(nu: Any, q: int, per_system: bool = False) -> Any:
     pm = libs.pymc()
     import pytensor.tensor as pt
 
-    dims = ("dataset", "system") if per_system else "dataset"
     xi = pm.Flat("precision_std", dims=dims)
     spread = pt.sqrt(2.0 * (nu + 1.0)) / nu
     log_lam = -1.0 / nu + spread * xi
@@ -220,26 +220,39 @@ def _mixing(rate: Any) -> Any:
 
 
 def _components_model(q: int, k: int) -> Any:
-    r"""Return the PyMC model with independent t components of the deviations.
+    r"""Return the PyMC model with independent t components, each scale integrated out.
 
-    :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim
-    t_{\nu_j}(0, 1)` independent, so :math:`\log p(\tilde u_i) = \sum_j \log
-    t_{\nu_j}((Q^T\tilde u_i)_j / s_j) - \sum_j \log s_j`; :math:`Q` the Gram-Schmidt
-    orthonormalisation of :math:`R`, :math:`R_{ab} \sim N(0, 1)` (Haar-distributed);
-    :math:`s_j \sim` half-:math:`t_{n}(0, A)` (``spread_df``, ``half_t_scale``);
-    :math:`\nu_j - 1` with :math:`\alpha, \beta` integrated out per component.
-    Free variables in the compiled density's order: ``nu_minus_one`` (``component``),
-    ``effect_coords``, ``eta``, ``component_scale`` (log transform), ``direction_raw``
-    (``contrast`` x ``component``); deterministics ``nu``, ``b``, ``deviations``,
-    ``loading`` (:math:`Q\operatorname{diag}(s)`). The priors of :math:`s` and
-    :math:`R` and the t's density are written out (potentials), as the compiled
-    density states them.
+    :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim t_{\nu_j}(0,
+    1)` independent, written as scale mixtures: with :math:`y_{ij} = (Q^T\tilde u_i)_j`,
+    :math:`y_{ij} \mid \lambda_{ij}, s_j \sim N(0, s_j^2/\lambda_{ij})`,
+    :math:`\lambda_{ij} \sim \operatorname{Gamma}(\nu_j/2, \nu_j/2)` (``precision``,
+    sampled as ``precision_std`` like the shared model's weights, :func:`_precision`),
+    and Huang and Wand's half-:math:`t_n(0, A)` of each :math:`s_j` (``spread_df`` n,
+    ``half_t_scale`` A) as :math:`s_j^2 \mid \psi_j \sim \operatorname{InvGamma}(n/2,
+    \psi_j/2)`, :math:`\psi_j \sim \operatorname{Gamma}(1/2, 1/(2nA^2))`. Then
+    :math:`s_j` integrates out (potential ``deviation_prior``):
+
+    .. math::
+
+        p(y_{\cdot j} \mid \lambda_{\cdot j}, \psi_j) = \prod_i
+        \Big(\frac{\lambda_{ij}}{2\pi}\Big)^{1/2}
+        \frac{(\psi_j/2)^{n/2}\,\Gamma(\frac{n + q}2)}{\Gamma(\frac n2)}
+        \Big(\frac{\psi_j + \sum_i \lambda_{ij} y_{ij}^2}{2}\Big)^{-(n + q)/2}.
+
+    :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`, :math:`R_{ab} \sim
+    N(0, 1)` (Haar-distributed); :math:`\nu_j - 1` with :math:`\alpha, \beta`
+    integrated out per component. Free variables in the compiled density's order:
+    ``nu_minus_one`` (``component``), ``effect_coords``, ``eta``, ``precision_std``
+    (``dataset`` x ``component``), ``component_log_psi``, ``direction_raw`` (``contrast``
+    x ``component``); deterministics ``nu``, ``b``, ``deviations``, ``precision``,
+    ``component_psi``, ``directions`` (:math:`Q`). The scales are drawn after the fit
+    from their conditional (:func:`.model.draw_loading`). The priors of :math:`\psi`
+    and :math:`R` are written out (potentials), as the compiled density states them.
     """
     pm = libs.pymc()
     import pytensor.tensor as pt
 
     d = k - 1
-    basis = contrast_basis(k)
     coords = {
         "dataset": np.arange(q),
         "system": np.arange(k),
@@ -260,43 +273,66 @@ def _components_model(q: int, k: int) -> Any:
         beta = pm.Uniform(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )
-        pm.Deterministic("b", pt.dot(basis, beta), dims="system")
+        pm.Deterministic("b", pt.dot(contrast_basis(k), beta), dims="system")
         eta = pm.Flat("eta", dims=("dataset", "contrast"))
         shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
         dev = pm.Deterministic(
             "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
         )
-        s = pm.HalfFlat("component_scale", dims="component")
-        df, a_scale = data["spread_df"], data["half_t_scale"]
-        half_t = (
-            pt.log(2.0)
-            + pt.gammaln((df + 1.0) / 2.0)
-            - pt.gammaln(df / 2.0)
-            - 0.5 * pt.log(df * np.pi)
-            - pt.log(a_scale)
-            - 0.5 * (df + 1.0) * pt.log1p(pt.square(s / a_scale) / df)
-        )
-        pm.Potential("component_scale_prior", half_t.sum())
+        lam = _precision(nu, q, ("dataset", "component"))
+        psi = _component_psi(data["spread_df"], data["half_t_scale"], d)
         raw = pm.Flat("direction_raw", dims=("contrast", "component"))
         pm.Potential(
             "direction_prior", -0.5 * pt.square(raw).sum() - 0.5 * d * d * np.log(2.0 * np.pi)
         )
-        directions = _gram_schmidt(raw, d)
-        pm.Deterministic("loading", directions * s[None, :], dims=("contrast", "component"))
-        z = pt.dot(dev, directions) / s[None, :]  # (Q^T u~_i)_j / s_j
-        pm.Potential("deviation_prior", _t_logp(z, nu[None, :]).sum() - q * pt.log(s).sum())
+        directions = pm.Deterministic(
+            "directions", _gram_schmidt(raw, d), dims=("contrast", "component")
+        )
+        y = pt.dot(dev, directions)  # (Q^T u~_i)_j
+        pm.Potential("deviation_prior", _integrated_scales(y, lam, psi, data["spread_df"], (q, d)))
         power = data["power"]
         loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
         pm.Potential("loglik", loglik)
     return model
 
 
-def _t_logp(z: Any, nu: Any) -> Any:
-    """Return the log density of the standard Student-t with `nu` degrees of freedom at `z`."""
+def _component_psi(df: Any, a_scale: Any, d: int) -> Any:
+    r"""Add the mixing variables :math:`\psi_j \sim \operatorname{Gamma}(1/2, 1/(2nA^2))`.
+
+    Sampled on the log scale (``component_log_psi``, its Jacobian included), stored as
+    ``component_psi``; written out as :func:`_mixing` is.
+    """
+    pm = libs.pymc()
     import pytensor.tensor as pt
 
-    norm = pt.gammaln((nu + 1.0) / 2.0) - pt.gammaln(nu / 2.0) - 0.5 * pt.log(nu * np.pi)
-    return norm - 0.5 * (nu + 1.0) * pt.log1p(pt.square(z) / nu)
+    rate = 1.0 / (2.0 * df * pt.square(a_scale))
+    log_psi = pm.Flat("component_log_psi", dims="component")
+    psi = pm.Deterministic("component_psi", pt.exp(log_psi), dims="component")
+    pm.Potential(
+        "component_psi_prior",
+        (0.5 * log_psi - rate * psi).sum() + 0.5 * d * pt.log(rate / np.pi),
+    )
+    return psi
+
+
+def _integrated_scales(y: Any, lam: Any, psi: Any, df: Any, shape: tuple[int, int]) -> Any:
+    r"""Return :math:`\sum_j \log p(y_{\cdot j} \mid \lambda_{\cdot j}, \psi_j)`.
+
+    The normal scale mixture of the components `y` (`shape` ``(q, d)``) with each
+    :math:`s_j^2 \sim \operatorname{InvGamma}(n/2, \psi_j/2)` integrated out
+    (:func:`_components_model`'s formula).
+    """
+    import pytensor.tensor as pt
+
+    q, d = shape
+    total = psi + (lam * pt.square(y)).sum(axis=0)
+    half = 0.5 * (df + q)
+    return (
+        0.5 * pt.log(lam).sum()
+        - 0.5 * q * d * np.log(2.0 * np.pi)
+        + (0.5 * df * pt.log(psi / 2.0) - half * pt.log(total / 2.0)).sum()
+        + d * (pt.gammaln(half) - pt.gammaln(0.5 * df))
+    )
 
 
 def _gram_schmidt(raw: Any, d: int) -> Any:
