@@ -3,20 +3,32 @@
 As ``tests/inference/test_calibration.py`` does for the pairwise model: each study
 draws the parameters from the prior (K = 4 systems, 10 folds), scores from the
 model, fits it with isbetter's code and ranks the truths among the posterior draws
-(Talts et al. 2018) — two effect differences, a pair's deviation scale, nu, the
-next data set's difference and the first data set's. A calibrated fit passes
-(p > 0.001 on every quantity, for the binned χ² test and Neyman's smooth test of a
-shift or a ∪/∩ shape of the ranks; seeds are fixed, so the outcome is reproducible).
+(Talts et al. 2018) — two effect differences, pairs' deviation scales, nu (with
+independent components the smallest and largest nu_j), the next data set's difference
+and the first data set's. A calibrated fit passes (p > 0.001 on every quantity, for
+the binned χ² test and Neyman's smooth test of a shift or a ∪/∩ shape of the ranks;
+seeds are fixed, so the outcome is reproducible).
 
-The default prior's test is sized to catch a posterior 30 % too narrow, 50 % too wide
-or shifted by half its sd in any one quantity at least 80 % of the time
-(``python -m validation.teeth``, docs/teeth.md): 200 studies at q = 5, 10 and 50. Its
-studies are the pools of ``validation/teeth.py`` (``joint_studies``: cached in the
-user's cache, keyed by a digest of isbetter's source, so the slow step fits them once
-for both). The other prior form has 200 studies at q = 5 and 10 (χ² and smooth
-test; its q = 50 is the script's); a fit told the wrong correlation of the scores
-must fail by far (p < 1e-6). The full setting (q = 5, 10, 50; 1000 studies each;
-histograms) is the script.
+The default prior's test (``JointPriors()``'s tails and spread prior, whatever they
+are: independent t components with Huang and Wand's scales since issue 29) is sized to
+catch a posterior 30 % too narrow, 50 % too wide or shifted by half its sd in any one
+quantity at least 80 % of the time (``python -m validation.teeth``, docs/teeth.md): 200
+studies at q = 5, 10 and 50. Its studies are the pools of ``validation/teeth.py``
+(``joint_studies``: 250 per q, cached in the user's cache, keyed by a digest of
+isbetter's source, so the slow step fits them once for the test and ``--quick``). The
+other prior (the old default: one nu, the inverse-Wishart) has 200 studies at q = 5 and
+10 (χ² and smooth test; its q = 50 is the script's); a fit told the wrong correlation of
+the scores must fail by far (p < 1e-6), with the default prior and with the old one.
+The full setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
+
+Cost (issue 29; the integrated components form, 2 chains x 300 draws after 300 tuning
+steps, one core per fit; measured niced on 2 cores shared with other jobs): 0.9, 1.1
+and 1.7 s of CPU per study at q = 5, 10 and 50 (the one-nu inverse-Wishart default's
+0.10, 0.14 and 0.33 s), so the three pools of 250 fits take about 15 min of CPU: 7.6 min
+on 2 idle cores, 19 min measured at a load of 4-6 (262, 281 and 615 s), 6.3 min more
+than the old default's pools. The other prior's 400 studies (0.1-0.14 s each) and the
+three wrong-rho checks of 60 studies (the default's 70 s at that load) add about 1.5
+min on 2 idle cores.
 """
 
 import sys
