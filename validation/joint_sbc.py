@@ -91,8 +91,6 @@ TAILS_QUANTITIES = {
         "data set 0: 0 - 1",
     ),
 }
-#: the tails whose spread prior is Huang and Wand's whatever the model's default
-HUANG_WAND_TAILS = ("per-system", "components")
 #: the quantities of the default setting's studies
 QUANTITIES = TAILS_QUANTITIES[DEFAULT_TAILS]
 
@@ -491,8 +489,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
         p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
     if args.spread_prior is None:  # the model's own default for these tails
-        huang_wand = args.tails in HUANG_WAND_TAILS
-        args.spread_prior = "huang-wand" if huang_wand else DEFAULT_SPREAD_PRIOR
+        args.spread_prior = JointPriors(tails=args.tails).spread_prior
     if args.tails == "components" and args.spread_prior != "huang-wand":
         p.error(
             "--tails components draws the components' scales from half-t's: "

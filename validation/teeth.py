@@ -243,11 +243,23 @@ def hierarchical_pool(n: int, seed: int, workers: int) -> dict[str, Any]:
     )
 
 
+def joint_setting(q: int) -> Any:
+    """Return the joint pools' setting: K = 4 systems on q data sets, the default prior.
+
+    ``JointSetting``'s tails and spread prior are ``JointPriors()``'s, whatever they are
+    (``tests/cv/test_joint_calibration.py`` checks it); 2 chains x 300 draws after 300
+    tuning steps, one core per fit (the pool runs `workers` fits at once).
+    """
+    from validation.joint_sbc import JointSetting
+
+    return JointSetting(q, draws=300, tune=300, chains=2, cores=1)
+
+
 def joint_pool(q: int, n: int, seed: int, workers: int) -> dict[str, Any]:
     """Joint model of K = 4 systems on q data sets (its default prior), as its SBC test."""
-    from validation.joint_sbc import QUANTITIES, JointSetting, replication
+    from validation.joint_sbc import QUANTITIES, replication
 
-    s = JointSetting(q, draws=300, tune=300, chains=2, cores=1)
+    s = joint_setting(q)
     return _mcmc_pool(replication, s, QUANTITIES, n, seed, workers, f"joint q={q}")
 
 
@@ -325,7 +337,9 @@ def _spec(pool: str, seed: int, n: int) -> str:
     if pool.startswith("joint"):
         from isbetter.cv.joint.spec import JointPriors
 
-        return f"{spec} spread_prior={JointPriors().spread_prior} source={source_digest()}"
+        default = JointPriors()
+        prior = f"tails={default.tails} spread_prior={default.spread_prior}"
+        return f"{spec} {prior} source={source_digest()}"
     if pool in ("items_hier", "items_paired"):
         return f"{spec} source={source_digest(ITEMS_SIMULATION)}"
     if pool == "hier5":

@@ -3,20 +3,32 @@
 As ``tests/inference/test_calibration.py`` does for the pairwise model: each study
 draws the parameters from the prior (K = 4 systems, 10 folds), scores from the
 model, fits it with isbetter's code and ranks the truths among the posterior draws
-(Talts et al. 2018) — two effect differences, a pair's deviation scale, nu, the
-next data set's difference and the first data set's. A calibrated fit passes
-(p > 0.001 on every quantity, for the binned χ² test and Neyman's smooth test of a
-shift or a ∪/∩ shape of the ranks; seeds are fixed, so the outcome is reproducible).
+(Talts et al. 2018) — two effect differences, pairs' deviation scales, nu (with
+independent components the smallest and largest nu_j), the next data set's difference
+and the first data set's. A calibrated fit passes (p > 0.001 on every quantity, for
+the binned χ² test and Neyman's smooth test of a shift or a ∪/∩ shape of the ranks;
+seeds are fixed, so the outcome is reproducible).
 
-The default prior's test is sized to catch a posterior 30 % too narrow, 50 % too wide
-or shifted by half its sd in any one quantity at least 80 % of the time
-(``python -m validation.teeth``, docs/teeth.md): 200 studies at q = 5, 10 and 50. Its
-studies are the pools of ``validation/teeth.py`` (``joint_studies``: cached in the
-user's cache, keyed by a digest of isbetter's source, so the slow step fits them once
-for both). The other prior form has 200 studies at q = 5 and 10 (χ² and smooth
-test; its q = 50 is the script's); a fit told the wrong correlation of the scores
-must fail by far (p < 1e-6). The full setting (q = 5, 10, 50; 1000 studies each;
-histograms) is the script.
+The default prior's test (``JointPriors()``'s tails and spread prior, whatever they
+are: independent t components with Huang and Wand's scales since issue 29) is sized to
+catch a posterior 30 % too narrow, 50 % too wide or shifted by half its sd in any one
+quantity at least 80 % of the time (``python -m validation.teeth``, docs/teeth.md): 200
+studies at q = 5, 10 and 50. Its studies are the pools of ``validation/teeth.py``
+(``joint_studies``: 250 per q, cached in the user's cache, keyed by a digest of
+isbetter's source, so the slow step fits them once for the test and ``--quick``). The
+other prior (the old default: one nu, the inverse-Wishart) has 200 studies at q = 5 and
+10 (χ² and smooth test; its q = 50 is the script's); a fit told the wrong correlation of
+the scores must fail by far (p < 1e-6), with the default prior and with the old one.
+The full setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
+
+Cost (issue 29; the integrated components form, 2 chains x 300 draws after 300 tuning
+steps, one core per fit; measured niced on 2 cores shared with other jobs): 0.9, 1.1
+and 1.7 s of CPU per study at q = 5, 10 and 50 (the one-nu inverse-Wishart default's
+0.10, 0.14 and 0.33 s), so the three pools of 250 fits take about 15 min of CPU: 7.6 min
+on 2 idle cores, 19 min measured at a load of 4-6 (262, 281 and 615 s), 6.3 min more
+than the old default's pools. The other prior's 400 studies (0.1-0.14 s each) and the
+three wrong-rho checks of 60 studies (the default's 70 s at that load) add about 1.5
+min on 2 idle cores.
 """
 
 import sys
@@ -29,17 +41,30 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from validation.calibration import smooth_uniformity, uniformity  # noqa: E402
-from validation.joint_sbc import QUANTITIES, JointSetting, replication  # noqa: E402
+from validation.joint_sbc import (  # noqa: E402
+    QUANTITIES,
+    TAILS_QUANTITIES,
+    JointSetting,
+    replication,
+)
 from validation.runner import replicate  # noqa: E402
-from validation.teeth import JOINT_TESTS, joint_studies  # noqa: E402
+from validation.teeth import JOINT_TESTS, joint_setting, joint_studies  # noqa: E402
 
 from isbetter.cv.joint.spec import JointPriors  # noqa: E402
 
 N_RANKS = 100
 CALIBRATED_P = 1e-3
 BROKEN_P = 1e-6
-DEFAULT = JointPriors().spread_prior
-OTHER = "huang-wand" if DEFAULT == "inverse-wishart" else "inverse-wishart"
+DEFAULT = JointPriors()
+#: the old default (one nu, the inverse-Wishart), or Huang and Wand's while it is the default
+OLD_DEFAULT = ("shared", "inverse-wishart")
+OTHER = (
+    OLD_DEFAULT
+    if (DEFAULT.tails, DEFAULT.spread_prior) != OLD_DEFAULT
+    else ("shared", "huang-wand")
+)
+#: the quantity a fit told the wrong rho gets wrong by far, per form of the tails
+WRONG_RHO_CAUGHT_BY = {"shared": "data set 0: 0 - 1", "components": "scale 0-1"}
 
 
 def _both(ranks: np.ndarray) -> float:
@@ -57,14 +82,16 @@ def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = Fals
 
 
 def _setting(q: int, spread_prior: str, tails: str = "shared") -> JointSetting:
-    return JointSetting(
-        q, draws=300, tune=300, chains=2, cores=1, spread_prior=spread_prior, tails=tails
-    )
+    return replace(joint_setting(q), spread_prior=spread_prior, tails=tails)
 
 
 def test_the_studies_use_the_default_prior():
-    """The SBC settings follow JointPriors' default, whatever it is (issue 33)."""
-    assert JointSetting(5).spread_prior == DEFAULT
+    """The SBC settings follow JointPriors' default, tails and spread prior, whatever they
+    are (issues 33 and 29): the script's, the test's pools' and their quantities."""
+    for setting in (JointSetting(5), joint_setting(5), joint_setting(50)):
+        assert (setting.tails, setting.spread_prior) == (DEFAULT.tails, DEFAULT.spread_prior)
+    assert QUANTITIES == TAILS_QUANTITIES[DEFAULT.tails] == joint_setting(5).quantities
+    assert OTHER != (DEFAULT.tails, DEFAULT.spread_prior)
 
 
 @pytest.mark.slow
@@ -81,11 +108,13 @@ def test_joint_model_is_calibrated(q, reps, rule):
 @pytest.mark.slow
 @pytest.mark.parametrize(("q", "reps"), [(5, 200), (10, 200)])
 def test_joint_model_is_calibrated_with_the_other_prior(q, reps):
-    """The spread prior that is not the default (docs/joint_prior.md): the studies draw
+    """The other prior (docs/joint_prior.md): the old default, one nu and the
+    inverse-Wishart spread (Huang and Wand's while that is the default); the studies draw
     the spread from it (the fit's factor matched to it per study). The χ² and the smooth
     test (the smooth test was added when q = 50 left the slow step: 100 studies there and
     the χ² alone caught a posterior 30 % too narrow 18 % of the time, docs/teeth.md)."""
-    p = _pvalues(_setting(q, OTHER), reps=reps, seed=q)
+    tails, spread_prior = OTHER
+    p = _pvalues(_setting(q, spread_prior, tails), reps=reps, seed=q)
     assert min(p.values()) > CALIBRATED_P, p
 
 
@@ -112,7 +141,19 @@ def test_joint_model_with_per_system_tails_is_calibrated(q, reps):
 
 @pytest.mark.slow
 def test_joint_sbc_fails_with_a_wrong_rho():
-    """Scores correlated with rho = 0.6, fitted with rho = 0.1: a data set's difference too sure."""
+    """The default prior: scores correlated with rho = 0.6, fitted with rho = 0.1. Each
+    data set's mean looks better known than it is, so the spread of the means is put into
+    the deviations (with independent components: the pair's scale too large) or a data
+    set's difference is too sure (one nu)."""
+    broken = replace(joint_setting(10), rho=0.6, rho_fit=0.1)
+    p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
+    assert p[WRONG_RHO_CAUGHT_BY[DEFAULT.tails]] < BROKEN_P, p
+
+
+@pytest.mark.slow
+def test_joint_sbc_with_the_old_default_fails_with_a_wrong_rho():
+    """As above with one nu and the inverse-Wishart (the old default, the other prior):
+    a data set's difference too sure."""
     broken = replace(_setting(10, "inverse-wishart"), rho=0.6, rho_fit=0.1)
     p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
     assert p["data set 0: 0 - 1"] < BROKEN_P, p
