@@ -629,15 +629,20 @@ def _fit_settings(pairs: list[ComparisonResult], method: str) -> dict[str, Any]:
     """Return what the signature says of the fits: the route, draws, tuning steps, chains.
 
     The route is ``pairwise-<method>`` (the pairs' method, ``f1_paired`` rather than
-    the model ``paired``) or the one model; each sampler setting one value when every
-    fit used it, else the sorted values (the hierarchical model's tuning steps depend
-    on each pair's data).
+    the model ``paired``) or the one model, the joint model with its prior's form
+    (``joint-<tails>-<spread prior>``, e.g. ``joint-shared-inverse-wishart``); each
+    sampler setting one value when every fit used it, else the sorted values (the
+    hierarchical model's tuning steps depend on each pair's data).
     """
     family = method_family(pairs[0].method) if pairs else method
     routes = {p.settings.get("signature_method") for p in pairs}
     if family == "items_hierarchical_graded" and len(routes) == 1:  # its unit: -clusters
         family = str(routes.pop())
-    out: dict[str, Any] = {"signature_method": signature_method("ranking", family)}
+    named = signature_method("ranking", family)
+    if family == "joint":  # one prior for every metric: name its form
+        forms = {(p.settings["tails"], p.settings["spread_prior"]["form"]) for p in pairs}
+        named += "".join(f"-{tails}-{spread}" for tails, spread in forms)
+    out: dict[str, Any] = {"signature_method": named}
     for key in ("draws", "tune", "chains"):
         values = sorted({p.settings[key] for p in pairs if p.settings.get(key) is not None})
         if values:
