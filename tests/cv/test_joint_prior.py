@@ -225,25 +225,27 @@ POORLY_MIXING = {("j48", "j48gr")}
 
 
 @pytest.mark.slow
-def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path):
+@pytest.mark.parametrize(
+    "priors", [HW, JointPriors(tails="components")], ids=["huang-wand", "components"]
+)
+def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path, priors):
     """K = 2 on the ten UCI pairs: the three probabilities for the next data set within
-    0.03 of the pairwise model's (and of the published ones, where published)."""
+    0.03 of the pairwise model's (and of the published ones, where published), read from
+    the fit as a joint ranking reads them; with Huang and Wand's prior (shared tails) and
+    with independent components (at K = 2 the same law; largest gaps 0.015 and 0.026)."""
     from isbetter.cv.hierarchical.model import hierarchical_test
     from isbetter.inference.decisions import probabilities_from_masses
-    from isbetter.inference.posterior import HierarchicalPosterior
+    from isbetter.ranking.joint import next_data_set_masses
 
     table = read_scores(uci_long_path, dataset="dataset_id", system="classifier", score="accuracy")
     worst = 0.0
     for a, b in itertools.combinations(table.systems, 2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = joint_fit(table, (a, b), rope=0.01, priors=HW, rng=1)
+            fit = joint_fit(table, (a, b), rope=0.01, priors=priors, rng=1)
         assert fit.diagnostics.converged or (a, b) in POORLY_MIXING, (a, b, fit.diagnostics)
-        e = fit.effects.reshape(-1, 2)
-        posterior = HierarchicalPosterior(
-            delta0=e[:, 0] - e[:, 1], std0=fit.pair_scales().reshape(-1), nu=fit.nu.reshape(-1)
-        )
-        joint = probabilities_from_masses(posterior.region_masses(0.01), "argmax").as_tuple()
+        masses = next_data_set_masses(fit, 0, 1, 0.01, rng=1)
+        joint = probabilities_from_masses(masses, "argmax").as_tuple()
         pair = hierarchical_test(table.paired(a, b), rope=0.01, rng=1)
         pairwise = (pair.p_a_better, pair.p_rope, pair.p_b_better)
         gap = max(abs(x - y) for x, y in zip(joint, pairwise, strict=True))

@@ -45,7 +45,7 @@ from isbetter.inference.summaries import estimate_from_draws
 from isbetter.ranking.tasks import MetricFit, pair_from_masses, simplex_points
 from isbetter.results.comparison import ComparisonResult
 
-__all__ = ["JOINT_OPTIONS", "joint_metric"]
+__all__ = ["JOINT_OPTIONS", "joint_metric", "next_data_set_masses"]
 
 #: the options of :func:`isbetter.rank` that the joint model takes
 JOINT_OPTIONS = ("rho", "priors", *MCMC_OPTIONS)
@@ -112,10 +112,6 @@ def _pairs(
     """
     chains, draws, k = fit.effects.shape
     effects = fit.effects.reshape(-1, k)
-    spread = fit.spread.reshape(chains * draws, k, k)
-    # nu: (n,) shared, (n, K) per system, (n, K - 1) per component
-    nu = fit.nu.reshape(chains * draws, *fit.nu.shape[2:])
-    loading = None if fit.loading is None else fit.loading.reshape(chains * draws, k - 1, k - 1)
     data = fit.data
     sign = 1.0 if data.higher_is_better else -1.0
     observed = data.mean_scores.mean(axis=0)
@@ -123,18 +119,14 @@ def _pairs(
     pairs_ab = itertools.combinations(enumerate(systems), 2)
     for (ia, a), (ib, b) in pairs_ab:
         loc = effects[:, ia] - effects[:, ib]
-        symmetric = (a, b) in identical
-        if loading is None:
-            masses = pair_masses(loc, spread, nu, ia, ib, rope, symmetric=symmetric)
-        else:
-            masses = component_pair_masses(
-                loc,
-                component_weights(loading, ia, ib),
-                nu,
-                rope,
-                rng=pair_seed(seed, "joint", metric, a, b),
-                symmetric=symmetric,
-            )
+        masses = next_data_set_masses(
+            fit,
+            ia,
+            ib,
+            rope,
+            rng=pair_seed(seed, "joint", metric, a, b),
+            symmetric=(a, b) in identical,
+        )
         ess = float(mcmc.ess_bulk(loc.reshape(chains, draws, 1))[0])
         pairs.append(
             pair_from_masses(
@@ -159,3 +151,25 @@ def _pairs(
         )
         simplex[(a, b)] = simplex_points(masses)
     return pairs, simplex
+
+
+def next_data_set_masses(
+    fit: Any, a: int, b: int, rope: float, *, rng: Any, symmetric: bool = False
+) -> np.ndarray:
+    """Return the next data set's masses (a better, ROPE, b better) of a joint fit's pair.
+
+    Per posterior draw (chains flattened), for the systems `a` and `b` (indices into
+    ``fit.data.systems``): a Student t, the grouped t or the independent components'
+    sum, whichever tails the fit has (module docstring). `rng` seeds the components'
+    Monte Carlo; `symmetric` averages each row with its mirror image (identical systems).
+    """
+    chains, draws, k = fit.effects.shape
+    n = chains * draws
+    effects = fit.effects.reshape(n, k)
+    loc = effects[:, a] - effects[:, b]
+    nu = fit.nu.reshape(n, *fit.nu.shape[2:])  # (n,) shared, (n, K) per system, (n, K - 1)
+    if fit.loading is None:
+        spread = fit.spread.reshape(n, k, k)
+        return pair_masses(loc, spread, nu, a, b, rope, symmetric=symmetric)
+    weights = component_weights(fit.loading.reshape(n, k - 1, k - 1), a, b)
+    return component_pair_masses(loc, weights, nu, rope, rng=rng, symmetric=symmetric)
