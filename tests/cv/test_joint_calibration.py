@@ -26,9 +26,9 @@ steps, one core per fit; measured niced on 2 cores shared with other jobs): 0.9,
 and 1.7 s of CPU per study at q = 5, 10 and 50 (the one-nu inverse-Wishart default's
 0.10, 0.14 and 0.33 s), so the three pools of 250 fits take about 15 min of CPU: 7.6 min
 on 2 idle cores, 19 min measured at a load of 4-6 (262, 281 and 615 s), 6.3 min more
-than the old default's pools. The other prior's 400 studies (0.1-0.14 s each) and the
-three wrong-rho checks of 60 studies (the default's 70 s at that load) add about 1.5
-min on 2 idle cores.
+than the old default's pools. The rest of this module's slow tests took 384 s at that
+load with the components default (the per-system tails 157 s, the other prior 140 s,
+the three wrong-rho checks 87 s, the default's 48 s), about what they took before.
 """
 
 import sys
