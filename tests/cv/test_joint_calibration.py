@@ -10,25 +10,25 @@ the binned χ² test and Neyman's smooth test of a shift or a ∪/∩ shape of t
 seeds are fixed, so the outcome is reproducible).
 
 The default prior's test (``JointPriors()``'s tails and spread prior, whatever they
-are: independent t components with Huang and Wand's scales since issue 29) is sized to
-catch a posterior 30 % too narrow, 50 % too wide or shifted by half its sd in any one
-quantity at least 80 % of the time (``python -m validation.teeth``, docs/teeth.md): 200
-studies at q = 5, 10 and 50. Its studies are the pools of ``validation/teeth.py``
-(``joint_studies``: 250 per q, cached in the user's cache, keyed by a digest of
-isbetter's source, so the slow step fits them once for the test and ``--quick``). The
-other prior (the old default: one nu, the inverse-Wishart) has 200 studies at q = 5 and
-10 (χ² and smooth test; its q = 50 is the script's); a fit told the wrong correlation of
-the scores must fail by far (p < 1e-6), with the default prior and with the old one.
-The full setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
+are: today one nu and the inverse-Wishart; independent t components, the candidate of
+issue 29, once they are the default) is sized to catch a posterior 30 % too narrow,
+50 % too wide or shifted by half its sd in any one quantity at least 80 % of the time
+(``python -m validation.teeth``, docs/teeth.md): 200 studies at q = 5, 10 and 50. Its
+studies are the pools of ``validation/teeth.py`` (``joint_studies``: 250 per q, cached
+in the user's cache, keyed by a digest of isbetter's source, so the slow step fits them
+once for the test and ``--quick``). The other prior (Huang and Wand's with one nu while
+the inverse-Wishart is the default, then the old default) has 200 studies at q = 5 and
+10 (χ² and smooth test; its q = 50 is the script's), the per-system tails and the
+independent components 100 and 200 at q = 5 and 10; a fit told the wrong correlation of
+the scores must fail by far (p < 1e-6), with the default prior and with the other. The
+full setting (q = 5, 10, 50; 1000 studies each; histograms) is the script.
 
-Cost (issue 29; the integrated components form, 2 chains x 300 draws after 300 tuning
-steps, one core per fit; measured niced on 2 cores shared with other jobs): 0.9, 1.1
-and 1.7 s of CPU per study at q = 5, 10 and 50 (the one-nu inverse-Wishart default's
-0.10, 0.14 and 0.33 s), so the three pools of 250 fits take about 15 min of CPU: 7.6 min
-on 2 idle cores, 19 min measured at a load of 4-6 (262, 281 and 615 s), 6.3 min more
-than the old default's pools. The rest of this module's slow tests took 384 s at that
-load with the components default (the per-system tails 157 s, the other prior 140 s,
-the three wrong-rho checks 87 s, the default's 48 s), about what they took before.
+Cost (2 chains x 300 draws after 300 tuning steps, one core per fit; measured niced on 2
+cores shared with other jobs): one nu with the inverse-Wishart 0.10, 0.14 and 0.33 s of
+CPU per study at q = 5, 10 and 50; the components (integrated form) 0.9, 1.1 and 1.7 s,
+so their three pools of 250 fits take about 7.6 min on 2 idle cores once they are the
+default (19 min measured at a load of 4-6). Their tests at q = 5 and 10 took 424 s and
+217 s at a load of 4-5 (docs/teeth.md).
 """
 
 import sys
@@ -170,13 +170,20 @@ def test_joint_sbc_fails_with_a_wrong_rho():
     assert p[WRONG_RHO_CAUGHT_BY[DEFAULT.tails]] < BROKEN_P, p
 
 
+#: the other form's wrong-rho check: the components while one nu is the default, then
+#: the old default (one nu, the inverse-Wishart)
+OTHER_WRONG_RHO = ("components", "huang-wand") if DEFAULT.tails != "components" else OLD_DEFAULT
+
+
 @pytest.mark.slow
-def test_joint_sbc_with_the_old_default_fails_with_a_wrong_rho():
-    """As above with one nu and the inverse-Wishart (the old default, the other prior):
-    a data set's difference too sure."""
-    broken = replace(_setting(10, "inverse-wishart"), rho=0.6, rho_fit=0.1)
+def test_joint_sbc_with_the_other_form_fails_with_a_wrong_rho():
+    """As above with the other form: with independent components the pair's scale too
+    large (measured p 4.7e-16, docs/teeth.md), with one nu a data set's difference too
+    sure."""
+    tails, spread_prior = OTHER_WRONG_RHO
+    broken = replace(_setting(10, spread_prior, tails), rho=0.6, rho_fit=0.1)
     p = _pvalues(broken, reps=60, seed=6, chi2_only=True)
-    assert p["data set 0: 0 - 1"] < BROKEN_P, p
+    assert p[WRONG_RHO_CAUGHT_BY[tails]] < BROKEN_P, p
 
 
 @pytest.mark.slow
