@@ -761,15 +761,24 @@ def _expand_cfunc(dim, expanded, x_, out_, user_data_):  # type: ignore[no-untyp
         out[m] = 1.0 + math.exp(x[lead + m])
     beta = _expand_effects(x, lead + n_nu, head[3], k, out, n_nu)
     at_x, at_out = lead + n_nu + d, n_nu + k  # the xi's, the weights
+    _expand_weights(x, at_x, q, n_nu, out, at_out)
+    _expand_deviations(x, at_x + q * n_nu, means, tri, beta, out, at_out + q * n_nu)
+    if head[7] > 0.0:
+        out[expanded - 1] = math.exp(x[dim - 1])
+    return 0
+
+
+def _expand_weights(
+    x: np.ndarray, at_x: int, q: int, n_nu: int, out: np.ndarray, at_out: int
+) -> None:  # pragma: no cover - numba
+    # the weights lambda_im = exp(-1/nu_m + spread(nu_m) xi_im) (pymc_backend._precision)
+    # of q data sets and n_nu columns (one, K systems or d components): the xi's at
+    # x[at_x] row by row, the nu's already at out[0 : n_nu], the weights to out[at_out]
     for i in range(q):
         for m in range(n_nu):
             nu = out[m]
             spread = math.sqrt(2.0 * (nu + 1.0)) / nu
             out[at_out + i * n_nu + m] = math.exp(-1.0 / nu + spread * x[at_x + i * n_nu + m])
-    _expand_deviations(x, at_x + q * n_nu, means, tri, beta, out, at_out + q * n_nu)
-    if head[7] > 0.0:
-        out[expanded - 1] = math.exp(x[dim - 1])
-    return 0
 
 
 def _expand_effects(
@@ -826,10 +835,7 @@ def _expand_components(
     _expand_deviations(x, at_x, means, tri, beta, out, at)
     at += q * d
     at_x += q * d
-    for i in range(q):
-        for j in range(d):
-            spread = math.sqrt(2.0 * (out[j] + 1.0)) / out[j]
-            out[at + i * d + j] = math.exp(-1.0 / out[j] + spread * x[at_x + i * d + j])
+    _expand_weights(x, at_x, q, d, out, at)
     at += q * d
     at_x += q * d
     for j in range(d):
@@ -857,7 +863,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
     own += (_gram_schmidt, _gram_schmidt_grad, _components_logp, _weights_grad)
-    own += (_expand_effects, _expand_deviations)
+    own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
         register_jitable(function)
