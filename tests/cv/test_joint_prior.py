@@ -19,6 +19,7 @@ import itertools
 import math
 import warnings
 
+import arviz as az
 import numpy as np
 import pytest
 from scipy import stats
@@ -139,15 +140,17 @@ def test_the_default_is_the_inverse_wishart_and_the_form_sets_its_defaults():
 
 
 #: main's numbers (commit 43ce7e7, before the prior became selectable): this test's fit
-#: and density run with main's code (PYTHONPATH=/work/main/src); the default must still
-#: give them (it did bit for bit, also with backend="pymc"; asserted to 1e-12)
+#: and density run with main's code (PYTHONPATH=/work/main/src); the default gave them bit
+#: for bit then (also with backend="pymc"). The density is the model and is asserted to
+#: 1e-12; the draws also depend on nutpie's and numba's versions (a later install drew
+#: 0.01123, 41.24, 0.00675 from the same density), so the fit is held to 5 MCSE
 MAIN_FIT = (0.01126314904053021, 41.6027572123843, 0.006948620418017281)
 MAIN_LOGP = (-163.96788412505816, 37.505883839181585)
 
 
 def test_the_default_gives_mains_numbers():
-    """The default prior is main's: the same density at a fixed point and the same draws
-    at the same seed (nutpie)."""
+    """The default prior is main's: the same density at a fixed point, and a fit's means
+    within 5 Monte Carlo standard errors of main's at the same seed (nutpie)."""
     from isbetter.cv.joint.compiled_backend import log_density
 
     scores = study_scores(np.random.default_rng(11), [0.0, 0.01, 0.02], q=5, n=10)
@@ -160,8 +163,10 @@ def test_the_default_gives_mains_numbers():
         fit = joint_fit(
             table, rope=0.01, draws=200, tune=200, chains=2, cores=1, backend="nutpie", rng=4
         )
-    numbers = (fit.effects[..., 2].mean(), fit.nu.mean(), fit.pair_scales()[..., 0].mean())
-    assert numbers == pytest.approx(MAIN_FIT, rel=1e-12)
+    draws = (fit.effects[..., 2], fit.nu, fit.pair_scales()[..., 0])
+    for x, main in zip(draws, MAIN_FIT, strict=True):
+        mcse = float(np.ravel(az.mcse(np.asarray(x), method="mean"))[0])
+        assert abs(x.mean() - main) <= 5.0 * mcse, (x.mean(), main, mcse)
     assert fit.settings["priors"]["spread_prior"] == "inverse-wishart"
     recorded = fit.settings["spread_prior"]
     assert recorded["form"] == "inverse-wishart" and recorded["df"] == 3.0
