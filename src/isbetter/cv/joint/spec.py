@@ -455,11 +455,16 @@ class JointData:
             - special.multigammaln(nu_u / 2.0, d)
         )
         if self.tails == "components":  # no Omega to integrate out: no spread constants
+            # the deviations are integrated out given one noise weight per data set
+            # (docs/joint_prior.md): the Gaussian scale mixture's constants
+            mixture = 0.5 * d * np.log(2.0 * math.pi * power) + special.gammaln(
+                power - 0.5 * d
+            ) - special.gammaln(power)
             return {
                 "means": self.means,
                 "transform": transform,
                 "power": power,
-                "const": np.asarray(float(likelihood.sum() + jacobian)),
+                "const": np.asarray(float(likelihood.sum() + jacobian + mixture.sum())),
                 "effect_hi": np.asarray(self.effect_hi),
                 "spread_df": np.asarray(nu_u - d + 1.0),  # the components' half-t
                 "half_t_scale": np.asarray(math.sqrt(self.spread_var)),  # A
