@@ -457,9 +457,11 @@ class JointData:
         if self.tails == "components":  # no Omega to integrate out: no spread constants
             # the deviations are integrated out given one noise weight per data set
             # (docs/joint_prior.md): the Gaussian scale mixture's constants
-            mixture = 0.5 * d * np.log(2.0 * math.pi * power) + special.gammaln(
-                power - 0.5 * d
-            ) - special.gammaln(power)
+            mixture = (
+                0.5 * d * np.log(2.0 * math.pi * power)
+                + special.gammaln(power - 0.5 * d)
+                - special.gammaln(power)
+            )
             return {
                 "means": self.means,
                 "transform": transform,
