@@ -4,12 +4,11 @@ Each data set's contrasts are :math:`\\tilde u_i = Q \\operatorname{diag}(s) z_i
 :math:`z_{ij} \\sim t_{\\nu_j}(0, 1)` independent, :math:`Q` the Gram-Schmidt
 orthonormalisation of a matrix of independent :math:`N(0, 1)` (Haar), :math:`s_j \\sim`
 half-:math:`t_2(0, A)`; the sampler sees the t's as scale mixtures (weights
-:math:`\\lambda_{ij}`) with each :math:`s_j` integrated out given Huang and Wand's mixing
-variable :math:`\\psi_j`, and :math:`s_j` is drawn after the fit from its conditional.
-Checked here: the compiled density and gradient against the PyMC statement and against
-central differences, the integrated scale against quadrature, the conditional draws of
-the scales against SciPy's inverse gamma, that at K = 2 the law of the deviations is the
-shared-nu Huang-Wand model's, the option and what a fit records.
+:math:`\\lambda_{ij}`) and integrates each data set's deviations out given one noise
+weight (``test_joint_marginal.py`` checks that form). Checked here: the compiled density
+and gradient against the PyMC statement and against central differences, that at K = 2
+the law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
+records.
 """
 
 from __future__ import annotations
@@ -71,93 +70,6 @@ def test_the_gradient_is_the_density_s_central_differences(rng):
     data = _data(rng, q, k)
     x = 0.6 * rng.normal(size=_n_dim(q, k))
     assert_gradient_is_central_differences(x, data)
-
-
-def _deviations(x, data, q, k):
-    """The deviations u~_i = means_i - beta - transform_i eta_i of the position `x`."""
-    d = k - 1
-    e_hi = float(data["effect_hi"])
-    beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
-    eta = x[2 * d : 2 * d + q * d].reshape(q, d)
-    shift = np.einsum("qab,qb->qa", np.asarray(data["transform"]), eta)
-    return np.asarray(data["means"]) - beta - shift
-
-
-@pytest.mark.slow
-def test_the_integrated_scale_is_the_half_t_mixture_by_quadrature(rng):
-    """Moving only log psi_0 changes the density as log[p(psi) psi integral_v prod_i
-    N(y_i0 | 0, v / lambda_i0) InvGamma(v | n/2, psi/2) dv] does, the integral by
-    quadrature (the closed form of s_0 integrated out)."""
-    from isbetter.cv.joint.compiled_backend import log_density
-
-    q, k = 5, 3
-    d = k - 1
-    data = _data(rng, q, k)
-    n = float(data["spread_df"])
-    rate = 1.0 / (2.0 * n * float(data["half_t_scale"]) ** 2)
-    x = 0.5 * rng.normal(size=_n_dim(q, k))
-    nu = 1.0 + np.exp(x[:d])
-    dev = _deviations(x, data, q, k)
-    xi = x[2 * d + q * d : 2 * d + 2 * q * d].reshape(q, d)
-    lam = np.exp(-1.0 / nu + np.sqrt(2.0 * (nu + 1.0)) / nu * xi)
-    at_psi = 2 * d + 2 * q * d
-    basis_q, upper = np.linalg.qr(x[at_psi + d :].reshape(d, d))
-    y = dev @ (basis_q * np.sign(np.diag(upper)))  # Gram-Schmidt's Q: R's diagonal positive
-
-    def log_f(log_psi):
-        psi = np.exp(log_psi)
-
-        def integrand(v):
-            normal = stats.norm.logpdf(y[:, 0], scale=np.sqrt(v / lam[:, 0])).sum()
-            return np.exp(normal + stats.invgamma.logpdf(v, n / 2.0, scale=psi / 2.0))
-
-        value = integrate.quad(integrand, 0.0, np.inf, limit=400, epsrel=1e-11, epsabs=0.0)[0]
-        return np.log(value) + stats.gamma.logpdf(psi, 0.5, scale=1.0 / rate) + log_psi
-
-    values = []
-    for log_psi in (-6.0, -1.5):
-        moved = x.copy()
-        moved[at_psi] = log_psi
-        values.append(log_density(moved, data)[0])
-    assert values[0] - values[1] == pytest.approx(log_f(-6.0) - log_f(-1.5), rel=1e-7, abs=1e-7)
-
-
-def test_the_scales_are_drawn_from_their_conditional(rng):
-    """s_j^2 | rest ~ InvGamma((n + q)/2, (psi_j + sum_i lambda_ij y_ij^2)/2), y = u~ Q:
-    the draws' quantiles against SciPy's for one fixed posterior point repeated, and the
-    loading's columns along Q."""
-    import xarray as xr
-
-    from isbetter.cv.joint.model import draw_loading
-
-    q, d, m = 7, 2, 20000
-    dev = rng.normal(size=(q, d))
-    basis_q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    lam = rng.gamma(2.0, 0.5, size=(q, d))
-    psi = np.array([0.3, 2.0])
-
-    def rep(a, dims):
-        return (("chain", "draw", *dims), np.broadcast_to(a, (1, m, *a.shape)).copy())
-
-    post = xr.Dataset(
-        {
-            "deviations": rep(dev, ("dataset", "contrast")),
-            "directions": rep(basis_q, ("contrast", "component")),
-            "precision": rep(lam, ("dataset", "component")),
-            "component_psi": rep(psi, ("component",)),
-        }
-    )
-    loading = draw_loading(post, 2.0, np.random.default_rng(1))
-    np.testing.assert_allclose(
-        loading / np.linalg.norm(loading, axis=-2, keepdims=True),
-        np.broadcast_to(basis_q, loading.shape),
-        atol=1e-12,
-    )
-    s2 = (loading**2).sum(axis=-2).reshape(m, d)
-    y = dev @ basis_q
-    for j in range(d):
-        law = stats.invgamma(1.0 + q / 2.0, scale=(psi[j] + (lam[:, j] * y[:, j] ** 2).sum()) / 2.0)
-        assert stats.kstest(s2[:, j], law.cdf).pvalue > 1e-3
 
 
 def _half_t_logpdf(s, a_scale, df=2.0):
