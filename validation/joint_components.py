@@ -406,8 +406,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
 
     The package's fits drop them; here they show the Gram-Schmidt matrix R, whose column
     norms the likelihood does not see (their prior is chi_d): their R-hat and bulk ESS,
-    per-chain medians, and the medians over the divergent draws; and the log s_j (model
-    units).
+    per-chain medians, and the medians over the divergent draws; and the log s_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model
     from isbetter.inference import libs
@@ -433,14 +432,13 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     stats = idata.sample_stats
     x = stats["unconstrained_draw"].to_numpy()  # (chains, draws, n_dim)
     d, q = len(systems) - 1, len(data["means"])
-    at_s = 2 * d + q + q * d  # after nu, beta, the noise weights' and the weights' xi
-    raw = x[..., at_s + d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    raw = x[..., 3 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
-    log_s = x[..., at_s : at_s + d]
+    log_scale = x[..., 2 * d + q + q * d : 3 * d + q + q * d]
     diverging = stats["diverging"].to_numpy().astype(bool)
     out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}
     out["mean_steps"] = float(stats["n_steps"].mean())
-    for name, values in (("r_column_norm", norms), ("log_s", log_s)):
+    for name, values in (("r_column_norm", norms), ("log_scale", log_scale)):
         rhat, ess, _ = summary(values)
         out[name] = {
             "rhat": rhat.round(3).tolist(),
@@ -450,7 +448,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
                 np.median(values[diverging], axis=0).round(3).tolist() if diverging.any() else None
             ),
         }
-    narrow = log_s.argmin(axis=-1)
+    narrow = log_scale.argmin(axis=-1)
     narrow_norm = np.take_along_axis(norms, narrow[..., None], -1)[..., 0]
     out["narrow_r_norm_quantiles"] = np.quantile(narrow_norm, [0.01, 0.5, 0.99]).round(3).tolist()
     if diverging.any():

@@ -4,12 +4,11 @@ Each data set's contrasts are :math:`\\tilde u_i = Q \\operatorname{diag}(s) z_i
 :math:`z_{ij} \\sim t_{\\nu_j}(0, 1)` independent, :math:`Q` the Gram-Schmidt
 orthonormalisation of a matrix of independent :math:`N(0, 1)` (Haar), :math:`s_j \\sim`
 half-:math:`t_2(0, A)`; the sampler sees the t's as scale mixtures (weights
-:math:`\\lambda_{ij}`) with each :math:`s_j` integrated out given Huang and Wand's mixing
-variable :math:`\\psi_j`, and :math:`s_j` is drawn after the fit from its conditional.
-Checked here: the compiled density and gradient against the PyMC statement and against
-central differences, the integrated scale against quadrature, the conditional draws of
-the scales against SciPy's inverse gamma, that at K = 2 the law of the deviations is the
-shared-nu Huang-Wand model's, the option and what a fit records.
+:math:`\\lambda_{ij}`) and integrates each data set's deviations out given one noise
+weight (``test_joint_marginal.py`` checks that form). Checked here: the compiled density
+and gradient against the PyMC statement and against central differences, that at K = 2
+the law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
+records.
 """
 
 from __future__ import annotations
@@ -206,44 +205,6 @@ def test_integrating_the_noise_weights_out_gives_today_s_law(rng, q, k):
         cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T
         today += _today_s_factor(means[i] - beta, tri[i], power[i], cov)
     assert marginal == pytest.approx(today, rel=0.0, abs=1e-8)
-
-
-def test_the_scales_are_drawn_from_their_conditional(rng):
-    """s_j^2 | rest ~ InvGamma((n + q)/2, (psi_j + sum_i lambda_ij y_ij^2)/2), y = u~ Q:
-    the draws' quantiles against SciPy's for one fixed posterior point repeated, and the
-    loading's columns along Q."""
-    import xarray as xr
-
-    from isbetter.cv.joint.model import draw_loading
-
-    q, d, m = 7, 2, 20000
-    dev = rng.normal(size=(q, d))
-    basis_q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    lam = rng.gamma(2.0, 0.5, size=(q, d))
-    psi = np.array([0.3, 2.0])
-
-    def rep(a, dims):
-        return (("chain", "draw", *dims), np.broadcast_to(a, (1, m, *a.shape)).copy())
-
-    post = xr.Dataset(
-        {
-            "deviations": rep(dev, ("dataset", "contrast")),
-            "directions": rep(basis_q, ("contrast", "component")),
-            "precision": rep(lam, ("dataset", "component")),
-            "component_psi": rep(psi, ("component",)),
-        }
-    )
-    loading = draw_loading(post, 2.0, np.random.default_rng(1))
-    np.testing.assert_allclose(
-        loading / np.linalg.norm(loading, axis=-2, keepdims=True),
-        np.broadcast_to(basis_q, loading.shape),
-        atol=1e-12,
-    )
-    s2 = (loading**2).sum(axis=-2).reshape(m, d)
-    y = dev @ basis_q
-    for j in range(d):
-        law = stats.invgamma(1.0 + q / 2.0, scale=(psi[j] + (lam[:, j] * y[:, j] ** 2).sum()) / 2.0)
-        assert stats.kstest(s2[:, j], law.cdf).pvalue > 1e-3
 
 
 def _half_t_logpdf(s, a_scale, df=2.0):

@@ -123,7 +123,7 @@ SpreadPrior = Literal["inverse-wishart", "huang-wand"]
 #: the deviations' tails (:class:`JointPriors`): one nu and one weight per data set, the
 #: grouped t (one nu per system and one weight per data set and system), or independent
 #: t components (one nu per component of the contrasts; sampled as scale mixtures, one
-#: weight per data set and component, each component's scale integrated out)
+#: weight per data set and component, each data set's deviations integrated out)
 Tails = Literal["shared", "per-system", "components"]
 #: per form of that prior, the defaults of spread_df, spread_scale and noise_scale
 _FORM_DEFAULTS = {"inverse-wishart": (1.0, 1.0, 1.0), "huang-wand": (2.0, 10.0, 0.001)}
