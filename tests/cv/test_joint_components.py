@@ -4,10 +4,12 @@ Each data set's contrasts are :math:`\\tilde u_i = Q \\operatorname{diag}(s) z_i
 :math:`z_{ij} \\sim t_{\\nu_j}(0, 1)` independent, :math:`Q` the Gram-Schmidt
 orthonormalisation of a matrix of independent :math:`N(0, 1)` (Haar), :math:`s_j \\sim`
 half-:math:`t_2(0, A)`; the sampler sees the t's as scale mixtures (weights
-:math:`\\lambda_{ij}`) and integrates each data set's deviations out given one noise
-weight (``test_joint_marginal.py`` checks that form). Checked here: the compiled density
-and gradient against the PyMC statement and against central differences, that at K = 2
-the law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
+:math:`\\lambda_{ij}`) and each data set's deviations integrated out given one noise weight
+:math:`\\kappa_i` (the marginal form; the deviations are drawn after the fit).
+Checked here: the compiled density against a SciPy statement and against the PyMC
+statement, its gradient against central differences, that integrating the noise weights
+out gives the law of the sampled deviations (quadrature, d = 1, 2), that at K = 2 the
+law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
 records.
 """
 
