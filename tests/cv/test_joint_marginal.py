@@ -18,7 +18,7 @@ import pytest
 from scipy import integrate, special, stats
 
 from _joint_data import score_table, study_scores
-from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare
+from isbetter.cv.joint.spec import DIRECTION_DET_POWER, JointPriors, contrast_basis, prepare
 
 #: independent components with their defaults (Huang and Wand's half-t scale)
 COMP = JointPriors(tails="components")
@@ -81,7 +81,12 @@ def _reference_logp(point, data):
     n, a_scale = float(data["spread_df"]), float(data["half_t_scale"])
     logp += np.sum(math.log(2.0) + stats.t.logpdf(s, n, scale=a_scale) + log_s)
     raw = point["direction_raw"]
-    logp += stats.norm.logpdf(raw).sum()
+    m = DIRECTION_DET_POWER  # R's density: exp(-|R|^2/2) |det R|^m / ((2 pi)^(d^2/2) E|det R|^m)
+    moment = sum(  # log E|det R|^m, R Gaussian: a product of chi moments (Bartlett)
+        0.5 * m * math.log(2.0) + special.gammaln((k + m) / 2.0) - special.gammaln(k / 2.0)
+        for k in range(1, d + 1)
+    )
+    logp += stats.norm.logpdf(raw).sum() + m * np.linalg.slogdet(raw)[1] - moment
     basis_q = _orthonormal(raw)
     for i in range(q):
         cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T

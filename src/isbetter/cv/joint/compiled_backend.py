@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
+from isbetter.cv.joint.spec import DIRECTION_DET_POWER, direction_prior_const
 from isbetter.inference.compiled_density import digamma as _digamma
 from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
 from isbetter.inference.compiled_density import sigmoid as _sigmoid
@@ -215,7 +216,8 @@ def _components_kernel(
     # M_i = Q D_i Q^T + (c_i / kappa_i) T_i T_i^T, D_i = diag(s_j^2 / lambda_ij), c_i =
     # P_i / a_i, a_i = P_i - d/2; kappa_i ~ Gamma(a_i, a_i) (the noise's scale mixture),
     # lambda_ij ~ Gamma(nu_j/2, nu_j/2), s_j ~ half-t_n(0, A) (n, A: buffer[4],
-    # buffer[5]), Q = Gram-Schmidt(R), R_ab ~ N(0, 1) (Haar), nu_j - 1 from nu's table.
+    # buffer[5]), Q = Gram-Schmidt(R) (Haar), R's density ~
+    # exp(-|R|^2/2) |det R|^m (spec.DIRECTION_DET_POWER), nu_j - 1 from nu's table.
     # Coordinates: d log(nu_j - 1), d beta, q xi_i (kappa), q x d xi_ij (lambda), d log s_j,
     # d x d R. Same buffer as _kernel; writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
@@ -255,12 +257,15 @@ def _components_kernel(
     for a in range(d):
         for b in range(d):
             raw[a, b] = x[at_raw + a * d + b]
-            logp -= 0.5 * raw[a, b] * raw[a, b] + 0.5 * math.log(2.0 * math.pi)
+            logp -= 0.5 * raw[a, b] * raw[a, b]
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
     if not _gram_schmidt(raw, basis_q, upper):
         grad[:] = 0.0
         return -math.inf
+    logp -= direction_prior_const(d)  # R's prior: exp(-|R|^2/2) |det R|^m, normalised
+    for j in range(d):
+        logp += DIRECTION_DET_POWER * math.log(upper[j, j])
     g_q = np.zeros((d, d))  # d logp / d Q
     g_beta = np.zeros(d)
     logp = _marginal_logp(
@@ -271,6 +276,7 @@ def _components_kernel(
         return -math.inf
     g_raw = np.empty((d, d))
     _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
+    _add_det_grad(basis_q, upper, DIRECTION_DET_POWER, g_raw)
     for a in range(d):
         for b in range(d):
             grad[at_raw + a * d + b] = g_raw[a, b] - raw[a, b]
@@ -462,6 +468,22 @@ def _gram_schmidt_grad(
             for m in range(b + 1, d):
                 acc -= upper[b, m] * out[a, m]
             out[a, b] = acc / upper[b, b]
+
+
+def _add_det_grad(
+    basis_q: np.ndarray, upper: np.ndarray, power: float, out: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # adds d/d raw of power log|det raw| = power raw^-T = power Q U^-T (raw = Q U): row a
+    # of Q U^-T solves U y = Q[a, :] (back substitution)
+    d = basis_q.shape[0]
+    row = np.empty(d)
+    for a in range(d):
+        for b in range(d - 1, -1, -1):
+            acc = basis_q[a, b]
+            for m in range(b + 1, d):
+                acc -= upper[b, m] * row[m]
+            row[b] = acc / upper[b, b]
+            out[a, b] += power * row[b]
 
 
 def _tails_nu_logp(
@@ -931,6 +953,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
     own += (_gram_schmidt, _gram_schmidt_grad, _half_t_logp, _marginal_logp, _weights_grad)
+    own += (_add_det_grad, direction_prior_const)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):

@@ -20,11 +20,13 @@ from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior, nu_prior_logp
 from isbetter.cv.joint.spec import (
     COMPONENTS_PLACEHOLDERS,
+    DIRECTION_DET_POWER,
     PLACEHOLDER_SCALARS,
     SPREAD_PLACEHOLDERS,
     SpreadPrior,
     Tails,
     contrast_basis,
+    direction_prior_const,
 )
 from isbetter.inference import libs
 
@@ -250,7 +252,9 @@ def _components_model(q: int, k: int) -> Any:
     (potential ``loglik``, with ``const`` holding the noise likelihood's constants and
     the mixture's, :math:`\sum_i [\frac d2 \log(2\pi P_i) + \log\Gamma(a_i) -
     \log\Gamma(P_i)]`). :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`,
-    :math:`R_{ab} \sim N(0, 1)` (Haar-distributed); :math:`\nu_j - 1` with
+    :math:`R`'s density :math:`\propto e^{-|R|^2/2} |\det R|^m`
+    (:data:`.spec.DIRECTION_DET_POWER`; a function of :math:`R^T R`, so :math:`Q` is
+    Haar-distributed); :math:`\nu_j - 1` with
     :math:`\alpha, \beta` integrated out per component. Free variables in the compiled
     density's order: ``nu_minus_one`` (``component``), ``effect_coords``,
     ``noise_weight_std`` (``dataset``), ``precision_std`` (``dataset`` x ``component``),
@@ -293,7 +297,10 @@ def _components_model(q: int, k: int) -> Any:
         scale = _component_scale(data["spread_df"], data["half_t_scale"])
         raw = pm.Flat("direction_raw", dims=("contrast", "component"))
         pm.Potential(
-            "direction_prior", -0.5 * pt.square(raw).sum() - 0.5 * d * d * np.log(2.0 * np.pi)
+            "direction_prior",
+            -0.5 * pt.square(raw).sum()
+            + DIRECTION_DET_POWER * pt.log(pt.abs(pt.nlinalg.det(raw)))
+            - direction_prior_const(d),
         )
         directions = pm.Deterministic(
             "directions", _gram_schmidt(raw, d), dims=("contrast", "component")
