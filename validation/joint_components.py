@@ -405,7 +405,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     """Sample `--systems` with nutpie directly, keeping the unconstrained draws.
 
     The package's fits drop them; here they show the Gram-Schmidt matrix R, whose column
-    norms the likelihood does not see (their prior is chi_d): their R-hat and bulk ESS,
+    norms the likelihood does not see (prior: spec.DIRECTION_DET_POWER): their R-hat, ESS,
     per-chain medians, and the medians over the divergent draws; and the log s_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model

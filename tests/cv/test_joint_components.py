@@ -30,7 +30,13 @@ from _joint_data import (
 )
 from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError
-from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare
+from isbetter.cv.joint.spec import (
+    DIRECTION_DET_POWER,
+    JointPriors,
+    contrast_basis,
+    direction_prior_const,
+    prepare,
+)
 from isbetter.inference.nu_prior import interpolate, nu_prior_table
 
 #: independent components with their defaults (Huang and Wand's half-t scale)
@@ -82,7 +88,9 @@ def _reference(x, data):
     priors += np.sum(stats.gamma.logpdf(lam, nu / 2.0, scale=2.0 / nu) + np.log(lam) + log_spread)
     s = np.exp(x_s)
     priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + x_s)
-    priors += stats.norm.logpdf(x_raw).sum()
+    raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
+    priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
+    priors -= direction_prior_const(d)  # tested in test_joint_marginal
     basis_q = _gram_schmidt(x_raw.reshape(d, d))
     a = power - 0.5 * d
     kappa, log_spread = _weight(x_kappa, 2.0 * a)

@@ -18,7 +18,13 @@ import pytest
 from scipy import integrate, special, stats
 
 from _joint_data import score_table, study_scores
-from isbetter.cv.joint.spec import DIRECTION_DET_POWER, JointPriors, contrast_basis, prepare
+from isbetter.cv.joint.spec import (
+    DIRECTION_DET_POWER,
+    JointPriors,
+    contrast_basis,
+    direction_prior_const,
+    prepare,
+)
 
 #: independent components with their defaults (Huang and Wand's half-t scale)
 COMP = JointPriors(tails="components")
@@ -199,6 +205,23 @@ def test_the_mixture_is_the_noise_likelihood_at_one_and_two_contrasts(rng):
         epsrel=1e-10,
     )[0]
     assert _over_kappa(residual, prior, root, power) == pytest.approx(over_u, rel=1e-7)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_the_direction_prior_is_normalised(d):
+    """R's density exp(-|R|^2/2) |det R|^m integrates to (2 pi)^(d^2/2) E|det R|^m (R
+    Gaussian), E|det R|^m the product of chi_k moments, k = 1..d (Bartlett); at d = 1 a
+    quadrature of the density itself."""
+    m = DIRECTION_DET_POWER
+    moments = sum(math.log(stats.chi(k).moment(m)) for k in range(1, d + 1))
+    assert direction_prior_const(d) == pytest.approx(0.5 * d * d * math.log(2 * math.pi) + moments)
+    if d == 1:
+        total, _ = integrate.quad(
+            lambda r: math.exp(-0.5 * r * r + m * math.log(abs(r)) - direction_prior_const(1)),
+            -np.inf,
+            np.inf,
+        )
+        assert total == pytest.approx(1.0, rel=1e-10)
 
 
 def test_spec_adds_the_mixture_constants():
