@@ -3,7 +3,7 @@ r"""The joint model with independent-component Student-t deviations: issue 29's 
 The model is the package's ``JointPriors(tails="components")`` (``docs/joint_prior.md``,
 "Independent components"; :mod:`isbetter.cv.joint.compiled_backend`'s
 ``_components_kernel``, stated in PyMC by :func:`isbetter.cv.joint.pymc_backend.build_model`;
-each component's scale integrated out in the sampler and drawn after the fit): with
+each data set's deviations integrated out in the sampler and drawn after the fit): with
 :math:`d = K - 1`,
 
 .. math::
@@ -346,7 +346,7 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
 def run_where(args: argparse.Namespace) -> dict[str, Any]:
     """Where each chain sits (`--systems`: the near-identical pair first).
 
-    Per chain: the smallest component scale (score units) and its nu and psi, how far its
+    Per chain: the smallest component scale (score units) and its nu, how far its
     direction is from the first pair's contrast (1 - |cos|), the weights of that
     component on the data sets whose mean difference of the pair is exactly 0 and on the
     others, and the ratio of the fold noise's scale of the pair's contrast mean
@@ -374,9 +374,6 @@ def run_where(args: argparse.Namespace) -> dict[str, Any]:
             "s_small_median": float(np.median(s_small)),
             "s_others_median": np.median(np.sort(scales[ch], -1)[:, 1:], 0).round(4).tolist(),
             "nu_small_median": round(float(np.median(joint.nu[ch][pick])), 2),
-            "log10_psi_small_median": round(
-                float(np.median(np.log10(post["component_psi"].to_numpy()[ch][pick]))), 2
-            ),
             "one_minus_cos_median": float(np.median(1.0 - np.abs(directions[:, 0, :][pick]))),
             "log10_weight_tied_q10_q50_q90": np.quantile(np.log10(lam[:, tied]), [0.1, 0.5, 0.9])
             .round(2)
@@ -408,8 +405,8 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     """Sample `--systems` with nutpie directly, keeping the unconstrained draws.
 
     The package's fits drop them; here they show the Gram-Schmidt matrix R, whose column
-    norms the likelihood does not see (their prior is chi_d): their R-hat and bulk ESS,
-    per-chain medians, and the medians over the divergent draws; and the log psi_j.
+    norms the likelihood does not see (prior: spec.DIRECTION_DET_POWER): their R-hat, ESS,
+    per-chain medians, and the medians over the divergent draws; and the log s_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model
     from isbetter.inference import libs
@@ -435,13 +432,13 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     stats = idata.sample_stats
     x = stats["unconstrained_draw"].to_numpy()  # (chains, draws, n_dim)
     d, q = len(systems) - 1, len(data["means"])
-    raw = x[..., 3 * d + 2 * q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    raw = x[..., 3 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
-    log_psi = x[..., 2 * d + 2 * q * d : 3 * d + 2 * q * d]
+    log_scale = x[..., 2 * d + q + q * d : 3 * d + q + q * d]
     diverging = stats["diverging"].to_numpy().astype(bool)
     out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}
     out["mean_steps"] = float(stats["n_steps"].mean())
-    for name, values in (("r_column_norm", norms), ("log_psi", log_psi)):
+    for name, values in (("r_column_norm", norms), ("log_scale", log_scale)):
         rhat, ess, _ = summary(values)
         out[name] = {
             "rhat": rhat.round(3).tolist(),
@@ -451,7 +448,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
                 np.median(values[diverging], axis=0).round(3).tolist() if diverging.any() else None
             ),
         }
-    narrow = log_psi.argmin(axis=-1)
+    narrow = log_scale.argmin(axis=-1)
     narrow_norm = np.take_along_axis(norms, narrow[..., None], -1)[..., 0]
     out["narrow_r_norm_quantiles"] = np.quantile(narrow_norm, [0.01, 0.5, 0.99]).round(3).tolist()
     if diverging.any():

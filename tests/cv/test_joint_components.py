@@ -4,12 +4,13 @@ Each data set's contrasts are :math:`\\tilde u_i = Q \\operatorname{diag}(s) z_i
 :math:`z_{ij} \\sim t_{\\nu_j}(0, 1)` independent, :math:`Q` the Gram-Schmidt
 orthonormalisation of a matrix of independent :math:`N(0, 1)` (Haar), :math:`s_j \\sim`
 half-:math:`t_2(0, A)`; the sampler sees the t's as scale mixtures (weights
-:math:`\\lambda_{ij}`) with each :math:`s_j` integrated out given Huang and Wand's mixing
-variable :math:`\\psi_j`, and :math:`s_j` is drawn after the fit from its conditional.
-Checked here: the compiled density and gradient against the PyMC statement and against
-central differences, the integrated scale against quadrature, the conditional draws of
-the scales against SciPy's inverse gamma, that at K = 2 the law of the deviations is the
-shared-nu Huang-Wand model's, the option and what a fit records.
+:math:`\\lambda_{ij}`) and each data set's deviations integrated out given one noise weight
+:math:`\\kappa_i` (the marginal form; the deviations are drawn after the fit).
+Checked here: the compiled density against a SciPy statement and against the PyMC
+statement, its gradient against central differences, that integrating the noise weights
+out gives the law of the sampled deviations (quadrature, d = 1, 2), that at K = 2 the
+law of the deviations is the shared-nu Huang-Wand model's, the option and what a fit
+records.
 """
 
 from __future__ import annotations
@@ -29,7 +30,14 @@ from _joint_data import (
 )
 from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError
-from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare
+from isbetter.cv.joint.spec import (
+    DIRECTION_DET_POWER,
+    JointPriors,
+    contrast_basis,
+    direction_prior_const,
+    prepare,
+)
+from isbetter.inference.nu_prior import interpolate, nu_prior_table
 
 #: independent components with their defaults (Huang and Wand's half-t scale)
 COMP = JointPriors(tails="components")
@@ -44,7 +52,55 @@ def _data(rng, q, k, priors=COMP, n=10):
 
 def _n_dim(q, k):
     d = k - 1
-    return 3 * d + 2 * q * d + d * d
+    return 3 * d + q + q * d + d * d
+
+
+def _gram_schmidt(raw):
+    """Gram-Schmidt's Q of `raw` (numpy's QR with R's diagonal made positive)."""
+    basis_q, upper = np.linalg.qr(raw)
+    return basis_q * np.sign(np.diag(upper))
+
+
+def _weight(xi, nu):
+    """The weights' map: lambda = exp(-1/nu + spread(nu) xi), and log(spread(nu))."""
+    spread = np.sqrt(2.0 * (nu + 1.0)) / nu
+    return np.exp(-1.0 / nu + spread * xi), np.log(spread)
+
+
+def _reference(x, data):
+    """The marginal form's log density at `x` written with SciPy, in pieces: the priors of
+    (nu, beta, lambda, s, R) with their Jacobians, those of the noise weights kappa_i
+    (one per data set), and the Gaussian likelihood of each data set given kappa_i."""
+    means, tri, power = (np.asarray(data[key]) for key in ("means", "transform", "power"))
+    q, d = means.shape
+    table = nu_prior_table(
+        tuple(float(data[b]) for b in ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi"))
+    )
+    e_hi, df, a_scale = (float(data[key]) for key in ("effect_hi", "spread_df", "half_t_scale"))
+    at = np.cumsum([0, d, d, q, q * d, d, d * d])
+    x_nu, x_beta, x_kappa, x_lam, x_s, x_raw = (x[at[m] : at[m + 1]] for m in range(6))
+    nu = 1.0 + np.exp(x_nu)
+    priors = sum(interpolate(t, table)[0] + t for t in x_nu)
+    sig = 1.0 / (1.0 + np.exp(-x_beta))
+    beta = -e_hi + 2.0 * e_hi * sig
+    priors += np.sum(np.log(sig) + np.log1p(-sig))  # U(-e_hi, e_hi) and its Jacobian
+    lam, log_spread = _weight(x_lam.reshape(q, d), nu)
+    priors += np.sum(stats.gamma.logpdf(lam, nu / 2.0, scale=2.0 / nu) + np.log(lam) + log_spread)
+    s = np.exp(x_s)
+    priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + x_s)
+    raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
+    priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
+    priors -= direction_prior_const(d)  # tested in test_joint_marginal
+    basis_q = _gram_schmidt(x_raw.reshape(d, d))
+    a = power - 0.5 * d
+    kappa, log_spread = _weight(x_kappa, 2.0 * a)
+    noise = stats.gamma.logpdf(kappa, a, scale=1.0 / a) + np.log(kappa) + log_spread
+    like = np.empty(q)
+    for i in range(q):
+        cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T
+        cov += power[i] / a[i] / kappa[i] * tri[i] @ tri[i].T
+        like[i] = stats.multivariate_normal.logpdf(means[i] - beta, np.zeros(d), cov)
+    return float(data["const"]), priors, noise, like
 
 
 @pytest.mark.parametrize(("q", "k", "n"), [(6, 2, 10), (4, 3, 10), (3, 5, 6)])
@@ -64,100 +120,101 @@ def test_compiled_components_match_pymc(rng, q, k, n):
     assert flat.size == _n_dim(q, k)
 
 
-def test_the_gradient_is_the_density_s_central_differences(rng):
+@pytest.mark.parametrize(("q", "k"), [(6, 2), (4, 3), (3, 5)])
+def test_the_density_is_the_scipy_statement_s(rng, q, k):
+    """The compiled density is the marginal form written with SciPy (multivariate normal,
+    gamma, half-t, the xi maps), to 1e-9, at random points."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    data = _data(rng, q, k)
+    for _ in range(3):
+        x = 0.7 * rng.normal(size=_n_dim(q, k))
+        const, priors, noise, like = _reference(x, data)
+        expected = const + priors + noise.sum() + like.sum()
+        assert log_density(x, data)[0] == pytest.approx(expected, rel=1e-10, abs=1e-9)
+
+
+@pytest.mark.parametrize(("q", "k"), [(4, 2), (4, 4), (3, 5)])
+def test_the_gradient_is_the_density_s_central_differences(rng, q, k):
     """Independently of PyMC (Gram-Schmidt's reverse mode included): the gradient
     against central differences of the value."""
-    q, k = 4, 4
     data = _data(rng, q, k)
     x = 0.6 * rng.normal(size=_n_dim(q, k))
     assert_gradient_is_central_differences(x, data)
 
 
-def _deviations(x, data, q, k):
-    """The deviations u~_i = means_i - beta - transform_i eta_i of the position `x`."""
-    d = k - 1
-    e_hi = float(data["effect_hi"])
-    beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
-    eta = x[2 * d : 2 * d + q * d].reshape(q, d)
-    shift = np.einsum("qab,qb->qa", np.asarray(data["transform"]), eta)
-    return np.asarray(data["means"]) - beta - shift
+def _today_s_factor(r, tri, power, cov):
+    """log of integral N(u~; 0, cov) (1 + |eta|^2/(2 P))^-P / |det T| du~, eta = T^-1 (r -
+    u~): one data set's likelihood of the sampled deviations, by quadrature (d = 1, 2)."""
+    d = r.size
+    root = np.linalg.cholesky(cov)
+    reach = 12.0 * max(np.sqrt(np.diag(cov)).max(), np.abs(np.diag(tri)).max()) + np.abs(r).max()
+
+    def integrand(*u):
+        u = np.asarray(u[::-1])  # dblquad passes (inner, outer)
+        eta = np.linalg.solve(tri, r - u)
+        z = np.linalg.solve(root, u)
+        log_normal = -0.5 * z @ z - np.log(np.diag(root)).sum() - 0.5 * d * math.log(2 * math.pi)
+        log_t = -power * math.log1p(eta @ eta / (2.0 * power))
+        return math.exp(log_normal + log_t) / abs(np.linalg.det(tri))
+
+    if d == 1:
+        value = integrate.quad(
+            integrand, -reach, reach, points=[0.0, r[0]], limit=800, epsabs=0.0, epsrel=1e-12
+        )[0]
+    else:
+        value = integrate.dblquad(
+            integrand, -reach, reach, -reach, reach, epsabs=0.0, epsrel=1e-11
+        )[0]
+    return math.log(value)
 
 
-@pytest.mark.slow
-def test_the_integrated_scale_is_the_half_t_mixture_by_quadrature(rng):
-    """Moving only log psi_0 changes the density as log[p(psi) psi integral_v prod_i
-    N(y_i0 | 0, v / lambda_i0) InvGamma(v | n/2, psi/2) dv] does, the integral by
-    quadrature (the closed form of s_0 integrated out)."""
+@pytest.mark.parametrize(("q", "k"), [(5, 2), (2, 3)])
+def test_integrating_the_noise_weights_out_gives_today_s_law(rng, q, k):
+    """The same law of (beta, nu, lambda, s, Q) as sampling the deviations (d = 1, 2): the
+    density integrated over each kappa_i (quadrature over its coordinate xi_i) equals
+    the priors times prod_i integral N(u~; 0, Q D_i Q^T) (1 + |eta_i|^2/(2 P_i))^-P_i
+    du~ / |det T_i| with eta_i = T_i^-1 (means_i - beta - u~), the likelihood of the
+    sampled deviations with its Jacobian and constant (const' less the scale mixture's,
+    d/2 log(2 pi P) + lgamma(P - d/2) - lgamma(P) per data set), to 1e-8 relative."""
+    from scipy import special
+
     from isbetter.cv.joint.compiled_backend import log_density
 
-    q, k = 5, 3
     d = k - 1
     data = _data(rng, q, k)
-    n = float(data["spread_df"])
-    rate = 1.0 / (2.0 * n * float(data["half_t_scale"]) ** 2)
+    means, tri, power = (np.asarray(data[key]) for key in ("means", "transform", "power"))
     x = 0.5 * rng.normal(size=_n_dim(q, k))
-    nu = 1.0 + np.exp(x[:d])
-    dev = _deviations(x, data, q, k)
-    xi = x[2 * d + q * d : 2 * d + 2 * q * d].reshape(q, d)
-    lam = np.exp(-1.0 / nu + np.sqrt(2.0 * (nu + 1.0)) / nu * xi)
-    at_psi = 2 * d + 2 * q * d
-    basis_q, upper = np.linalg.qr(x[at_psi + d :].reshape(d, d))
-    y = dev @ (basis_q * np.sign(np.diag(upper)))  # Gram-Schmidt's Q: R's diagonal positive
+    at_s = 2 * d + q + q * d
+    # the scales of the noise's size: both factors of each integrand matter
+    x[at_s : at_s + d] = np.log(2.0 * np.abs(np.diagonal(tri, axis1=1, axis2=2)).mean())
+    base = log_density(x, data)[0]
+    marginal = base
+    for i in range(q):
 
-    def log_f(log_psi):
-        psi = np.exp(log_psi)
+        def moved(t, i=i):
+            y = x.copy()
+            y[2 * d + i] = t
+            return math.exp(log_density(y, data)[0] - base)
 
-        def integrand(v):
-            normal = stats.norm.logpdf(y[:, 0], scale=np.sqrt(v / lam[:, 0])).sum()
-            return np.exp(normal + stats.invgamma.logpdf(v, n / 2.0, scale=psi / 2.0))
-
-        value = integrate.quad(integrand, 0.0, np.inf, limit=400, epsrel=1e-11, epsabs=0.0)[0]
-        return np.log(value) + stats.gamma.logpdf(psi, 0.5, scale=1.0 / rate) + log_psi
-
-    values = []
-    for log_psi in (-6.0, -1.5):
-        moved = x.copy()
-        moved[at_psi] = log_psi
-        values.append(log_density(moved, data)[0])
-    assert values[0] - values[1] == pytest.approx(log_f(-6.0) - log_f(-1.5), rel=1e-7, abs=1e-7)
-
-
-def test_the_scales_are_drawn_from_their_conditional(rng):
-    """s_j^2 | rest ~ InvGamma((n + q)/2, (psi_j + sum_i lambda_ij y_ij^2)/2), y = u~ Q:
-    the draws' quantiles against SciPy's for one fixed posterior point repeated, and the
-    loading's columns along Q."""
-    import xarray as xr
-
-    from isbetter.cv.joint.model import draw_loading
-
-    q, d, m = 7, 2, 20000
-    dev = rng.normal(size=(q, d))
-    basis_q = np.linalg.qr(rng.normal(size=(d, d)))[0]
-    lam = rng.gamma(2.0, 0.5, size=(q, d))
-    psi = np.array([0.3, 2.0])
-
-    def rep(a, dims):
-        return (("chain", "draw", *dims), np.broadcast_to(a, (1, m, *a.shape)).copy())
-
-    post = xr.Dataset(
-        {
-            "deviations": rep(dev, ("dataset", "contrast")),
-            "directions": rep(basis_q, ("contrast", "component")),
-            "precision": rep(lam, ("dataset", "component")),
-            "component_psi": rep(psi, ("component",)),
-        }
+        value = integrate.quad(moved, -np.inf, np.inf, limit=400, epsabs=0.0, epsrel=1e-12)
+        marginal += math.log(value[0])
+    const, priors, _, _ = _reference(x, data)
+    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), 1.0 + np.exp(x[:d]))
+    e_hi = float(data["effect_hi"])
+    beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
+    s = np.exp(x[at_s : at_s + d])
+    basis_q = _gram_schmidt(x[at_s + d :].reshape(d, d))
+    mixture = (
+        0.5 * d * np.log(2.0 * math.pi * power)
+        + special.gammaln(power - 0.5 * d)
+        - special.gammaln(power)
     )
-    loading = draw_loading(post, 2.0, np.random.default_rng(1))
-    np.testing.assert_allclose(
-        loading / np.linalg.norm(loading, axis=-2, keepdims=True),
-        np.broadcast_to(basis_q, loading.shape),
-        atol=1e-12,
-    )
-    s2 = (loading**2).sum(axis=-2).reshape(m, d)
-    y = dev @ basis_q
-    for j in range(d):
-        law = stats.invgamma(1.0 + q / 2.0, scale=(psi[j] + (lam[:, j] * y[:, j] ** 2).sum()) / 2.0)
-        assert stats.kstest(s2[:, j], law.cdf).pvalue > 1e-3
+    today = const - mixture.sum() + priors
+    for i in range(q):
+        cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T
+        today += _today_s_factor(means[i] - beta, tri[i], power[i], cov)
+    assert marginal == pytest.approx(today, rel=0.0, abs=1e-8)
 
 
 def _half_t_logpdf(s, a_scale, df=2.0):

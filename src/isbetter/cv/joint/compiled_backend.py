@@ -27,13 +27,17 @@ sampled (``_tails_kernel``).
 
 With independent t components (``JointPriors(tails="components")``,
 ``docs/joint_prior.md``: :math:`\tilde u_i = Q\operatorname{diag}(s) z_i`, :math:`z_{ij}
-\sim t_{\nu_j}(0, 1)`, written as scale mixtures with weights :math:`\lambda_{ij}` and
-each scale :math:`s_j` integrated out given its Huang-Wand mixing variable
-:math:`\psi_j`) the coordinates are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`,
-``x[d : 2d]`` the effects' :math:`\beta`, the q rows of d :math:`\eta_i`, the q rows of
-d :math:`\xi_{ij}` of the weights, the d :math:`\log\psi_j`, and the d x d matrix
-:math:`R` (row by row) whose Gram-Schmidt orthonormalisation is :math:`Q`
-(``_components_kernel``).
+\sim t_{\nu_j}(0, 1)`, written as scale mixtures with weights :math:`\lambda_{ij}`) each
+data set's deviations are integrated out: the noise likelihood is a Gaussian scale
+mixture with one weight :math:`\kappa_i \sim \mathrm{Gamma}(a_i, a_i)`, :math:`a_i = P_i
+- d/2`, and given it :math:`\bar x_i - \beta \sim N(0, Q D_i Q^T + (c_i/\kappa_i) T_i
+T_i^T)`, :math:`D_i = \operatorname{diag}(s_j^2/\lambda_{ij})`, :math:`c_i = P_i/a_i`
+(the same law of :math:`\beta, \nu, Q, s` as sampling the deviations). The coordinates
+are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`, ``x[d : 2d]`` the effects' :math:`\beta`,
+the q :math:`\xi_i` of the noise weights, the q rows of d :math:`\xi_{ij}` of the
+weights, the d :math:`\log s_j` (half-t prior), and the d x d matrix :math:`R` (row by
+row) whose Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``); the
+deviations are drawn after the fit from their Gaussian conditional.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
+from isbetter.cv.joint.spec import DIRECTION_DET_POWER, direction_prior_const
 from isbetter.inference.compiled_density import digamma as _digamma
 from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
 from isbetter.inference.compiled_density import sigmoid as _sigmoid
@@ -206,13 +211,15 @@ def _tails_kernel(x: np.ndarray, buffer: np.ndarray, grad: np.ndarray) -> float:
 def _components_kernel(
     x: np.ndarray, buffer: np.ndarray, grad: np.ndarray
 ) -> float:  # pragma: no cover - numba
-    # independent t components, each scale integrated out (docs/joint_prior.md): y_ij =
-    # (Q^T u~_i)_j ~ N(0, s_j^2 / lambda_ij), lambda_ij ~ Gamma(nu_j/2, nu_j/2) (xi_ij as
-    # the shared model's xi_i), s_j^2 | psi_j ~ InvGamma(n/2, psi_j/2), psi_j ~ Gamma(1/2,
-    # 1/(2 n A^2)) (n, A: buffer[4], buffer[5]), s_j integrated out; Q = Gram-Schmidt(R),
-    # R_ab ~ N(0, 1) (Haar); nu_j - 1 from nu's table. Coordinates: d log(nu_j - 1), d
-    # beta, q x d eta, q x d xi, d log psi_j, d x d R. Same buffer as _kernel; writes the
-    # gradient into grad, returns the log density.
+    # independent t components, each data set's deviations integrated out (the marginal
+    # form, docs/joint_prior.md): means_i - beta | kappa_i, lambda_i, s, Q ~ N(0, M_i),
+    # M_i = Q D_i Q^T + (c_i / kappa_i) T_i T_i^T, D_i = diag(s_j^2 / lambda_ij), c_i =
+    # P_i / a_i, a_i = P_i - d/2; kappa_i ~ Gamma(a_i, a_i) (the noise's scale mixture),
+    # lambda_ij ~ Gamma(nu_j/2, nu_j/2), s_j ~ half-t_n(0, A) (n, A: buffer[4],
+    # buffer[5]), Q = Gram-Schmidt(R) (Haar), R's density ~
+    # exp(-|R|^2/2) |det R|^m (spec.DIRECTION_DET_POWER), nu_j - 1 from nu's table.
+    # Coordinates: d log(nu_j - 1), d beta, q xi_i (kappa), q x d xi_ij (lambda), d log s_j,
+    # d x d R. Same buffer as _kernel; writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     means, tri, power, table = _unpack(buffer)
@@ -229,41 +236,162 @@ def _components_kernel(
     beta = np.empty(d)
     sb = np.empty(d)
     logp = _effects_logp(x, d, buffer[3], beta, sb, logp)
-    dev = np.empty((q, d))
-    logp = _deviations_logp(x, 2 * d, means, tri, power, beta, dev, grad, logp)
-    at_xi = 2 * d + q * d
+    at_kappa = 2 * d
+    kappa = np.empty(q)
+    one = np.empty(1)
+    for i in range(q):  # kappa_i ~ Gamma(a_i, a_i): the weights' map with nu = 2 a_i
+        logp, _ = _precision_logp(x, at_kappa + i, 1, 2.0 * power[i] - d, 0.0, one, grad, logp)
+        kappa[i] = one[0]
+    at_xi = at_kappa + q
     lam = np.empty((q, d))
     column = np.empty(q)
     d_nu = np.empty(d)
-    for j in range(d):  # the lambda_ij^(1/2) of the normal's density: extra 1/2
-        logp, d_nu[j] = _precision_logp(x, at_xi + j, d, nu[j], 0.5, column, grad, logp)
+    for j in range(d):
+        logp, d_nu[j] = _precision_logp(x, at_xi + j, d, nu[j], 0.0, column, grad, logp)
         lam[:, j] = column
-    at_psi = at_xi + q * d
+    at_s = at_xi + q * d
+    scale = np.empty(d)
+    logp = _half_t_logp(x, at_s, buffer[4], buffer[5], scale, grad, logp)
+    at_raw = at_s + d
     raw = np.empty((d, d))
     for a in range(d):
         for b in range(d):
-            raw[a, b] = x[at_psi + d + a * d + b]
-            logp -= 0.5 * raw[a, b] * raw[a, b] + 0.5 * math.log(2.0 * math.pi)
+            raw[a, b] = x[at_raw + a * d + b]
+            logp -= 0.5 * raw[a, b] * raw[a, b]
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
     if not _gram_schmidt(raw, basis_q, upper):
         grad[:] = 0.0
         return -math.inf
+    logp -= direction_prior_const(d)  # R's prior: exp(-|R|^2/2) |det R|^m, normalised
+    for j in range(d):
+        logp += DIRECTION_DET_POWER * math.log(upper[j, j])
     g_q = np.zeros((d, d))  # d logp / d Q
     g_beta = np.zeros(d)
-    logp = _components_logp((dev, tri, basis_q, lam), buffer, x, at_psi, g_q, g_beta, grad, logp)
+    logp = _marginal_logp(
+        (means, tri, power, beta), (basis_q, lam, kappa, scale), x, g_q, g_beta, grad, logp
+    )
     if not math.isfinite(logp):  # an extreme trial point: density 0
         grad[:] = 0.0
         return -math.inf
     g_raw = np.empty((d, d))
     _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
+    _add_det_grad(basis_q, upper, DIRECTION_DET_POWER, g_raw)
     for a in range(d):
         for b in range(d):
-            grad[at_psi + d + a * d + b] = g_raw[a, b] - raw[a, b]
+            grad[at_raw + a * d + b] = g_raw[a, b] - raw[a, b]
+    for i in range(q):  # d logp / d log kappa_i to xi_i (a_i is data: no nu to carry)
+        a_nu = 2.0 * power[i] - d
+        grad[at_kappa + i] *= math.sqrt(2.0 * (a_nu + 1.0)) / a_nu
     _weights_grad(x, at_xi, q, nu, d_nu, grad)
     for j in range(d):
         grad[j] += d_nu[j] * (nu[j] - 1.0)
     _effects_grad(g_beta, d, buffer[3], sb, grad)
+    return logp
+
+
+def _half_t_logp(
+    x: np.ndarray,
+    at_s: int,
+    df: float,
+    a_scale: float,
+    scale: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # s_j ~ half-t_df(0, a_scale) on the log scale (x[at_s + j] = log s_j, its Jacobian):
+    # fills scale and grad[at_s + j] (d logp / d log s_j so far); returns logp with it added
+    norm = math.log(2.0) + math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df)
+    norm -= 0.5 * math.log(df * math.pi) + math.log(a_scale)
+    for j in range(scale.shape[0]):
+        scale[j] = math.exp(x[at_s + j])
+        ratio = scale[j] * scale[j] / (df * a_scale * a_scale)
+        logp += norm - 0.5 * (df + 1.0) * math.log1p(ratio) + x[at_s + j]
+        grad[at_s + j] = 1.0 - (df + 1.0) * ratio / (1.0 + ratio)
+    return logp
+
+
+def _marginal_logp(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    params: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    x: np.ndarray,
+    g_q: np.ndarray,
+    g_beta: np.ndarray,
+    grad: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # sum_i log N(r_i; 0, M_i), r_i = means_i - beta, M_i = Q D_i Q^T + (c_i/kappa_i) T_i T_i^T.
+    # With alpha = M^-1 r, G = (alpha alpha^T - M^-1)/2: adds alpha to g_beta, 2 D_ij G q_j
+    # to g_q's column j, and to grad the derivatives in log kappa_i, log lambda_ij (-D_ij
+    # g_ij) and log s_j (2 D_ij g_ij), g_ij = q_j^T G q_j. data: means, transform, power,
+    # beta; params: Q, lambda, kappa, s. Returns -inf if an M_i is not positive definite
+    means, tri, power, beta = data
+    basis_q, lam, kappa, scale = params
+    q, d = means.shape
+    at_kappa = 2 * d
+    at_xi = at_kappa + q
+    at_s = at_xi + q * d
+    cov = np.empty((d, d))
+    noise = np.empty((d, d))  # T_i T_i^T
+    chol = np.zeros((d, d))
+    resid = np.empty(d)
+    alpha = np.empty(d)
+    inv = np.empty((d, d))
+    unit = np.zeros(d)
+    col = np.empty(d)
+    g_mat = np.empty((d, d))
+    g_col = np.empty(d)
+    diag = np.empty(d)
+    for i in range(q):
+        if not kappa[i] > 0.0 or not math.isfinite(kappa[i]):  # an under- or overflow
+            return -math.inf
+        c_over = power[i] / (power[i] - 0.5 * d) / kappa[i]
+        for j in range(d):
+            if not lam[i, j] > 0.0:
+                return -math.inf
+            diag[j] = scale[j] * scale[j] / lam[i, j]
+        for a in range(d):
+            for b in range(d):
+                acc = 0.0
+                for m in range(max(a, b), d):
+                    acc += tri[i, a, m] * tri[i, b, m]
+                noise[a, b] = acc
+                acc *= c_over
+                for j in range(d):
+                    acc += basis_q[a, j] * diag[j] * basis_q[b, j]
+                cov[a, b] = acc
+        if not _cholesky(cov, chol):
+            return -math.inf
+        for a in range(d):
+            resid[a] = means[i, a] - beta[a]
+            logp -= math.log(chol[a, a]) + 0.5 * math.log(2.0 * math.pi)
+        _solve(chol, resid, alpha)
+        for a in range(d):
+            logp -= 0.5 * resid[a] * alpha[a]
+            g_beta[a] += alpha[a]
+            unit[a] = 1.0
+            _solve(chol, unit, col)
+            unit[a] = 0.0
+            for b in range(d):
+                inv[b, a] = col[b]
+        trace = 0.0  # tr(G T T^T)
+        for a in range(d):
+            for b in range(d):
+                g_mat[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[a, b])
+                trace += g_mat[a, b] * noise[b, a]
+        grad[at_kappa + i] -= c_over * trace
+        for j in range(d):
+            g_ij = 0.0
+            for a in range(d):
+                acc = 0.0
+                for b in range(d):
+                    acc += g_mat[a, b] * basis_q[b, j]
+                g_col[a] = acc
+                g_ij += basis_q[a, j] * acc
+            grad[at_xi + i * d + j] -= diag[j] * g_ij
+            grad[at_s + j] += 2.0 * diag[j] * g_ij
+            for a in range(d):
+                g_q[a, j] += 2.0 * diag[j] * g_col[a]
     return logp
 
 
@@ -281,64 +409,6 @@ def _weights_grad(
             at = at_xi + i * m + j
             d_nu[j] += grad[at] * (1.0 / (nu[j] * nu[j]) + d_spread * x[at])
             grad[at] *= spread
-
-
-def _components_logp(
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    buffer: np.ndarray,
-    x: np.ndarray,
-    at_psi: int,
-    g_q: np.ndarray,
-    g_beta: np.ndarray,
-    grad: np.ndarray,
-    logp: float,
-) -> float:  # pragma: no cover - numba
-    # sum_j [log p(psi_j) + log psi_j + (n/2) log(psi_j/2) + lgamma((n + q)/2) - lgamma(n/2)
-    # - (n + q)/2 log((psi_j + S_j)/2)] - q d/2 log(2 pi), S_j = sum_i lambda_ij y_ij^2.
-    # Adds d logp / d log lambda_ij to grad (the xi's slots), fills grad[at_psi + j], adds
-    # to g_q, g_beta and the eta part of grad; arrays: u~ (q x d), transform, Q, lambda
-    dev, tri, basis_q, lam = arrays
-    q, d = dev.shape
-    df = buffer[4]
-    rate = 1.0 / (2.0 * df * buffer[5] * buffer[5])
-    half = 0.5 * (df + q)
-    logp += d * (math.lgamma(half) - math.lgamma(0.5 * df) + 0.5 * math.log(rate / math.pi))
-    logp -= 0.5 * q * d * math.log(2.0 * math.pi)
-    at_xi = at_psi - q * d
-    y = np.empty((q, d))
-    g_total = np.empty(d)  # d logp / d S_j
-    for j in range(d):
-        total = 0.0
-        for i in range(q):
-            acc = 0.0
-            for a in range(d):
-                acc += basis_q[a, j] * dev[i, a]
-            y[i, j] = acc
-            total += lam[i, j] * acc * acc
-        psi = math.exp(x[at_psi + j])
-        total += psi
-        logp += (0.5 * df + 0.5) * x[at_psi + j] - rate * psi - 0.5 * df * math.log(2.0)
-        logp -= half * math.log(0.5 * total)
-        grad[at_psi + j] = 0.5 * df + 0.5 - rate * psi - half * psi / total
-        g_total[j] = -half / total
-    g_dev = np.empty(d)
-    for i in range(q):
-        for a in range(d):
-            g_dev[a] = 0.0
-        for j in range(d):
-            grad[at_xi + i * d + j] += g_total[j] * lam[i, j] * y[i, j] * y[i, j]
-            g_y = 2.0 * g_total[j] * lam[i, j] * y[i, j]
-            for a in range(d):
-                g_q[a, j] += g_y * dev[i, a]
-                g_dev[a] += basis_q[a, j] * g_y  # d logp / d u~_ia
-        for a in range(d):
-            g_beta[a] -= g_dev[a]  # u~_i = means_i - beta - transform_i eta_i
-        for m in range(d):
-            acc = 0.0
-            for j in range(m + 1):
-                acc += tri[i, j, m] * g_dev[j]
-            grad[at_xi - q * d + i * d + m] -= acc
-    return logp
 
 
 def _gram_schmidt(
@@ -398,6 +468,22 @@ def _gram_schmidt_grad(
             for m in range(b + 1, d):
                 acc -= upper[b, m] * out[a, m]
             out[a, b] = acc / upper[b, b]
+
+
+def _add_det_grad(
+    basis_q: np.ndarray, upper: np.ndarray, power: float, out: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # adds d/d raw of power log|det raw| = power raw^-T = power Q U^-T (raw = Q U): row a
+    # of Q U^-T solves U y = Q[a, :] (back substitution)
+    d = basis_q.shape[0]
+    row = np.empty(d)
+    for a in range(d):
+        for b in range(d - 1, -1, -1):
+            acc = basis_q[a, b]
+            for m in range(b + 1, d):
+                acc -= upper[b, m] * row[m]
+            row[b] = acc / upper[b, b]
+            out[a, b] += power * row[b]
 
 
 def _tails_nu_logp(
@@ -697,8 +783,8 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if head[8] > 1.0:  # components: d nu's, d effects, q d eta's, q d weights, d psi's, d x d R
-        return 3 * d + 2 * q * d + d * d
+    if head[8] > 1.0:  # components: d nu's, d effects, q noise weights, q d weights, d s's, R
+        return 3 * d + q + q * d + d * d
     if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
         return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
@@ -706,11 +792,12 @@ def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
 
 def _n_expanded(head: np.ndarray) -> int:  # pragma: no cover - numba
     # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled;
-    # components: nu (d), b (K), deviations (q d), precision (q d), psi (d), Q (d x d)
+    # components: nu (d), b (K), noise_weight (q), precision (q d), component_scale (d),
+    # Q (d x d)
     q, k = int(head[0]), int(head[1])
     d = k - 1
     if head[8] > 1.0:
-        return d + k + 2 * q * d + d + d * d
+        return d + k + q + q * d + d + d * d
     if head[8] > 0.0:
         return 2 * k + q * k + q * (k - 1) + int(head[7])
     return 1 + k + q + q * (k - 1) + int(head[7])
@@ -822,19 +909,22 @@ def _expand_deviations(
 def _expand_components(
     x: np.ndarray, buffer: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - numba
-    # the stored variables of independent components: nu (d), b (K), deviations (q x d),
-    # precision (the weights lambda_ij, q x d), component_psi (d), directions Q (d x d,
-    # row by row); the scales s_j are drawn after the fit (model.draw_loading)
+    # the stored variables of independent components: nu (d), b (K), noise_weight (the
+    # kappa_i, q), precision (the weights lambda_ij, q x d), component_scale (s, d),
+    # directions Q (d x d, row by row); the deviations are drawn after the fit from their
+    # conditional (model.py)
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
-    means, tri, _, _ = _unpack(buffer)
+    _, _, power, _ = _unpack(buffer)
     for j in range(d):
         out[j] = 1.0 + math.exp(x[j])
-    beta = _expand_effects(x, d, buffer[3], k, out, d)
+    _expand_effects(x, d, buffer[3], k, out, d)
     at, at_x = d + k, 2 * d
-    _expand_deviations(x, at_x, means, tri, beta, out, at)
-    at += q * d
-    at_x += q * d
+    for i in range(q):  # kappa_i = exp(-1/(2 a_i) + spread(2 a_i) xi_i)
+        a_nu = 2.0 * power[i] - d
+        out[at + i] = math.exp(-1.0 / a_nu + math.sqrt(2.0 * (a_nu + 1.0)) / a_nu * x[at_x + i])
+    at += q
+    at_x += q
     _expand_weights(x, at_x, q, d, out, at)
     at += q * d
     at_x += q * d
@@ -862,7 +952,8 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
-    own += (_gram_schmidt, _gram_schmidt_grad, _components_logp, _weights_grad)
+    own += (_gram_schmidt, _gram_schmidt_grad, _half_t_logp, _marginal_logp, _weights_grad)
+    own += (_add_det_grad, direction_prior_const)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
@@ -992,16 +1083,16 @@ def compiled_model(data: dict[str, Any]) -> Any:
         "precision": ("dataset",),
         "deviations": ("dataset", "contrast"),
     }
-    if buffer[8] > 1.0:  # independent components: weights and psi per component, Q
+    if buffer[8] > 1.0:  # independent components: noise weights, weights and scales, Q
         d = k - 1
-        names = ["nu", "b", "deviations", "precision", "component_psi", "directions"]
-        shapes = [(d,), (k,), (q, d), (q, d), (d,), (d, d)]
+        names = ["nu", "b", "noise_weight", "precision", "component_scale", "directions"]
+        shapes = [(d,), (k,), (q,), (q, d), (d,), (d, d)]
         dims = {
             "nu": ("component",),
             "b": ("system",),
-            "deviations": ("dataset", "contrast"),
+            "noise_weight": ("dataset",),
             "precision": ("dataset", "component"),
-            "component_psi": ("component",),
+            "component_scale": ("component",),
             "directions": ("contrast", "component"),
         }
     elif buffer[8] > 0.0:  # per-system tails

@@ -53,7 +53,7 @@ __all__ = [
     "JointFit",
     "JointModel",
     "NutsSettings",
-    "draw_loading",
+    "draw_deviations",
     "draw_spread",
     "grouped_cores",
     "joint_fit",
@@ -141,8 +141,9 @@ class JointFit:
         independent. Pair (a, b)'s deviation is :math:`\sum_j w_j z_j`, :math:`w =
         L^T H^T (e_a - e_b)` (a sum of independent t's; :attr:`spread` is
         :math:`H L L^T H^T`, and :meth:`pair_scales` the norms of the :math:`w`). The
-        sampler integrates each :math:`s_j` out; it is drawn for each posterior draw
-        from its conditional (:func:`draw_loading`). None otherwise.
+        sampler integrates each data set's deviations out; they are drawn for each
+        posterior draw from their conditional (:func:`draw_deviations`) into
+        ``idata.posterior["deviations"]``. None otherwise.
     """
 
     data: JointData
@@ -262,36 +263,58 @@ def _draws_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
 
-def draw_loading(post: Any, spread_df: float, rng: np.random.Generator) -> np.ndarray:
-    r"""Draw the loading :math:`L = Q\operatorname{diag}(s)` of independent components.
+def draw_deviations(post: Any, data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    r"""Draw each data set's deviations of independent components from their conditional.
 
-    The sampler integrates each component's scale out; given a posterior draw's
-    directions :math:`Q`, deviations :math:`\tilde u_i`, weights :math:`\lambda_{ij}` and
-    mixing variables :math:`\psi_j`, :math:`s_j^2 \sim
-    \operatorname{InvGamma}((n + q)/2, (\psi_j + \sum_i \lambda_{ij} y_{ij}^2)/2)`,
-    :math:`y_{ij} = (Q^T\tilde u_i)_j`, n = `spread_df` (the half-t's degrees of
-    freedom). One :math:`s_j` per posterior draw, vectorised.
+    The sampler integrates the deviations :math:`\tilde u_i` out given one noise weight
+    :math:`\kappa_i` per data set (``docs/joint_prior.md``, the marginal form). Given a
+    posterior draw, with :math:`r_i = \bar z_i - \beta`, :math:`\Pi_i = Q D_i Q^T`,
+    :math:`D_i = \operatorname{diag}(s_j^2/\lambda_{ij})`, :math:`N_i =
+    (c_i/\kappa_i) T_i T_i^T` (:math:`c_i = P_i/(P_i - d/2)`) and :math:`M_i = \Pi_i +
+    N_i`, they are Gaussian:
+
+    .. math::
+
+        \tilde u_i \sim N(\Pi_i M_i^{-1} r_i,\; \Pi_i - \Pi_i M_i^{-1} \Pi_i).
+
+    Drawn by Matheron's rule: with :math:`u^0_i \sim N(0, \Pi_i)` and :math:`e_i \sim
+    N(0, N_i)` independent, :math:`u^0_i + \Pi_i M_i^{-1}(r_i - u^0_i - e_i)` has that
+    law (no factor of the conditional covariance, which is near singular along the
+    directions the folds resolve). Vectorised over the draws and data sets.
 
     Parameters
     ----------
     post : xarray.Dataset
-        The posterior: ``directions`` ``(chains, draws, d, d)``, ``deviations``
-        ``(chains, draws, q, d)``, ``precision`` ``(chains, draws, q, d)`` and
-        ``component_psi`` ``(chains, draws, d)`` (model units).
-    spread_df : float
+        The posterior (model units): ``b`` ``(chains, draws, K)``, ``noise_weight``
+        ``(chains, draws, q)``, ``precision`` ``(chains, draws, q, d)``,
+        ``component_scale`` ``(chains, draws, d)``, ``directions``
+        ``(chains, draws, d, d)``.
+    data : dict
+        The fit's model data (:meth:`.spec.JointData.model_data`): ``means``,
+        ``transform``, ``power``.
     rng : numpy.random.Generator
 
     Returns
     -------
     numpy.ndarray
-        ``(chains, draws, d, d)`` draws of :math:`L` (model units).
+        ``(chains, draws, q, d)`` draws of the :math:`\tilde u_i` (model units).
     """
-    directions = post["directions"].to_numpy()
-    y = np.einsum("cnia,cnaj->cnij", post["deviations"].to_numpy(), directions)
-    total = post["component_psi"].to_numpy() + (post["precision"].to_numpy() * y**2).sum(axis=2)
-    shape = 0.5 * (spread_df + y.shape[2])
-    scale_sq = 0.5 * total / rng.gamma(shape, size=total.shape)
-    return directions * np.sqrt(scale_sq)[..., None, :]
+    means = np.asarray(data["means"], dtype=float)
+    transform = np.asarray(data["transform"], dtype=float)
+    power = np.asarray(data["power"], dtype=float)
+    d = means.shape[1]
+    beta = post["b"].to_numpy() @ contrast_basis(d + 1)  # (chains, draws, d): H^T b
+    residual = means - beta[..., None, :]
+    sd = post["component_scale"].to_numpy()[..., None, :] / np.sqrt(post["precision"].to_numpy())
+    root_prior = post["directions"].to_numpy()[..., None, :, :] * sd[..., None, :]
+    noise_sd = np.sqrt(power / (power - 0.5 * d) / post["noise_weight"].to_numpy())
+    root_noise = noise_sd[..., None, None] * transform
+    prior = root_prior @ np.swapaxes(root_prior, -1, -2)
+    total = prior + root_noise @ np.swapaxes(root_noise, -1, -2)
+    z = rng.standard_normal((2, *residual.shape, 1))
+    start = (root_prior @ z[0])[..., 0]
+    miss = residual - start - (root_noise @ z[1])[..., 0]
+    return start + (prior @ np.linalg.solve(total, miss[..., None]))[..., 0]
 
 
 def _components_spread(post: Any, loading: np.ndarray) -> np.ndarray:
@@ -312,16 +335,19 @@ def _covariance_draws(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     r"""Return the draws of :attr:`JointFit.spread` and :attr:`JointFit.loading` (score units).
 
-    Independent components: each :math:`s_j` drawn from its conditional
-    (:func:`draw_loading`), the loading stored in `post` (model units) as ``loading``;
-    otherwise :math:`\Omega` drawn from its conditional (:func:`_spread_draws`) and no
-    loading. Both from the random stream :func:`_draws_rng` derives from `seed`.
+    Independent components: the loading :math:`Q \operatorname{diag}(s)` of each draw,
+    stored in `post` (model units) as ``loading``, and the deviations drawn from their
+    conditional (:func:`draw_deviations`) stored as ``deviations``; otherwise
+    :math:`\Omega` drawn from its conditional (:func:`_spread_draws`) and no loading.
+    The draws come from the random stream :func:`_draws_rng` derives from `seed`.
     """
     scale = prepared.scale
     if prepared.tails != "components":
         return _spread_draws(post, data, prepared.n_systems, seed) * scale**2, None
-    drawn = draw_loading(post, float(data["spread_df"]), _draws_rng(seed))
+    drawn = post["directions"].to_numpy() * post["component_scale"].to_numpy()[..., None, :]
     post["loading"] = (("chain", "draw", "contrast", "component"), drawn)
+    deviations = draw_deviations(post, data, _draws_rng(seed))
+    post["deviations"] = (("chain", "draw", "dataset", "contrast"), deviations)
     loading = drawn * scale
     return _components_spread(post, loading), loading
 

@@ -20,11 +20,13 @@ from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior, nu_prior_logp
 from isbetter.cv.joint.spec import (
     COMPONENTS_PLACEHOLDERS,
+    DIRECTION_DET_POWER,
     PLACEHOLDER_SCALARS,
     SPREAD_PLACEHOLDERS,
     SpreadPrior,
     Tails,
     contrast_basis,
+    direction_prior_const,
 )
 from isbetter.inference import libs
 
@@ -131,7 +133,7 @@ def build_model(
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )
         pm.Deterministic("b", pt.dot(basis, beta), dims="system")
-        lam = _precision(nu, q, ("dataset", "system") if per_system else "dataset")
+        lam = _precision(nu, ("dataset", "system") if per_system else "dataset")
         eta = pm.Flat("eta", dims=("dataset", "contrast"))
         shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
         deviations = pm.Deterministic(
@@ -172,13 +174,17 @@ def _cores(deviations: Any, lam: Any, basis: np.ndarray, per_system: bool) -> tu
     return -pt.log(pt.linalg.det(mix)).sum(), cores, cores
 
 
-def _precision(nu: Any, q: int, dims: str | tuple[str, str]) -> Any:
+def _precision(nu: Any, dims: str | tuple[str, str], name: str = "precision") -> Any:
     r"""Add the weights :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`; return them.
 
     `dims` ``"dataset"``: one weight per data set. ``("dataset", "system")`` (per-system
     tails) or ``("dataset", "component")`` (independent components): one weight
     :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)` per data set and
-    system or component (`nu` has one value per column), reparameterised alike.
+    system or component (`nu` has one value per column), reparameterised alike. `nu`
+    broadcasts against the weights: with one value per data set (the components' noise
+    weights :math:`\kappa_i \sim \operatorname{Gamma}(a_i, a_i)`, `nu` :math:`= 2a_i`)
+    each weight has its own. Stored as `name`, sampled as ``name + "_std"``, prior in the
+    potential ``name + "_prior"``.
 
     They are sampled as :math:`\xi_i` with :math:`\log\lambda_i = -1/\nu + s(\nu)\xi_i`,
     :math:`s(\nu) = \sqrt{2(\nu + 1)}/\nu` (about the mean and the standard deviation
@@ -190,12 +196,12 @@ def _precision(nu: Any, q: int, dims: str | tuple[str, str]) -> Any:
     pm = libs.pymc()
     import pytensor.tensor as pt
 
-    xi = pm.Flat("precision_std", dims=dims)
+    xi = pm.Flat(f"{name}_std", dims=dims)
     spread = pt.sqrt(2.0 * (nu + 1.0)) / nu
     log_lam = -1.0 / nu + spread * xi
-    lam = pm.Deterministic("precision", pt.exp(log_lam), dims=dims)
+    lam = pm.Deterministic(name, pt.exp(log_lam), dims=dims)
     gamma = pm.logp(pm.Gamma.dist(alpha=nu / 2.0, beta=nu / 2.0), lam)
-    pm.Potential("precision_prior", (gamma + log_lam).sum() + q * pt.log(spread).sum())
+    pm.Potential(f"{name}_prior", (gamma + log_lam + pt.log(spread)).sum())
     return lam
 
 
@@ -220,34 +226,44 @@ def _mixing(rate: Any) -> Any:
 
 
 def _components_model(q: int, k: int) -> Any:
-    r"""Return the PyMC model with independent t components, each scale integrated out.
+    r"""Return the PyMC model with independent t components, the deviations integrated out.
 
     :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim t_{\nu_j}(0,
-    1)` independent, written as scale mixtures: with :math:`y_{ij} = (Q^T\tilde u_i)_j`,
-    :math:`y_{ij} \mid \lambda_{ij}, s_j \sim N(0, s_j^2/\lambda_{ij})`,
+    1)` independent, written as scale mixtures: :math:`\tilde u_i \mid \lambda_i, s, Q
+    \sim N(0, Q D_i Q^T)`, :math:`D_i = \operatorname{diag}(s_j^2/\lambda_{ij})`,
     :math:`\lambda_{ij} \sim \operatorname{Gamma}(\nu_j/2, \nu_j/2)` (``precision``,
     sampled as ``precision_std`` like the shared model's weights, :func:`_precision`),
-    and Huang and Wand's half-:math:`t_n(0, A)` of each :math:`s_j` (``spread_df`` n,
-    ``half_t_scale`` A) as :math:`s_j^2 \mid \psi_j \sim \operatorname{InvGamma}(n/2,
-    \psi_j/2)`, :math:`\psi_j \sim \operatorname{Gamma}(1/2, 1/(2nA^2))`. Then
-    :math:`s_j` integrates out (potential ``deviation_prior``):
+    :math:`s_j \sim` half-:math:`t_n(0, A)` (``spread_df`` n, ``half_t_scale`` A; sampled
+    as ``component_log_scale``). The noise likelihood of data set i (its covariance
+    :math:`\Sigma_i` integrated out) is a multivariate t in the residual
+    :math:`v_i = \bar z_i - \beta - \tilde u_i`, :math:`\propto (1 + |T_i^{-1} v_i|^2 /
+    (2P_i))^{-P_i}`, a Gaussian scale mixture with one weight per data set:
+    :math:`v_i \mid \kappa_i \sim N(0, (c_i/\kappa_i) T_i T_i^T)`, :math:`\kappa_i \sim
+    \operatorname{Gamma}(a_i, a_i)`, :math:`a_i = P_i - d/2`, :math:`c_i = P_i/a_i`
+    (``noise_weight``, sampled as ``noise_weight_std``). Given the weights the model is
+    Gaussian in :math:`\tilde u_i`, which integrates out exactly (``docs/joint_prior.md``,
+    the marginal form):
 
     .. math::
 
-        p(y_{\cdot j} \mid \lambda_{\cdot j}, \psi_j) = \prod_i
-        \Big(\frac{\lambda_{ij}}{2\pi}\Big)^{1/2}
-        \frac{(\psi_j/2)^{n/2}\,\Gamma(\frac{n + q}2)}{\Gamma(\frac n2)}
-        \Big(\frac{\psi_j + \sum_i \lambda_{ij} y_{ij}^2}{2}\Big)^{-(n + q)/2}.
+        \bar z_i - \beta \sim N(0, M_i), \quad
+        M_i = Q D_i Q^T + (c_i/\kappa_i) T_i T_i^T
 
-    :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`, :math:`R_{ab} \sim
-    N(0, 1)` (Haar-distributed); :math:`\nu_j - 1` with :math:`\alpha, \beta`
-    integrated out per component. Free variables in the compiled density's order:
-    ``nu_minus_one`` (``component``), ``effect_coords``, ``eta``, ``precision_std``
-    (``dataset`` x ``component``), ``component_log_psi``, ``direction_raw`` (``contrast``
-    x ``component``); deterministics ``nu``, ``b``, ``deviations``, ``precision``,
-    ``component_psi``, ``directions`` (:math:`Q`). The scales are drawn after the fit
-    from their conditional (:func:`.model.draw_loading`). The priors of :math:`\psi`
-    and :math:`R` are written out (potentials), as the compiled density states them.
+    (potential ``loglik``, with ``const`` holding the noise likelihood's constants and
+    the mixture's, :math:`\sum_i [\frac d2 \log(2\pi P_i) + \log\Gamma(a_i) -
+    \log\Gamma(P_i)]`). :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`,
+    :math:`R`'s density :math:`\propto e^{-|R|^2/2} |\det R|^m`
+    (:data:`.spec.DIRECTION_DET_POWER`; a function of :math:`R^T R`, so :math:`Q` is
+    Haar-distributed); :math:`\nu_j - 1` with
+    :math:`\alpha, \beta` integrated out per component. Free variables in the compiled
+    density's order: ``nu_minus_one`` (``component``), ``effect_coords``,
+    ``noise_weight_std`` (``dataset``), ``precision_std`` (``dataset`` x ``component``),
+    ``component_log_scale`` (``component``), ``direction_raw`` (``contrast`` x
+    ``component``); deterministics ``nu``, ``b``, ``noise_weight``, ``precision``,
+    ``component_scale``, ``directions`` (:math:`Q`). The deviations are drawn after the
+    fit from their Gaussian conditional (:func:`.model.draw_deviations`). The priors of
+    :math:`s` and :math:`R` are written out (potentials), as the compiled density states
+    them.
     """
     pm = libs.pymc()
     import pytensor.tensor as pt
@@ -274,65 +290,73 @@ def _components_model(q: int, k: int) -> Any:
             "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
         )
         pm.Deterministic("b", pt.dot(contrast_basis(k), beta), dims="system")
-        eta = pm.Flat("eta", dims=("dataset", "contrast"))
-        shift = (data["transform"] * eta[:, None, :]).sum(axis=-1)
-        dev = pm.Deterministic(
-            "deviations", data["means"] - beta[None, :] - shift, dims=("dataset", "contrast")
-        )
-        lam = _precision(nu, q, ("dataset", "component"))
-        psi = _component_psi(data["spread_df"], data["half_t_scale"], d)
+        power = data["power"]
+        shape = power - 0.5 * d  # a_i
+        kappa = _precision(2.0 * shape, "dataset", "noise_weight")
+        lam = _precision(nu, ("dataset", "component"))
+        scale = _component_scale(data["spread_df"], data["half_t_scale"])
         raw = pm.Flat("direction_raw", dims=("contrast", "component"))
         pm.Potential(
-            "direction_prior", -0.5 * pt.square(raw).sum() - 0.5 * d * d * np.log(2.0 * np.pi)
+            "direction_prior",
+            -0.5 * pt.square(raw).sum()
+            + DIRECTION_DET_POWER * pt.log(pt.abs(pt.nlinalg.det(raw)))
+            - direction_prior_const(d),
         )
         directions = pm.Deterministic(
             "directions", _gram_schmidt(raw, d), dims=("contrast", "component")
         )
-        y = pt.dot(dev, directions)  # (Q^T u~_i)_j
-        pm.Potential("deviation_prior", _integrated_scales(y, lam, psi, data["spread_df"], (q, d)))
-        power = data["power"]
-        loglik = data["const"] - (power * pt.log1p(pt.square(eta).sum(axis=-1) / (2 * power))).sum()
-        pm.Potential("loglik", loglik)
+        transform = data["transform"]
+        noise = (power / shape / kappa)[:, None, None] * (
+            transform[:, :, None, :] * transform[:, None, :, :]
+        ).sum(axis=-1)
+        residual = data["means"] - beta[None, :]
+        pm.Potential(
+            "loglik",
+            data["const"] + _gaussian_logp(residual, directions, pt.square(scale) / lam, noise),
+        )
     return model
 
 
-def _component_psi(df: Any, a_scale: Any, d: int) -> Any:
-    r"""Add the mixing variables :math:`\psi_j \sim \operatorname{Gamma}(1/2, 1/(2nA^2))`.
+def _component_scale(df: Any, a_scale: Any) -> Any:
+    r"""Add the components' scales :math:`s_j \sim` half-:math:`t_n(0, A)`; return them.
 
-    Sampled on the log scale (``component_log_psi``, its Jacobian included), stored as
-    ``component_psi``; written out as :func:`_mixing` is.
+    Sampled on the log scale (``component_log_scale``, its Jacobian included), stored
+    as ``component_scale``; the density written out (potential
+    ``component_scale_prior``), as the compiled density states it.
     """
     pm = libs.pymc()
     import pytensor.tensor as pt
 
-    rate = 1.0 / (2.0 * df * pt.square(a_scale))
-    log_psi = pm.Flat("component_log_psi", dims="component")
-    psi = pm.Deterministic("component_psi", pt.exp(log_psi), dims="component")
-    pm.Potential(
-        "component_psi_prior",
-        (0.5 * log_psi - rate * psi).sum() + 0.5 * d * pt.log(rate / np.pi),
+    log_s = pm.Flat("component_log_scale", dims="component")
+    s = pm.Deterministic("component_scale", pt.exp(log_s), dims="component")
+    norm = (
+        np.log(2.0)
+        + pt.gammaln(0.5 * (df + 1.0))
+        - pt.gammaln(0.5 * df)
+        - 0.5 * pt.log(df * np.pi)
+        - pt.log(a_scale)
     )
-    return psi
+    density = norm - 0.5 * (df + 1.0) * pt.log1p(pt.square(s) / (df * pt.square(a_scale)))
+    pm.Potential("component_scale_prior", (density + log_s).sum())
+    return s
 
 
-def _integrated_scales(y: Any, lam: Any, psi: Any, df: Any, shape: tuple[int, int]) -> Any:
-    r"""Return :math:`\sum_j \log p(y_{\cdot j} \mid \lambda_{\cdot j}, \psi_j)`.
+def _gaussian_logp(residual: Any, directions: Any, variances: Any, noise: Any) -> Any:
+    r"""Return :math:`\sum_i \log N(r_i; 0, Q D_i Q^T + N_i)`.
 
-    The normal scale mixture of the components `y` (`shape` ``(q, d)``) with each
-    :math:`s_j^2 \sim \operatorname{InvGamma}(n/2, \psi_j/2)` integrated out
-    (:func:`_components_model`'s formula).
+    `residual` ``(q, d)`` the :math:`r_i`, `directions` ``(d, d)`` :math:`Q`,
+    `variances` ``(q, d)`` the diagonals of the :math:`D_i`, `noise` ``(q, d, d)`` the
+    :math:`N_i`; by one Cholesky factor per data set (batched).
     """
     import pytensor.tensor as pt
 
-    q, d = shape
-    total = psi + (lam * pt.square(y)).sum(axis=0)
-    half = 0.5 * (df + q)
-    return (
-        0.5 * pt.log(lam).sum()
-        - 0.5 * q * d * np.log(2.0 * np.pi)
-        + (0.5 * df * pt.log(psi / 2.0) - half * pt.log(total / 2.0)).sum()
-        + d * (pt.gammaln(half) - pt.gammaln(0.5 * df))
-    )
+    d = residual.shape[-1]
+    prior = (directions[None, :, :, None] * variances[:, None, :, None] * directions.T).sum(axis=2)
+    chol = pt.linalg.cholesky(prior + noise)
+    white = pt.linalg.solve_triangular(chol, residual, lower=True, b_ndim=1)
+    log_det = pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum()
+    n = residual.shape[0] * d
+    return -0.5 * n * np.log(2.0 * np.pi) - log_det - 0.5 * pt.square(white).sum()
 
 
 def _gram_schmidt(raw: Any, d: int) -> Any:

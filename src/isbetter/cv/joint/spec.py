@@ -118,12 +118,36 @@ SPREAD_PLACEHOLDERS = {"inverse-wishart": {"spread_var": 1.0}, "huang-wand": {"s
 #: :data:`PLACEHOLDER_SCALARS`: the components' half-t scale A and the flag
 COMPONENTS_PLACEHOLDERS = {"half_t_scale": 1.0, "components": 1.0}
 
+#: the power m of the components' raw matrix R's prior, density proportional to
+#: exp(-|R|^2/2) |det R|^m: a function of R^T R, so Q = Gram-Schmidt(R) stays Haar (same
+#: law), while each Gram-Schmidt diagonal U_jj ~ chi_(d - j + m) stays away from 0, where a
+#: well-identified direction's ray in R-space narrows into a funnel (with m = 0, the
+#: Gaussian R, the divergences of j48 j48gr nbc started at a smallest column norm of
+#: 0.05-0.2, the draws' median 0.83). m = 4: 322 -> 1 divergences there; m = 8 let single
+#: chains of the five UCI classifiers stick where the narrow scale is small
+#: (validation/results/joint_components_uci5_detpow*)
+DIRECTION_DET_POWER = 4.0
+
+
+def direction_prior_const(d: int) -> float:
+    """Return the log normaliser of R's prior: log of (2 pi)^(d^2/2) E|det R|^m, R Gaussian.
+
+    E|det R|^m is the product over k = 1..d of E[chi_k^m] = 2^(m/2) Gamma((k+m)/2)/Gamma(k/2)
+    (Bartlett's decomposition), m = :data:`DIRECTION_DET_POWER`.
+    """
+    m = DIRECTION_DET_POWER
+    total = 0.5 * d * d * math.log(2.0 * math.pi)
+    for k in range(1, d + 1):
+        total += 0.5 * m * math.log(2.0) + math.lgamma(0.5 * (k + m)) - math.lgamma(0.5 * k)
+    return total
+
+
 #: the prior of the deviations' covariance Omega (:class:`JointPriors`)
 SpreadPrior = Literal["inverse-wishart", "huang-wand"]
 #: the deviations' tails (:class:`JointPriors`): one nu and one weight per data set, the
 #: grouped t (one nu per system and one weight per data set and system), or independent
 #: t components (one nu per component of the contrasts; sampled as scale mixtures, one
-#: weight per data set and component, each component's scale integrated out)
+#: weight per data set and component, each data set's deviations integrated out)
 Tails = Literal["shared", "per-system", "components"]
 #: per form of that prior, the defaults of spread_df, spread_scale and noise_scale
 _FORM_DEFAULTS = {"inverse-wishart": (1.0, 1.0, 1.0), "huang-wand": (2.0, 10.0, 0.001)}
@@ -455,11 +479,18 @@ class JointData:
             - special.multigammaln(nu_u / 2.0, d)
         )
         if self.tails == "components":  # no Omega to integrate out: no spread constants
+            # the deviations are integrated out given one noise weight per data set
+            # (docs/joint_prior.md): the Gaussian scale mixture's constants
+            mixture = (
+                0.5 * d * np.log(2.0 * math.pi * power)
+                + special.gammaln(power - 0.5 * d)
+                - special.gammaln(power)
+            )
             return {
                 "means": self.means,
                 "transform": transform,
                 "power": power,
-                "const": np.asarray(float(likelihood.sum() + jacobian)),
+                "const": np.asarray(float(likelihood.sum() + jacobian + mixture.sum())),
                 "effect_hi": np.asarray(self.effect_hi),
                 "spread_df": np.asarray(nu_u - d + 1.0),  # the components' half-t
                 "half_t_scale": np.asarray(math.sqrt(self.spread_var)),  # A
