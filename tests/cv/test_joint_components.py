@@ -30,7 +30,7 @@ from _joint_data import (
 )
 from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError
-from isbetter.cv.joint.spec import JointPriors, contrast_basis, prepare
+from isbetter.cv.joint.spec import COMPONENT_SHEAR, JointPriors, contrast_basis, prepare
 from isbetter.inference.nu_prior import interpolate, nu_prior_table
 
 #: independent components with their defaults (Huang and Wand's half-t scale)
@@ -80,8 +80,9 @@ def _reference(x, data):
     priors += np.sum(np.log(sig) + np.log1p(-sig))  # U(-e_hi, e_hi) and its Jacobian
     lam, log_spread = _weight(x_lam.reshape(q, d), nu)
     priors += np.sum(stats.gamma.logpdf(lam, nu / 2.0, scale=2.0 / nu) + np.log(lam) + log_spread)
-    s = np.exp(x_s)
-    priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + x_s)
+    log_s = x_s + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))  # the shear: Jacobian 1
+    s = np.exp(log_s)
+    priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + log_s)
     priors += stats.norm.logpdf(x_raw).sum()
     basis_q = _gram_schmidt(x_raw.reshape(d, d))
     a = power - 0.5 * d
@@ -192,10 +193,11 @@ def test_integrating_the_noise_weights_out_gives_today_s_law(rng, q, k):
         value = integrate.quad(moved, -np.inf, np.inf, limit=400, epsabs=0.0, epsrel=1e-12)
         marginal += math.log(value[0])
     const, priors, _, _ = _reference(x, data)
-    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), 1.0 + np.exp(x[:d]))
+    nu = 1.0 + np.exp(x[:d])
+    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), nu)
     e_hi = float(data["effect_hi"])
     beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
-    s = np.exp(x[at_s : at_s + d])
+    s = np.exp(x[at_s : at_s + d] + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0)))
     basis_q = _gram_schmidt(x[at_s + d :].reshape(d, d))
     mixture = (
         0.5 * d * np.log(2.0 * math.pi * power)
