@@ -37,9 +37,10 @@ are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`, ``x[d : 2d]`` the effects' :math:`
 the q :math:`\xi_i` of the noise weights, the q rows of d :math:`\xi_{ij}` of the
 weights, the d :math:`u_j = \log s_j - \frac c2 \log(\nu_j/(\nu_j + 2))` (half-t prior of
 :math:`s_j`; c = ``spec.COMPONENT_SHEAR``, a shear of unit Jacobian along the ridge of
-:math:`s_j` and :math:`\nu_j` that fixes a light-tailed component's variance), and the d x d matrix :math:`R` (row by
-row) whose Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``); the
-deviations are drawn after the fit from their Gaussian conditional.
+:math:`s_j` and :math:`\nu_j` that fixes a light-tailed component's variance), and the
+d x d matrix :math:`R` (row by row) whose Gram-Schmidt orthonormalisation is :math:`Q`
+(``_components_kernel``); the deviations are drawn after the fit from their Gaussian
+conditional.
 """
 
 from __future__ import annotations
