@@ -409,6 +409,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     per-chain medians, and the medians over the divergent draws; and the log s_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model
+    from isbetter.cv.joint.spec import COMPONENT_SHEAR
     from isbetter.inference import libs
     from isbetter.inference.diagnostics import summary
 
@@ -434,7 +435,9 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     d, q = len(systems) - 1, len(data["means"])
     raw = x[..., 3 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
+    nu = 1.0 + np.exp(x[..., :d])  # the sampled u_j = log s_j - c/2 log(nu_j/(nu_j + 2))
     log_scale = x[..., 2 * d + q + q * d : 3 * d + q + q * d]
+    log_scale = log_scale + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))
     diverging = stats["diverging"].to_numpy().astype(bool)
     out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}
     out["mean_steps"] = float(stats["n_steps"].mean())

@@ -31,6 +31,7 @@ from _joint_data import (
 from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError
 from isbetter.cv.joint.spec import (
+    COMPONENT_SHEAR,
     DIRECTION_DET_POWER,
     JointPriors,
     contrast_basis,
@@ -86,8 +87,9 @@ def _reference(x, data):
     priors += np.sum(np.log(sig) + np.log1p(-sig))  # U(-e_hi, e_hi) and its Jacobian
     lam, log_spread = _weight(x_lam.reshape(q, d), nu)
     priors += np.sum(stats.gamma.logpdf(lam, nu / 2.0, scale=2.0 / nu) + np.log(lam) + log_spread)
-    s = np.exp(x_s)
-    priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + x_s)
+    log_s = x_s + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))  # the shear: Jacobian 1
+    s = np.exp(log_s)
+    priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + log_s)
     raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
     priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
     priors -= direction_prior_const(d)  # tested in test_joint_marginal
@@ -200,10 +202,11 @@ def test_integrating_the_noise_weights_out_gives_today_s_law(rng, q, k):
         value = integrate.quad(moved, -np.inf, np.inf, limit=400, epsabs=0.0, epsrel=1e-12)
         marginal += math.log(value[0])
     const, priors, _, _ = _reference(x, data)
-    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), 1.0 + np.exp(x[:d]))
+    nu = 1.0 + np.exp(x[:d])
+    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), nu)
     e_hi = float(data["effect_hi"])
     beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
-    s = np.exp(x[at_s : at_s + d])
+    s = np.exp(x[at_s : at_s + d] + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0)))
     basis_q = _gram_schmidt(x[at_s + d :].reshape(d, d))
     mixture = (
         0.5 * d * np.log(2.0 * math.pi * power)

@@ -19,6 +19,7 @@ from scipy import integrate, special, stats
 
 from _joint_data import score_table, study_scores
 from isbetter.cv.joint.spec import (
+    COMPONENT_SHEAR,
     DIRECTION_DET_POWER,
     JointPriors,
     contrast_basis,
@@ -82,7 +83,8 @@ def _reference_logp(point, data):
     kappa, kappa_logp = _weights(point["noise_weight_std"], 2.0 * shape)
     lam, lam_logp = _weights(point["precision_std"], nu[None, :])
     logp += kappa_logp.sum() + lam_logp.sum()
-    log_s = point["component_log_scale"]
+    # the sampled u_j: log s_j = u_j + c/2 log(nu_j/(nu_j + 2)), a shear of Jacobian 1
+    log_s = point["component_log_scale"] + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))
     s = np.exp(log_s)
     n, a_scale = float(data["spread_df"]), float(data["half_t_scale"])
     logp += np.sum(math.log(2.0) + stats.t.logpdf(s, n, scale=a_scale) + log_s)

@@ -35,9 +35,12 @@ T_i^T)`, :math:`D_i = \operatorname{diag}(s_j^2/\lambda_{ij})`, :math:`c_i = P_i
 (the same law of :math:`\beta, \nu, Q, s` as sampling the deviations). The coordinates
 are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`, ``x[d : 2d]`` the effects' :math:`\beta`,
 the q :math:`\xi_i` of the noise weights, the q rows of d :math:`\xi_{ij}` of the
-weights, the d :math:`\log s_j` (half-t prior), and the d x d matrix :math:`R` (row by
-row) whose Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``); the
-deviations are drawn after the fit from their Gaussian conditional.
+weights, the d :math:`u_j = \log s_j - \frac c2 \log(\nu_j/(\nu_j + 2))` (half-t prior of
+:math:`s_j`; c = ``spec.COMPONENT_SHEAR``, a shear of unit Jacobian along the ridge of
+:math:`s_j` and :math:`\nu_j` that fixes a light-tailed component's variance), and the
+d x d matrix :math:`R` (row by row) whose Gram-Schmidt orthonormalisation is :math:`Q`
+(``_components_kernel``); the deviations are drawn after the fit from their Gaussian
+conditional.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from isbetter.cv.hierarchical.numerics.kernels import register_jitable_helpers
-from isbetter.cv.joint.spec import DIRECTION_DET_POWER, direction_prior_const
+from isbetter.cv.joint.spec import COMPONENT_SHEAR, DIRECTION_DET_POWER, direction_prior_const
 from isbetter.inference.compiled_density import digamma as _digamma
 from isbetter.inference.compiled_density import nutpie_cfuncs, nutpie_model
 from isbetter.inference.compiled_density import sigmoid as _sigmoid
@@ -64,6 +67,7 @@ __all__ = ["compiled_model", "load_density", "log_density"]
 CACHE_DEPENDS = (
     "isbetter.inference.compiled_density",
     "isbetter.inference.nu_prior",
+    "isbetter.cv.joint.spec",  # COMPONENT_SHEAR, a constant numba freezes
 )
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
 #: spread_rate (psi's Gamma prior) or the components' half-t scale A, length of nu's
@@ -251,7 +255,7 @@ def _components_kernel(
         lam[:, j] = column
     at_s = at_xi + q * d
     scale = np.empty(d)
-    logp = _half_t_logp(x, at_s, buffer[4], buffer[5], scale, grad, logp)
+    logp = _half_t_logp(x, at_s, nu, buffer[4], buffer[5], scale, grad, logp)
     at_raw = at_s + d
     raw = np.empty((d, d))
     for a in range(d):
@@ -284,29 +288,38 @@ def _components_kernel(
         a_nu = 2.0 * power[i] - d
         grad[at_kappa + i] *= math.sqrt(2.0 * (a_nu + 1.0)) / a_nu
     _weights_grad(x, at_xi, q, nu, d_nu, grad)
-    for j in range(d):
+    for j in range(d):  # the shear: d log s_j / d nu_j = COMPONENT_SHEAR / (nu_j (nu_j + 2))
+        d_nu[j] += grad[at_s + j] * COMPONENT_SHEAR / (nu[j] * (nu[j] + 2.0))
         grad[j] += d_nu[j] * (nu[j] - 1.0)
     _effects_grad(g_beta, d, buffer[3], sb, grad)
     return logp
 
 
+def _log_scale(u: float, nu: float) -> float:  # pragma: no cover - numba
+    # log s_j from its sampled coordinate u_j: the shear along nu_j (spec.COMPONENT_SHEAR)
+    return u + 0.5 * COMPONENT_SHEAR * math.log(nu / (nu + 2.0))
+
+
 def _half_t_logp(
     x: np.ndarray,
     at_s: int,
+    nu: np.ndarray,
     df: float,
     a_scale: float,
     scale: np.ndarray,
     grad: np.ndarray,
     logp: float,
 ) -> float:  # pragma: no cover - numba
-    # s_j ~ half-t_df(0, a_scale) on the log scale (x[at_s + j] = log s_j, its Jacobian):
-    # fills scale and grad[at_s + j] (d logp / d log s_j so far); returns logp with it added
+    # s_j ~ half-t_df(0, a_scale) on the log scale (its Jacobian), log s_j = _log_scale(
+    # x[at_s + j], nu_j) (Jacobian 1): fills scale and grad[at_s + j] (d logp / d log s_j
+    # so far); returns logp with it added
     norm = math.log(2.0) + math.lgamma(0.5 * (df + 1.0)) - math.lgamma(0.5 * df)
     norm -= 0.5 * math.log(df * math.pi) + math.log(a_scale)
     for j in range(scale.shape[0]):
-        scale[j] = math.exp(x[at_s + j])
+        log_s = _log_scale(x[at_s + j], nu[j])
+        scale[j] = math.exp(log_s)
         ratio = scale[j] * scale[j] / (df * a_scale * a_scale)
-        logp += norm - 0.5 * (df + 1.0) * math.log1p(ratio) + x[at_s + j]
+        logp += norm - 0.5 * (df + 1.0) * math.log1p(ratio) + log_s
         grad[at_s + j] = 1.0 - (df + 1.0) * ratio / (1.0 + ratio)
     return logp
 
@@ -929,7 +942,7 @@ def _expand_components(
     at += q * d
     at_x += q * d
     for j in range(d):
-        out[at + j] = math.exp(x[at_x + j])
+        out[at + j] = math.exp(_log_scale(x[at_x + j], out[j]))
     raw = np.empty((d, d))
     for a in range(d):
         for b in range(d):
@@ -952,8 +965,8 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
-    own += (_gram_schmidt, _gram_schmidt_grad, _half_t_logp, _marginal_logp, _weights_grad)
-    own += (_add_det_grad, direction_prior_const)
+    own += (_gram_schmidt, _gram_schmidt_grad, _log_scale, _half_t_logp, _marginal_logp)
+    own += (_weights_grad, _add_det_grad, direction_prior_const)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):

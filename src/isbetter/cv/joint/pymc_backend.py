@@ -19,6 +19,7 @@ from isbetter.core.errors import InputError
 from isbetter.core.validate import check_choice, check_positive_int
 from isbetter.cv.hierarchical.pymc_backend import _nu_prior, nu_prior_logp
 from isbetter.cv.joint.spec import (
+    COMPONENT_SHEAR,
     COMPONENTS_PLACEHOLDERS,
     DIRECTION_DET_POWER,
     PLACEHOLDER_SCALARS,
@@ -294,7 +295,7 @@ def _components_model(q: int, k: int) -> Any:
         shape = power - 0.5 * d  # a_i
         kappa = _precision(2.0 * shape, "dataset", "noise_weight")
         lam = _precision(nu, ("dataset", "component"))
-        scale = _component_scale(data["spread_df"], data["half_t_scale"])
+        scale = _component_scale(nu, data["spread_df"], data["half_t_scale"])
         raw = pm.Flat("direction_raw", dims=("contrast", "component"))
         pm.Potential(
             "direction_prior",
@@ -317,17 +318,22 @@ def _components_model(q: int, k: int) -> Any:
     return model
 
 
-def _component_scale(df: Any, a_scale: Any) -> Any:
+def _component_scale(nu: Any, df: Any, a_scale: Any) -> Any:
     r"""Add the components' scales :math:`s_j \sim` half-:math:`t_n(0, A)`; return them.
 
-    Sampled on the log scale (``component_log_scale``, its Jacobian included), stored
-    as ``component_scale``; the density written out (potential
-    ``component_scale_prior``), as the compiled density states it.
+    Sampled on the log scale (its Jacobian included) sheared along :math:`\nu_j`: the free
+    variable ``component_log_scale`` is :math:`u_j = \log s_j - \frac c2 \log(\nu_j /
+    (\nu_j + 2))`, c = :data:`.spec.COMPONENT_SHEAR` (unit Jacobian; with light tails the
+    data fix a component's variance :math:`s_j^2 \nu_j/(\nu_j - 2)`, a ridge in
+    :math:`(\log s_j, \log \nu_j)` that :math:`u_j` follows). Stored as
+    ``component_scale``; the density written out (potential ``component_scale_prior``),
+    as the compiled density states it.
     """
     pm = libs.pymc()
     import pytensor.tensor as pt
 
-    log_s = pm.Flat("component_log_scale", dims="component")
+    log_u = pm.Flat("component_log_scale", dims="component")
+    log_s = log_u + 0.5 * COMPONENT_SHEAR * pt.log(nu / (nu + 2.0))
     s = pm.Deterministic("component_scale", pt.exp(log_s), dims="component")
     norm = (
         np.log(2.0)

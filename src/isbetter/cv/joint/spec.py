@@ -83,6 +83,7 @@ from isbetter.cv.scores import ScoreTable
 
 __all__ = [
     "COMPONENTS_PLACEHOLDERS",
+    "COMPONENT_SHEAR",
     "PLACEHOLDER_SCALARS",
     "SPREAD_PLACEHOLDERS",
     "JointData",
@@ -117,6 +118,11 @@ SPREAD_PLACEHOLDERS = {"inverse-wishart": {"spread_var": 1.0}, "huang-wand": {"s
 #: the data of independent components (``tails="components"``) beside
 #: :data:`PLACEHOLDER_SCALARS`: the components' half-t scale A and the flag
 COMPONENTS_PLACEHOLDERS = {"half_t_scale": 1.0, "components": 1.0}
+#: the components' scales are sampled sheared along nu (both backends): the free
+#: coordinate is u_j with log s_j = u_j + COMPONENT_SHEAR * log(nu_j / (nu_j + 2)) / 2, a
+#: map of unit Jacobian; with light tails the data fix a component's variance
+#: s^2 nu / (nu - 2), so s falls with nu along a ridge, which u follows
+COMPONENT_SHEAR = 1.0
 
 #: the power m of the components' raw matrix R's prior, density proportional to
 #: exp(-|R|^2/2) |det R|^m: a function of R^T R, so Q = Gram-Schmidt(R) stays Haar (same
