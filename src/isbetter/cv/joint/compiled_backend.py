@@ -237,8 +237,7 @@ def _components_kernel(
         nu[j] = 1.0 + math.exp(x[j])
         logp += prior + x[j]
         grad[j] = d_prior + 1.0
-    beta = np.empty(d)
-    sb = np.empty(d)
+    beta, sb = np.empty(d), np.empty(d)
     logp = _effects_logp(x, d, buffer[3], beta, sb, logp)
     at_kappa = 2 * d
     kappa = np.empty(q)
@@ -258,18 +257,12 @@ def _components_kernel(
     logp = _half_t_logp(x, at_s, nu, buffer[4], buffer[5], scale, grad, logp)
     at_raw = at_s + d
     raw = np.empty((d, d))
-    for a in range(d):
-        for b in range(d):
-            raw[a, b] = x[at_raw + a * d + b]
-            logp -= 0.5 * raw[a, b] * raw[a, b]
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
-    if not _gram_schmidt(raw, basis_q, upper):
+    logp = _direction_logp(x, at_raw, raw, basis_q, upper, logp)
+    if logp == -math.inf:
         grad[:] = 0.0
         return -math.inf
-    logp -= direction_prior_const(d)  # R's prior: exp(-|R|^2/2) |det R|^m, normalised
-    for j in range(d):
-        logp += DIRECTION_DET_POWER * math.log(upper[j, j])
     g_q = np.zeros((d, d))  # d logp / d Q
     g_beta = np.zeros(d)
     logp = _marginal_logp(
@@ -278,12 +271,7 @@ def _components_kernel(
     if not math.isfinite(logp):  # an extreme trial point: density 0
         grad[:] = 0.0
         return -math.inf
-    g_raw = np.empty((d, d))
-    _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
-    _add_det_grad(basis_q, upper, DIRECTION_DET_POWER, g_raw)
-    for a in range(d):
-        for b in range(d):
-            grad[at_raw + a * d + b] = g_raw[a, b] - raw[a, b]
+    _direction_grad((raw, basis_q, upper, g_q), at_raw, grad)
     for i in range(q):  # d logp / d log kappa_i to xi_i (a_i is data: no nu to carry)
         a_nu = 2.0 * power[i] - d
         grad[at_kappa + i] *= math.sqrt(2.0 * (a_nu + 1.0)) / a_nu
@@ -293,6 +281,45 @@ def _components_kernel(
         grad[j] += d_nu[j] * (nu[j] - 1.0)
     _effects_grad(g_beta, d, buffer[3], sb, grad)
     return logp
+
+
+def _direction_logp(
+    x: np.ndarray,
+    at_raw: int,
+    raw: np.ndarray,
+    basis_q: np.ndarray,
+    upper: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # R (row by row at x[at_raw]) into raw, Q = Gram-Schmidt(R) into basis_q and its U
+    # into upper; adds R's prior exp(-|R|^2/2) |det R|^m, normalised (m =
+    # spec.DIRECTION_DET_POWER, |det R| = prod U_jj); -inf where R is singular
+    d = raw.shape[0]
+    for a in range(d):
+        for b in range(d):
+            raw[a, b] = x[at_raw + a * d + b]
+            logp -= 0.5 * raw[a, b] * raw[a, b]
+    if not _gram_schmidt(raw, basis_q, upper):
+        return -math.inf
+    logp -= direction_prior_const(d)
+    for j in range(d):
+        logp += DIRECTION_DET_POWER * math.log(upper[j, j])
+    return logp
+
+
+def _direction_grad(
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], at_raw: int, grad: np.ndarray
+) -> None:  # pragma: no cover - numba
+    # d logp / d R into grad[at_raw:]: the gradient g_q in Q through Gram-Schmidt, plus R's
+    # prior (-R and m R^-T); arrays: R, Q, U, g_q
+    raw, basis_q, upper, g_q = arrays
+    d = raw.shape[0]
+    g_raw = np.empty((d, d))
+    _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
+    _add_det_grad(basis_q, upper, DIRECTION_DET_POWER, g_raw)
+    for a in range(d):
+        for b in range(d):
+            grad[at_raw + a * d + b] = g_raw[a, b] - raw[a, b]
 
 
 def _log_scale(u: float, nu: float) -> float:  # pragma: no cover - numba
@@ -353,7 +380,6 @@ def _marginal_logp(
     unit = np.zeros(d)
     col = np.empty(d)
     g_mat = np.empty((d, d))
-    g_col = np.empty(d)
     diag = np.empty(d)
     for i in range(q):
         if not kappa[i] > 0.0 or not math.isfinite(kappa[i]):  # an under- or overflow
@@ -363,16 +389,7 @@ def _marginal_logp(
             if not lam[i, j] > 0.0:
                 return -math.inf
             diag[j] = scale[j] * scale[j] / lam[i, j]
-        for a in range(d):
-            for b in range(d):
-                acc = 0.0
-                for m in range(max(a, b), d):
-                    acc += tri[i, a, m] * tri[i, b, m]
-                noise[a, b] = acc
-                acc *= c_over
-                for j in range(d):
-                    acc += basis_q[a, j] * diag[j] * basis_q[b, j]
-                cov[a, b] = acc
+        _marginal_cov(tri[i], basis_q, diag, c_over, noise, cov)
         if not _cholesky(cov, chol):
             return -math.inf
         for a in range(d):
@@ -393,19 +410,57 @@ def _marginal_logp(
                 g_mat[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[a, b])
                 trace += g_mat[a, b] * noise[b, a]
         grad[at_kappa + i] -= c_over * trace
-        for j in range(d):
-            g_ij = 0.0
-            for a in range(d):
-                acc = 0.0
-                for b in range(d):
-                    acc += g_mat[a, b] * basis_q[b, j]
-                g_col[a] = acc
-                g_ij += basis_q[a, j] * acc
-            grad[at_xi + i * d + j] -= diag[j] * g_ij
-            grad[at_s + j] += 2.0 * diag[j] * g_ij
-            for a in range(d):
-                g_q[a, j] += 2.0 * diag[j] * g_col[a]
+        _scales_grad((g_mat, basis_q, diag, g_q), at_xi + i * d, at_s, grad)
     return logp
+
+
+def _marginal_cov(
+    tri: np.ndarray,
+    basis_q: np.ndarray,
+    diag: np.ndarray,
+    c_over: float,
+    noise: np.ndarray,
+    cov: np.ndarray,
+) -> None:  # pragma: no cover - numba
+    # one data set's T T^T into noise and M = Q diag(diag) Q^T + c_over T T^T into cov
+    # (tri: its upper triangular T)
+    d = diag.shape[0]
+    for a in range(d):
+        for b in range(d):
+            acc = 0.0
+            for m in range(max(a, b), d):
+                acc += tri[a, m] * tri[b, m]
+            noise[a, b] = acc
+            acc *= c_over
+            for j in range(d):
+                acc += basis_q[a, j] * diag[j] * basis_q[b, j]
+            cov[a, b] = acc
+
+
+def _scales_grad(
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    at_lam: int,
+    at_s: int,
+    grad: np.ndarray,
+) -> None:  # pragma: no cover - numba
+    # one data set's d logN / d M = G through D_ij = s_j^2 / lambda_ij and Q: g_ij = q_j^T
+    # G q_j; adds -D_ij g_ij to grad[at_lam + j] (log lambda_ij), 2 D_ij g_ij to
+    # grad[at_s + j] (log s_j) and 2 D_ij G q_j to g_q's column j; arrays: G, Q, D_i, g_q
+    g_mat, basis_q, diag, g_q = arrays
+    d = diag.shape[0]
+    g_col = np.empty(d)
+    for j in range(d):
+        g_ij = 0.0
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += g_mat[a, b] * basis_q[b, j]
+            g_col[a] = acc
+            g_ij += basis_q[a, j] * acc
+        grad[at_lam + j] -= diag[j] * g_ij
+        grad[at_s + j] += 2.0 * diag[j] * g_ij
+        for a in range(d):
+            g_q[a, j] += 2.0 * diag[j] * g_col[a]
 
 
 def _weights_grad(
@@ -966,7 +1021,8 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
     own += (_gram_schmidt, _gram_schmidt_grad, _log_scale, _half_t_logp, _marginal_logp)
-    own += (_weights_grad, _add_det_grad, direction_prior_const)
+    own += (_weights_grad, _add_det_grad, direction_prior_const, _direction_logp)
+    own += (_direction_grad, _marginal_cov, _scales_grad)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):

@@ -485,18 +485,12 @@ class JointData:
             - special.multigammaln(nu_u / 2.0, d)
         )
         if self.tails == "components":  # no Omega to integrate out: no spread constants
-            # the deviations are integrated out given one noise weight per data set
-            # (docs/joint_prior.md): the Gaussian scale mixture's constants
-            mixture = (
-                0.5 * d * np.log(2.0 * math.pi * power)
-                + special.gammaln(power - 0.5 * d)
-                - special.gammaln(power)
-            )
+            mixture = _mixture_const(power, d)
             return {
                 "means": self.means,
                 "transform": transform,
                 "power": power,
-                "const": np.asarray(float(likelihood.sum() + jacobian + mixture.sum())),
+                "const": np.asarray(float(likelihood.sum() + jacobian + mixture)),
                 "effect_hi": np.asarray(self.effect_hi),
                 "spread_df": np.asarray(nu_u - d + 1.0),  # the components' half-t
                 "half_t_scale": np.asarray(math.sqrt(self.spread_var)),  # A
@@ -520,6 +514,22 @@ class JointData:
             **_nu_bounds(priors),
             "per_system": np.asarray(float(self.tails == "per-system")),
         }
+
+
+def _mixture_const(power: np.ndarray, d: int) -> float:
+    r"""Return the constants of the noise likelihood as a Gaussian scale mixture.
+
+    With independent components each data set's deviations are integrated out given one
+    noise weight (``docs/joint_prior.md``, the marginal form): :math:`(1 +
+    |\eta|^2/(2P))^{-P}` is :math:`(2\pi P)^{d/2}\,\Gamma(P - d/2)/\Gamma(P)` times the
+    mixture's density; summed over the data sets (`power` the :math:`P_i`).
+    """
+    terms = (
+        0.5 * d * np.log(2.0 * math.pi * power)
+        + special.gammaln(power - 0.5 * d)
+        - special.gammaln(power)
+    )
+    return float(terms.sum())
 
 
 def _nu_bounds(priors: JointPriors) -> dict[str, np.ndarray]:
