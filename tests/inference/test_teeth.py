@@ -155,3 +155,89 @@ def test_f1_and_hierarchical_keys_change_with_the_code_in_teeth(monkeypatch):
     assert teeth._spec("f1", 1, 10) != f1
     monkeypatch.setattr(teeth, "HIERARCHICAL", replace(teeth.HIERARCHICAL, draws=301))
     assert teeth._spec("hier5", 1, 10) != hier
+
+
+def test_pseudo_truths_are_uniform_without_a_plant_and_see_the_plants():
+    """A study's pseudo-truth (one of its own draws, ranked among the others) has a uniform
+    rank without a plant whatever its posterior — skewed, with ties, autocorrelated — and
+    the plants bend the ranks as they bend the truths' (∪ when too narrow, one-sided
+    when shifted)."""
+    from validation.teeth import TPool
+
+    g = np.random.default_rng(5)
+    n = 400
+    walk = np.cumsum(g.standard_normal((n, 2, 99)), axis=-1)  # autocorrelated "chains"
+    skewed = np.round(g.gamma(0.5, size=(n, 2, 99)), 1)  # skewed, with many ties
+    draws = np.concatenate([walk[:, :1], skewed[:, 1:]], axis=1)
+    pool = RankPool(draws, draws.mean(-1), draws.std(-1), np.zeros((n, 2)))  # truths unused
+    chosen = np.stack([g.permutation(n) for _ in range(50)])  # 20 000 pseudo-truths
+    flat = pool.pseudo_statistic(1.0, 0.0, 0, chosen, g).reshape(-1, 2)
+    assert flat.min() >= 0 and flat.max() <= 99
+    assert chi2_pvalues(flat[None], 100, 10).min() > 1e-3
+    assert smooth_pvalues(flat[None], 100).min() > 1e-3
+    for only in (0, 1):
+        narrow = pool.pseudo_statistic(0.7, 0.0, only, chosen, g).reshape(-1, 2)
+        ends = np.mean((narrow[:, only] < 10) | (narrow[:, only] >= 90))
+        assert ends > 0.3, ends  # 0.2 when uniform; the other quantity stays uniform
+        assert smooth_pvalues(narrow[None], 100)[0, 1 - only] > 1e-3
+    shifted = pool.pseudo_statistic(1.0, 0.5, 0, chosen, g)[..., 0]
+    assert shifted.mean() < 49.5 - 10  # the draws moved up: the truths rank low
+    # the correlated t's pools: a truth from each exact posterior covers 95 % of the time
+    t = TPool(g.normal(size=n), g.uniform(0.5, 2, n), g.choice([1.0, 3.0, 30.0], n), 0.0)
+    both = t.pseudo_statistic(1.0, 0.0, 0, chosen, g).reshape(-1, 2)
+    assert abs(both[:, 0].mean() - 0.95) < 4 * np.sqrt(0.95 * 0.05 / both.shape[0])
+    assert smooth_pvalues(both[None, :, 1:])[0, 0] > 1e-3
+
+
+def test_pseudo_truths_give_the_real_truths_rate_without_the_pools_luck():
+    """Calibrated normal posteriors, pools of 250, tests of 200, a posterior 20 % too
+    narrow (caught about 0.62 of the time): the rate on the real truths follows each
+    pool's luck (its sd over pools about 0.37), on pseudo-truths it does not (below 0.1,
+    the subsets' own error 0.07), and both estimate the same power: their means over the
+    pools agree within 4 combined MCSE."""
+    from validation.teeth import planted
+
+    g = np.random.default_rng(9)
+    check = Check("t", "p", 200, chi2_and_smooth_rule(10))
+    real, pseudo = [], []
+    for _ in range(40):
+        pool = _normal_pool(250, g)
+        real.append(detection_rate(check, planted(pool, (0.8, 0.0), 0, g, "real"), 50, g)[0])
+        pseudo.append(detection_rate(check, planted(pool, (0.8, 0.0), 0, g), 50, g, 250)[0])
+    real_sd, pseudo_sd = np.std(real, ddof=1), np.std(pseudo, ddof=1)
+    assert real_sd > 0.15 and pseudo_sd < 0.1, (real_sd, pseudo_sd)
+    mcse = np.hypot(real_sd, pseudo_sd) / np.sqrt(40)
+    assert abs(np.mean(real) - np.mean(pseudo)) < 4 * mcse, (np.mean(real), np.mean(pseudo))
+
+
+def test_another_joint_form_has_its_own_pools_on_the_same_seeds():
+    """``--joint-tails``: the joint tests on pools of another form of the tails have their
+    own names and cache keys (the form in both) but the default form's seeds and sizes,
+    so study r of either form starts from the same seed; the default form's keys are
+    unchanged (the slow test's studies)."""
+    from validation import teeth
+    from validation.joint_sbc import TAILS_QUANTITIES
+
+    from isbetter.cv.joint.spec import JointPriors
+
+    default = JointPriors().tails
+    other = "components" if default != "components" else "shared"
+    assert teeth.joint_key(10) == teeth.joint_key(10, default) == "joint10"
+    key = teeth.joint_key(10, other)
+    assert key == f"joint10@{other}"
+    assert teeth._pool_seed(key, 7) == teeth._pool_seed("joint10", 7)
+    assert teeth.pool_size(key, True) == teeth.pool_size("joint10", True)
+    assert f"tails={other}" in teeth._spec(key, 7, 250)
+    assert f"tails={default}" in teeth._spec("joint10", 7, 250)
+    assert teeth.joint_setting(10, other).tails == other
+    assert teeth.joint_setting(10, other).spread_prior == JointPriors(tails=other).spread_prior
+    assert teeth._quantities(key) == tuple(q.replace(" ", "") for q in TAILS_QUANTITIES[other])
+    checks = teeth.joint_checks(other)
+    assert [c.size for c in checks] == [c.size for c in teeth.JOINT_CHECKS]
+    assert all(c.name.startswith(f"joint_calibration@{other}::") for c in checks)
+    assert all(c.pool.endswith(f"@{other}") for c in checks)
+    same = [(c.name, c.pool, c.size) for c in teeth.joint_checks(default)]
+    assert same == [(c.name, c.pool, c.size) for c in teeth.JOINT_CHECKS]
+    assert [c.name for c in teeth.JOINT_CHECKS] == [
+        c.name for c in teeth.CHECKS if c.pool.startswith("joint")
+    ]
