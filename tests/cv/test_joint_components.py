@@ -136,6 +136,21 @@ def test_the_density_is_the_scipy_statement_s(rng, q, k):
         assert log_density(x, data)[0] == pytest.approx(expected, rel=1e-10, abs=1e-9)
 
 
+def test_a_position_of_another_length_is_refused(rng):
+    """`log_density` refuses an `x` whose length is not the model's (the kernel reads
+    that many coordinates: a shared-form `x` on components data read past its end and
+    crashed the process), naming `x`, the length expected and the shape found."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    data = _data(rng, 4, 3)
+    n_dim = _n_dim(4, 3)
+    x = 0.7 * rng.normal(size=n_dim)
+    assert np.isfinite(log_density(x, data)[0])
+    for bad in (x[:-5], np.append(x, 0.0), x[None, :]):
+        with pytest.raises(InputError, match=rf"`x`.*{n_dim} unconstrained.*{bad.shape}"):
+            log_density(bad, data)
+
+
 @pytest.mark.parametrize(("q", "k"), [(4, 2), (4, 4), (3, 5)])
 def test_the_gradient_is_the_density_s_central_differences(rng, q, k):
     """Independently of PyMC (Gram-Schmidt's reverse mode included): the gradient

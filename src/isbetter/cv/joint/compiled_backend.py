@@ -1126,10 +1126,24 @@ def log_density(x: np.ndarray, data: dict[str, Any]) -> tuple[float, np.ndarray]
         Unconstrained values in PyMC's order (see the module's docstring).
     data : dict
         :meth:`.spec.JointData.model_data`.
+
+    Raises
+    ------
+    InputError
+        If `x` is not one vector of the model's number of coordinates (the kernel
+        reads that many: a shorter `x` would be read past its end).
     """
+    from isbetter.core.errors import InputError
+
     buffer = _buffer(data)
     kernel = _kernel_of(_kernels(), buffer)
     x = np.ascontiguousarray(x, dtype=float)
+    n_dim = int(_n_dim(buffer))
+    if x.shape != (n_dim,):
+        raise InputError(
+            f"`x` must be one vector of this model's {n_dim} unconstrained coordinates, "
+            f"got shape {x.shape}."
+        )
     grad = np.empty_like(x)
     return float(kernel(x, buffer, grad)), grad
 
