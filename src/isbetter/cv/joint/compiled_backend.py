@@ -274,7 +274,7 @@ def _components_kernel(
     _direction_grad((raw, basis_q, upper, g_q), at_raw, grad)
     for i in range(q):  # d logp / d log kappa_i to xi_i (a_i is data: no nu to carry)
         a_nu = 2.0 * power[i] - d
-        grad[at_kappa + i] *= math.sqrt(2.0 * (a_nu + 1.0)) / a_nu
+        grad[at_kappa + i] *= _xi_spread(a_nu)
     _weights_grad(x, at_xi, q, nu, d_nu, grad)
     for j in range(d):  # the shear: d log s_j / d nu_j = COMPONENT_SHEAR / (nu_j (nu_j + 2))
         d_nu[j] += grad[at_s + j] * COMPONENT_SHEAR / (nu[j] * (nu[j] + 2.0))
@@ -471,7 +471,7 @@ def _weights_grad(
     # through it added to d_nu[j] (d logp / d nu_j)
     m = nu.shape[0]
     for j in range(m):
-        spread = math.sqrt(2.0 * (nu[j] + 1.0)) / nu[j]
+        spread = _xi_spread(nu[j])
         d_spread = spread * (0.5 / (nu[j] + 1.0) - 1.0 / nu[j])
         for i in range(q):
             at = at_xi + i * m + j
@@ -693,6 +693,17 @@ def _helmert(k: int) -> np.ndarray:  # pragma: no cover - numba
     return basis
 
 
+def _xi_spread(nu: float) -> float:  # pragma: no cover - numba
+    # the weights' map (pymc_backend._precision): log lambda = -1/nu + spread(nu) xi, with
+    # spread(nu) = sqrt(2 (nu + 1)) / nu, the sd of log lambda ~ log Gamma(nu/2, nu/2)
+    return math.sqrt(2.0 * (nu + 1.0)) / nu
+
+
+def _xi_weight(xi: float, nu: float) -> float:  # pragma: no cover - numba
+    # the weight lambda of its coordinate xi under the weights' map (_xi_spread)
+    return math.exp(-1.0 / nu + _xi_spread(nu) * xi)
+
+
 def _precision_logp(
     x: np.ndarray,
     start: int,
@@ -712,7 +723,7 @@ def _precision_logp(
     half_nu = nu / 2.0
     log_c_gamma = half_nu * math.log(half_nu) - math.lgamma(half_nu)
     d_log_c_gamma = 0.5 * math.log(half_nu) + 0.5 - 0.5 * _digamma(half_nu)
-    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+    spread = _xi_spread(nu)
     d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
     logp += q * math.log(spread)
     d_nu = q * d_log_spread
@@ -782,7 +793,7 @@ def _spread_logp(
     for j in range(d):
         log_det += 2.0 * math.log(chol[j, j])
     logp -= 0.5 * kappa * log_det
-    spread = math.sqrt(2.0 * (nu + 1.0)) / nu
+    spread = _xi_spread(nu)
     d_log_spread = 0.5 / (nu + 1.0) - 1.0 / nu
     a_vec = np.empty(d)
     inv_trace = 0.0  # tr(scatter^-1) = |L^-1|_F^2: column j of L^-1 solves L v = e_j
@@ -931,9 +942,7 @@ def _expand_weights(
     # x[at_x] row by row, the nu's already at out[0 : n_nu], the weights to out[at_out]
     for i in range(q):
         for m in range(n_nu):
-            nu = out[m]
-            spread = math.sqrt(2.0 * (nu + 1.0)) / nu
-            out[at_out + i * n_nu + m] = math.exp(-1.0 / nu + spread * x[at_x + i * n_nu + m])
+            out[at_out + i * n_nu + m] = _xi_weight(x[at_x + i * n_nu + m], out[m])
 
 
 def _expand_effects(
@@ -989,8 +998,7 @@ def _expand_components(
     _expand_effects(x, d, buffer[3], k, out, d)
     at, at_x = d + k, 2 * d
     for i in range(q):  # kappa_i = exp(-1/(2 a_i) + spread(2 a_i) xi_i)
-        a_nu = 2.0 * power[i] - d
-        out[at + i] = math.exp(-1.0 / a_nu + math.sqrt(2.0 * (a_nu + 1.0)) / a_nu * x[at_x + i])
+        out[at + i] = _xi_weight(x[at_x + i], 2.0 * power[i] - d)
     at += q
     at_x += q
     _expand_weights(x, at_x, q, d, out, at)
@@ -1016,7 +1024,8 @@ def _build(on_disk: bool) -> dict[str, Any]:
     register_jitable_helpers()  # interpolate (nu's prior table)
     # the hierarchical density's helpers (registered again if it was built: harmless)
     shared = (_softplus, _sigmoid, _digamma, _status)
-    own: tuple[Any, ...] = (_unpack, _cholesky, _solve, _helmert, _precision_logp)
+    own: tuple[Any, ...] = (_unpack, _cholesky, _solve, _helmert, _xi_spread, _xi_weight)
+    own += (_precision_logp,)
     own += (_deviations_logp,)
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
