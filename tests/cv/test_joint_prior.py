@@ -244,22 +244,16 @@ RARE_DIVERGENCES = 1e-4
 PAIR_DRAWS = 8000
 
 
-def _argmax_shares(masses: np.ndarray) -> np.ndarray:
-    """Each draw's share of each region in the argmax counting (``probabilities_from_masses``):
-    1 for the region with the largest mass, a tie split equally; ``(..., 3)`` as given."""
-    tied = masses == masses.max(axis=-1, keepdims=True)
-    return tied / tied.sum(axis=-1, keepdims=True)
-
-
 def argmax_probabilities_and_mcse(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The three argmax-counted probabilities of ``(chains, draws, 3)`` per-draw masses and
     their Monte Carlo standard errors: each probability is the mean of a per-draw share
     (an indicator), so MCSE = sd / sqrt(ESS), ESS the share's bulk ESS over the chains (for
     an indicator the rank normalisation is affine, so this is the ESS of its mean); sd =
     sqrt(p (1 - p)) for an indicator. A share that never varies has MCSE 0."""
+    from isbetter.inference.decisions import argmax_shares
     from isbetter.inference.diagnostics import ess_bulk
 
-    shares = _argmax_shares(masses)
+    shares = argmax_shares(masses)
     flat = shares.reshape(-1, 3)
     var = flat.var(axis=0)
     ess = ess_bulk(shares)
@@ -318,12 +312,12 @@ def test_two_systems_agree_with_the_pairwise_hierarchical_model(uci_pairwise, pr
     draws: ours times 2). With Huang and Wand's prior (shared tails) and with independent
     components (at K = 2 the same law). Measured (seed 1; nutpie 0.16.8, numba 0.65.1):
     largest gap 0.030 with Huang and Wand (aode/j48gr, P(a better) 0.441 against 0.411;
-    MCSE 0.0064 and 0.0047, allowed 0.054), 0.032 with components (aode/j48gr, P(rope)
-    0.525 against 0.557; MCSE 0.0043 and 0.0051, allowed 0.050); three combined MCSE are
-    at most 0.025 and 0.020; the two take 96 s with the pairwise fits (load 1.5). At
-    4 x 16000 draws (three combined MCSE at most 0.018 and 0.014; the components' fits 130 s
-    against 49 s) the largest gaps are 0.027 and 0.026, both aode/j48gr: the law's gap
-    there is about 0.027 (4 x 2000 draws saw 0.025 to 0.034). The old inverse-Wishart
+    MCSE 0.0064 and 0.0047, allowed 0.054), 0.026 with components (aode/j48gr, P(rope)
+    0.531 against 0.557; MCSE 0.0047 and 0.0051, allowed 0.051); the two take 88 s with
+    the pairwise fits. At 4 x 16000 draws (measured with the components' effects sampled
+    non-centred, the same law; three combined MCSE at most 0.018 and 0.014) the largest
+    gaps are 0.027 and 0.026, both aode/j48gr: the law's gap there is about 0.027 (4 x 2000
+    draws saw 0.025 to 0.034). The old inverse-Wishart
     default (``JointPriors(spread_prior="inverse-wishart")``) fails it at the second pair, even
     at 4 x 2000 draws: aode/j48's P(rope) 0.073 against 0.514, a gap of 0.441 where 0.061
     is allowed."""

@@ -52,6 +52,7 @@ __all__ = [
     "RELATIONS",
     "Counting",
     "Relation",
+    "argmax_shares",
     "hdi_rope_decision",
     "latex_symbol",
     "likelihood_decision",
@@ -283,6 +284,26 @@ def no_rope_decision(
     return "a_leaning" if a > b else "b_leaning"
 
 
+def argmax_shares(masses: np.ndarray) -> np.ndarray:
+    """Return each draw's share of each region in argmax counting, the shape of `masses`.
+
+    1 for the region with the largest mass along the last axis; a draw whose largest
+    mass is shared (e.g. identical systems at rope = 0: masses (0.5, 0, 0.5)) counts
+    equally for every tied region (np.argmax alone would give it to the first, "A
+    better", and break the A/B symmetry). Their mean over the draws is
+    :func:`probabilities_from_masses`' ``"argmax"`` probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> argmax_shares(np.array([[0.6, 0.3, 0.1], [0.5, 0.0, 0.5]])).tolist()
+    [[1.0, 0.0, 0.0], [0.5, 0.0, 0.5]]
+    """
+    masses = np.asarray(masses, dtype=float)
+    tied = masses == masses.max(axis=-1, keepdims=True)
+    return tied / tied.sum(axis=-1, keepdims=True)
+
+
 def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabilities:
     """Read the three probabilities off per-draw region masses.
 
@@ -313,11 +334,7 @@ def probabilities_from_masses(masses: np.ndarray, counting: Counting) -> Probabi
     counting = check_choice(counting, "counting", ("argmax", "mean"))  # type: ignore[assignment]
     masses = np.asarray(masses, dtype=float)
     if counting == "argmax":
-        # a draw whose largest mass is shared (e.g. identical systems at rope = 0: masses
-        # (0.5, 0, 0.5)) counts equally for every tied region; np.argmax alone would give
-        # it to the first, "A better", and break the A/B symmetry
-        tied = masses == masses.max(axis=1, keepdims=True)
-        p = (tied / tied.sum(axis=1, keepdims=True)).mean(axis=0)
+        p = argmax_shares(masses).mean(axis=0)
     else:
         p = np.clip(masses.mean(axis=0), 0.0, 1.0)
     return Probabilities(float(p[0]), float(p[1]), float(p[2]))
