@@ -105,12 +105,6 @@ PLANTS: dict[str, tuple[float, float]] = {
     "mean+0.5sd": (1.0, 0.5),
 }
 REQUIRED = 0.8  # detection rate every test must reach against every plant
-#: (test, plant) pairs printed as known shortfalls instead of failing. Empty: the two
-#: entries of issue 29's stop 41 note (the shared default's q = 5 and q = 50 tests against
-#: sd*0.7 at 0.650-0.730 and 0.780-0.800 on the quick pools of a fresh install) were the
-#: quick pools' luck, not the tests': on pseudo-truths the same pools give 0.970 and
-#: 0.970 (docs/teeth.md)
-KNOWN_WEAK: set[tuple[str, str]] = set()
 CALIBRATED_P = 1e-3  # the suite's threshold for a calibrated fit
 
 
@@ -925,9 +919,6 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(args)
     weak = [(t, p, r) for t, p, r, _ in rows if p != "none" and r < REQUIRED]
     weak = [w for w in weak if ",before]" not in w[0]]
-    for t, p, r in [w for w in weak if (w[0], w[1]) in KNOWN_WEAK]:
-        print(f"KNOWN WEAK (open): {t} catches {p} at {r:.3f} < {REQUIRED}", file=sys.stderr)
-    weak = [w for w in weak if (w[0], w[1]) not in KNOWN_WEAK]
     for t, p, r in weak:
         print(f"TOO WEAK: {t} catches {p} at {r:.3f} < {REQUIRED}", file=sys.stderr)
     return 1 if weak else 0
