@@ -8,7 +8,7 @@ import pytest
 
 from isbetter import ConvergenceWarning
 from isbetter.inference.diagnostics import ess_bulk, rhat_rank
-from isbetter.inference.sampling import ESS_PER_CHAIN_MIN, diagnose, warn_if_poor
+from isbetter.inference.sampling import ESS_PER_CHAIN_MIN, diagnose, poor_convergence, warn_if_poor
 from isbetter.inference.seeds import sampler_seed
 from isbetter.results import MCMCDiagnostics
 
@@ -297,3 +297,14 @@ def test_convergence_recorded_only_is_this_threads_alone(rng):
         assert len(caught) == 1
     assert heard == [1]
     assert warnings.filters == filters
+
+
+@pytest.mark.parametrize(
+    "n, words", [(1, "1 divergence (want 0)"), (15, "15 divergences (want 0)")]
+)
+def test_poor_convergence_counts_divergences_in_words(n, words):
+    d = MCMCDiagnostics(
+        r_hat_max=1.0, ess_bulk_min=900.0, ess_tail_min=900.0, divergences=n, chains=4,
+        draws=1000, variables=("x",), backend="nutpie", converged=False,
+    )  # fmt: skip
+    assert poor_convergence(d).endswith(words)

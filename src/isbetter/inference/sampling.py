@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from isbetter.core.errors import ConvergenceWarning, InputError, outside_stacklevel
-from isbetter.core.validate import check_choice, check_positive_int
+from isbetter.core.validate import check_choice, check_positive_int, counted
 from isbetter.inference import libs
 from isbetter.inference.nutpie_trace import trace_to_idata
 from isbetter.inference.records import MCMCDiagnostics
@@ -370,5 +370,5 @@ def poor_convergence(d: MCMCDiagnostics) -> str:
     return (
         f"R-hat max {d.r_hat_max:.3f} (want <= {R_HAT_MAX}), bulk ESS min "
         f"{d.ess_bulk_min:.0f} and tail ESS min {d.ess_tail_min:.0f} (want >= "
-        f"{ESS_PER_CHAIN_MIN * d.chains}), {d.divergences} divergences (want 0)"
+        f"{ESS_PER_CHAIN_MIN * d.chains}), {counted(d.divergences, 'divergence')} (want 0)"
     )
