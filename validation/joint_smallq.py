@@ -1,19 +1,33 @@
-r"""Divergences of the components form on small studies: counts, where they start, ranks.
+r"""Divergences of the components form on small studies, simulated and real: counts, where.
 
-Fits ``JointPriors(tails="components")`` on the simulated studies of
-``validation/joint_sbc.py`` (its generator and matched priors; K = 4) and records per
-study: the divergences after tuning (and during it), the largest R-hat and smallest bulk
-ESS of the diagnosed quantities, the SBC ranks of the setting's quantities, and where the
-divergent trajectories started (nutpie's ``divergence_start``, unconstrained
-coordinates), decoded into the model's quantities (nu_j, log10 s_j, log kappa_i, log
-lambda_ij, log|det R|), next to the same quantities on thinned ordinary draws.
+Two sources of small studies, each fitted with the joint model and recorded one JSON line
+per fit (divergences after tuning and during it, the largest R-hat, the smallest bulk and
+tail ESS, whether the fit passes the package's whole rule ``MCMCDiagnostics.converged``,
+seconds), with nutpie's ``divergence_start`` / ``divergence_end`` of the components form
+decoded into the model's quantities (:func:`decode`) next to thinned ordinary draws:
 
-Usage (from the repository root; one JSON line per study into ``--out``)::
+* ``sim``: the simulated studies of ``validation/joint_sbc.py`` (its generator and matched
+  priors, ``JointPriors(tails="components")``, K = 4), 2 chains x 1000 draws unless told;
+  the SBC ranks of the setting's quantities are kept too;
+* ``uci`` / ``taggers``: random subsets of real cross-validation scores (q data sets x K
+  systems; the subsets fixed by the seed and written into each line) from
+  ``data/uci_benavoli2017/uci_cv_accuracy_long.csv`` (rope 0.01) or
+  ``data/ud_ewt_taggers/scores.csv`` (token accuracy, rope 0.002), fitted as
+  ``isbetter.rank(..., method="joint")`` fits them (:func:`isbetter.cv.joint.model.joint_fit`,
+  its default draws: 4 chains x 2000) with ``--priors components`` or ``--priors default``
+  (today's default: one shared nu, inverse-Wishart).
 
-    ISBETTER_CACHE_DIR=/tmp/c nice -n 10 python -m validation.joint_smallq \
-        --datasets 5 --reps 80 --tune 1000 --out /tmp/smallq_q5_t1000.jsonl
+Usage (from the repository root)::
 
-``--summary FILE ...`` prints the table of the measured files.
+    ISBETTER_CACHE_DIR=/tmp/c nice -n 10 python -m validation.joint_smallq sim \
+        --datasets 5 10 --reps 40 --target-accept 0.95 --out /tmp/sim_095.jsonl
+    ISBETTER_CACHE_DIR=/tmp/c nice -n 10 python -m validation.joint_smallq uci \
+        --datasets 5 10 --systems 3 4 5 --subsets 15 --priors components \
+        --target-accept 0.9 --out /tmp/uci_c090.jsonl
+    python -m validation.joint_smallq summary /tmp/*.jsonl    # the table
+    python -m validation.joint_smallq where /tmp/*.jsonl      # where divergences start
+
+A rerun with the same ``--out`` resumes after the lines already written.
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ import functools
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,23 +46,38 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from validation.joint_sbc import N_RANKS, JointSetting, replication
-
 SEED = 20261130
 #: thinned ordinary draws kept per fit, to set the divergences' starts against
 KEPT = 50
+ROOT = Path(__file__).resolve().parents[1]
+#: the real sources: file, read_scores arguments, rope (score units)
+REAL = {
+    "uci": (
+        ROOT / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv",
+        {"dataset": "dataset_id", "system": "classifier", "score": "accuracy"},
+        0.01,
+    ),
+    "taggers": (
+        ROOT / "data" / "ud_ewt_taggers" / "scores.csv",
+        {"score": "token_accuracy"},
+        0.002,
+    ),
+}
 
 
-def decode(x: np.ndarray, q: int, d: int) -> dict[str, np.ndarray]:
-    """Return the model's quantities at unconstrained points `x` (n, n_dim).
+def decode(x: np.ndarray, q: int, d: int, effect_hi: float) -> dict[str, np.ndarray]:
+    """Return the model's quantities at unconstrained points `x` (n, n_dim) of main's kernel.
 
     The components kernel's coordinates (``compiled_backend._components_kernel``): d
-    log(nu_j - 1), d effects' coordinates, q xi_i (kappa), q x d xi_ij (lambda), d u_j
-    (log s_j up to the shear), d x d R. Model units (the scores over the fit's scale).
+    log(nu_j - 1); d effects' coordinates (interval transform of beta_j in (-effect_hi,
+    effect_hi)); q xi_i (kappa_i); q rows of d xi_ij (lambda_ij, data set by data set);
+    d u_j = log s_j - c/2 log(nu_j / (nu_j + 2)); d x d R row by row. Model units.
+    ``beta_over_box``: beta_j / effect_hi (+-1 at the box's edges).
     """
     from isbetter.cv.joint.spec import COMPONENT_SHEAR
 
     nu = 1.0 + np.exp(x[:, :d])
+    beta_coord = x[:, d : 2 * d]
     at = 2 * d
     xi_kappa = x[:, at : at + q]
     at += q
@@ -64,23 +94,26 @@ def decode(x: np.ndarray, q: int, d: int) -> dict[str, np.ndarray]:
         "xi_kappa": xi_kappa,  # kappa_i's coordinate (its map needs the data's a_i)
         "log_lam_min": log_lam.min(axis=1),  # per component, the smallest weight over data sets
         "log_abs_det_r": np.linalg.slogdet(raw)[1],
-        "effects_coord": x[:, d : 2 * d],
+        "beta_over_box": 2.0 / (1.0 + np.exp(-beta_coord)) - 1.0,
     }
 
 
 class Capture:
-    """Keep nutpie's raw statistics (divergence starts, unconstrained draws) of each fit."""
+    """Keep nutpie's raw statistics (divergence starts, unconstrained draws) and diagnostics."""
 
     def __init__(self) -> None:
         self.stats: list[Any] = []
+        self.diagnostics: list[Any] = []
 
-    def install(self) -> None:
-        """Patch nutpie.sample (store the divergences and draws) and the trace conversion."""
+    def install(self, nuts: Any) -> None:
+        """Patch nutpie.sample, the trace conversion and joint_fit (`nuts`: its settings)."""
+        import isbetter.cv.joint.model as model
         from isbetter.inference import libs, sampling
 
         nutpie = libs.nutpie()
         original_sample = nutpie.sample
         original_convert = sampling.trace_to_idata
+        original_fit = model.joint_fit
 
         @functools.wraps(original_sample)
         def sample(*args: Any, **kwargs: Any) -> Any:
@@ -101,16 +134,25 @@ class Capture:
 
             return original_convert(Taken(), coords)
 
+        @functools.wraps(original_fit)
+        def joint_fit(*args: Any, **kwargs: Any) -> Any:
+            if nuts is not None:
+                kwargs.setdefault("nuts", nuts)
+            fit = original_fit(*args, **kwargs)
+            self.diagnostics.append(fit.diagnostics)
+            return fit
+
         nutpie.sample = sample
         sampling.trace_to_idata = convert
+        model.joint_fit = joint_fit  # type: ignore[assignment]
 
     def locations(
-        self, q: int, d: int, rng: np.random.Generator, data: dict[str, Any]
+        self, q: int, d: int, rng: np.random.Generator, data: dict[str, Any] | None
     ) -> dict[str, Any]:
         """Decode the last fit's divergences' starts and ends and KEPT ordinary draws.
 
-        `data`: the fit's model data (:func:`study_data`), to evaluate the density at the
-        ends (:func:`walls`).
+        `data`: the fit's model data (components form), to decode and to evaluate the
+        density at the ends; None (another form): the tuning divergences only.
         """
         import pyarrow
 
@@ -122,6 +164,8 @@ class Capture:
             tuning = np.asarray(batch.column("tuning")).astype(bool)
             div = np.asarray(batch.column("diverging")).astype(bool)
             tuning_div += int((div & tuning).sum())
+            if data is None:
+                continue
             unc = pyarrow.array(batch.column("unconstrained_draw"))
             draws = np.stack([np.asarray(v.as_py()) for v in unc])
             ordinary.append(draws[~tuning])
@@ -133,34 +177,52 @@ class Capture:
                     starts.append(np.asarray(first[int(i)].as_py()))
                     end = last[int(i)].as_py()  # None where nutpie kept no end point
                     ends.append(np.full(n_dim, np.nan) if end is None else np.asarray(end))
+        out: dict[str, Any] = {"tuning_divergences": tuning_div}
+        if data is None:
+            return out
+        e_hi = float(data["effect_hi"])
         pool = np.concatenate(ordinary)
         kept = pool[rng.choice(pool.shape[0], size=min(KEPT, pool.shape[0]), replace=False)]
-        out: dict[str, Any] = {"tuning_divergences": tuning_div}
-        out["ordinary"] = {k: v.tolist() for k, v in decode(kept, q, d).items()}
+        out["ordinary"] = {k: v.tolist() for k, v in decode(kept, q, d, e_hi).items()}
         if starts:
-            out["starts"] = {k: v.tolist() for k, v in decode(np.stack(starts), q, d).items()}
-            out["ends"] = {k: v.tolist() for k, v in decode(np.stack(ends), q, d).items()}
-            out["end_logp"], out["end_logp_no_box"] = walls(np.stack(ends), data)
+            out["starts"] = {k: v.tolist() for k, v in decode(np.stack(starts), q, d, e_hi).items()}
+            out["ends"] = {k: v.tolist() for k, v in decode(np.stack(ends), q, d, e_hi).items()}
+            out["end_logp"] = end_logp(np.stack(ends), data)
         return out
 
 
-def walls(points: np.ndarray, data: dict[str, Any]) -> tuple[list[float], list[float]]:
-    """Return the log density at `points`, and with the effects' box 10^6 times wider.
-
-    -inf with the real box and finite with the wide one: the point is outside the box
-    (a wall of the density), not in a region where the density is merely steep.
-    """
+def end_logp(points: np.ndarray, data: dict[str, Any]) -> list[float]:
+    """Return the log density at `points` (NaN where nutpie kept no end point)."""
     from isbetter.cv.joint.compiled_backend import log_density
 
-    wide = dict(data, effect_hi=float(data["effect_hi"]) * 1e6)
-    nan = float("nan")
-    real = [float(log_density(x, data)[0]) if np.isfinite(x).all() else nan for x in points]
-    free = [float(log_density(x, wide)[0]) if np.isfinite(x).all() else nan for x in points]
-    return real, free
+    return [float(log_density(x, data)[0]) if np.isfinite(x).all() else np.nan for x in points]
 
 
-def study_data(s: JointSetting, seed: np.random.SeedSequence) -> dict[str, Any]:
-    """Return the model data of the study :func:`replication` fits from `seed`."""
+def _diagnostics(diag: Any) -> dict[str, Any]:
+    return {
+        "divergences": int(diag.divergences),
+        "r_hat_max": float(diag.r_hat_max),
+        "ess_bulk_min": float(diag.ess_bulk_min),
+        "ess_tail_min": float(diag.ess_tail_min),
+        "converged": bool(diag.converged),
+    }
+
+
+def _resume(out: Path) -> int:
+    return sum(1 for _ in out.open()) if out.exists() else 0
+
+
+def _nuts(args: argparse.Namespace) -> Any:
+    from isbetter.cv.joint.model import NutsSettings
+
+    if args.target_accept is None and args.mass_matrix == "diagonal":
+        return None
+    accept = {} if args.target_accept is None else {"target_accept": args.target_accept}
+    return NutsSettings(mass_matrix=args.mass_matrix, **accept)
+
+
+def sim_data(s: Any, seed: np.random.SeedSequence) -> dict[str, Any]:
+    """Return the model data of the study ``joint_sbc.replication`` fits from `seed`."""
     from isbetter.cv.joint.spec import prepare
     from validation.joint_sbc import draw_scores, draw_truth, matched_priors
 
@@ -170,27 +232,18 @@ def study_data(s: JointSetting, seed: np.random.SeedSequence) -> dict[str, Any]:
     return prepare(table, table.systems, rho=s.rho, priors=priors).model_data(priors)
 
 
-def run(args: argparse.Namespace) -> None:
-    """Fit the studies, one JSON line per study."""
-    import isbetter.cv.joint.model as model
-    from isbetter.cv.joint.model import NutsSettings
+def run_sim(args: argparse.Namespace) -> None:
+    """Fit joint_sbc's simulated studies, one JSON line per study."""
+    from validation.joint_sbc import N_RANKS, JointSetting, replication
 
     capture = Capture()
-    capture.install()
-    if args.target_accept is not None or args.mass_matrix != "diagonal":
-        accept = {} if args.target_accept is None else {"target_accept": args.target_accept}
-        nuts = NutsSettings(mass_matrix=args.mass_matrix, **accept)
-        model.joint_fit = functools.partial(model.joint_fit, nuts=nuts)  # type: ignore[assignment]
-    if args.default_priors:  # the fit's own bounds from the data, as a user's fit has
-        import validation.joint_sbc as sbc
-        from isbetter.cv.joint.spec import JointPriors
-
-        sbc.matched_priors = lambda table, s: JointPriors(tails="components")  # type: ignore[assignment]
+    capture.install(_nuts(args))
     out = Path(args.out)
-    done = sum(1 for _ in out.open()) if out.exists() else 0
+    done = _resume(out)
     for q in args.datasets:
         s = JointSetting(
             q,
+            n_systems=args.systems[0],
             draws=args.draws,
             tune=args.tune,
             chains=args.chains,
@@ -204,64 +257,193 @@ def run(args: argparse.Namespace) -> None:
                 continue
             t0 = time.perf_counter()
             record = replication(s, seed, N_RANKS)
-            data = study_data(s, seed)
-            where = capture.locations(q, 3, np.random.default_rng([SEED, q, r]), data)
+            seconds = time.perf_counter() - t0
+            where = capture.locations(
+                q, s.n_systems - 1, np.random.default_rng([SEED, q, r]), sim_data(s, seed)
+            )
             row = {
+                "source": "sim",
+                "priors": "components-matched",
                 "q": q,
+                "k": s.n_systems,
                 "study": r,
+                "draws": f"{args.chains}x{args.draws}",
                 "tune": args.tune,
                 "target_accept": args.target_accept,
                 "mass_matrix": args.mass_matrix,
-                "seconds": round(time.perf_counter() - t0, 2),
-                **{k: record[k] for k in ("divergences", "r_hat_max", "ess_bulk_min", "ranks")},
+                "seconds": round(seconds, 2),
+                **_diagnostics(capture.diagnostics.pop()),
+                "ranks": record["ranks"],
                 **where,
             }
             with out.open("a") as f:
                 f.write(json.dumps(row, default=float) + "\n")
 
 
+def subsets(
+    source: str, datasets: list[int], systems: list[int], n: int
+) -> Iterator[tuple[int, int, int, list[str], list[str]]]:
+    """Yield (q, K, index, data sets, systems): `n` random subsets per (q, K), fixed seeds."""
+    import pandas as pd
+
+    path, columns, _ = REAL[source]
+    frame = pd.read_csv(path)
+    all_sets = sorted({str(v) for v in frame[columns.get("dataset", "dataset")]})
+    all_systems = sorted({str(v) for v in frame[columns.get("system", "system")]})
+    for q in datasets:
+        for k in systems:
+            rng = np.random.default_rng([SEED, q, k])
+            for i in range(n):
+                sets = sorted(rng.choice(all_sets, size=q, replace=False).tolist())
+                names = sorted(rng.choice(all_systems, size=k, replace=False).tolist())
+                yield q, k, i, sets, names
+
+
+def real_table(source: str, sets: list[str], names: list[str]) -> Any:
+    """Return the ScoreTable of data sets `sets` and systems `names` of `source`."""
+    import pandas as pd
+
+    import isbetter
+
+    path, columns, _ = REAL[source]
+    frame = pd.read_csv(path)
+    dataset, system = columns.get("dataset", "dataset"), columns.get("system", "system")
+    frame[dataset] = frame[dataset].astype(str)
+    frame = frame[frame[dataset].isin(sets) & frame[system].isin(names)]
+    return isbetter.read_scores(frame, **columns)
+
+
+def run_real(args: argparse.Namespace) -> None:
+    """Fit random subsets of a real study, one JSON line per fit."""
+    import isbetter.cv.joint.model as model
+    from isbetter.cv.joint.spec import JointPriors, prepare
+
+    capture = Capture()
+    capture.install(_nuts(args))
+    priors = JointPriors(tails="components") if args.priors == "components" else None
+    rope = REAL[args.source][2]
+    out = Path(args.out)
+    done = _resume(out)
+    for q, k, i, sets, names in subsets(args.source, args.datasets, args.systems, args.subsets):
+        if done:
+            done -= 1
+            continue
+        table = real_table(args.source, sets, names)
+        seed = int(np.random.default_rng([SEED, q, k, i]).integers(2**31))
+        t0 = time.perf_counter()
+        fit = model.joint_fit(table, names, rope=rope, priors=priors, rng=seed, cores=1)
+        seconds = time.perf_counter() - t0
+        data = None
+        if args.priors == "components":
+            p = JointPriors(tails="components")
+            data = prepare(table, names, rope=rope, priors=p).model_data(p)
+        where = capture.locations(q, k - 1, np.random.default_rng([SEED, q, k, i, 1]), data)
+        row = {
+            "source": args.source,
+            "priors": args.priors,
+            "q": q,
+            "k": k,
+            "study": i,
+            "datasets": sets,
+            "systems": names,
+            "draws": f"{fit.effects.shape[0]}x{fit.effects.shape[1]}",
+            "target_accept": args.target_accept,
+            "mass_matrix": args.mass_matrix,
+            "seed": seed,
+            "seconds": round(seconds, 2),
+            **_diagnostics(capture.diagnostics.pop()),
+            **where,
+        }
+        with out.open("a") as f:
+            f.write(json.dumps(row, default=float) + "\n")
+
+
+def _rows(paths: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for path in paths for line in Path(path).open()]
+
+
+def _groups(rows: list[dict[str, Any]]) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        key = (r["source"], r["priors"], r["q"], r["k"], r["target_accept"], r["draws"])
+        groups.setdefault(key, []).append(r)
+    return groups
+
+
 def summary(paths: list[str]) -> None:
-    """Print one row per file: fits with divergences, mean divergences, R-hat, ESS."""
-    print("| file | q | fits | with div | mean div | R-hat > 1.01 | ESS < 400 | s/fit |")
-    print("|---|---|---|---|---|---|---|---|")
-    for path in paths:
-        rows = [json.loads(line) for line in Path(path).open()]
-        for q in sorted({r["q"] for r in rows}):
-            sel = [r for r in rows if r["q"] == q]
-            div = np.array([r["divergences"] for r in sel])
+    """Print one row per setting: fits with divergences, mean divergences, the whole rule."""
+    print(
+        "| source | priors | q | K | target_accept | draws | fits | with div | mean div "
+        "| not converged | R-hat > 1.01 | finite end | s/fit |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for key, sel in sorted(_groups(_rows(paths)).items(), key=str):
+        div = np.array([r["divergences"] for r in sel])
+        finite = sum(any(np.isfinite(v) for v in r.get("end_logp", [])) for r in sel)
+        print(
+            f"| {' | '.join(str(v) for v in key)} | {len(sel)} | {(div > 0).sum()} "
+            f"| {div.mean():.2f} | {sum(not r['converged'] for r in sel)} "
+            f"| {sum(r['r_hat_max'] > 1.01 for r in sel)} | {finite} "
+            f"| {np.mean([r['seconds'] for r in sel]):.1f} |"
+        )
+
+
+def where(paths: list[str]) -> None:
+    """Print the 5/50/95% quantiles of the decoded starts against the ordinary draws."""
+    rows = _rows(paths)
+    for key, sel in sorted(_groups(rows).items(), key=str):
+        hit = [r for r in sel if "starts" in r]
+        if not hit:
+            continue
+        total = sum(r["divergences"] for r in sel)
+        print(f"\n{' '.join(str(v) for v in key)}: {total} divergences")
+        for name, field, reduce in (
+            ("log10 s_max", "log10_s", lambda v: v.max(axis=1)),
+            ("log10 s_min", "log10_s", lambda v: v.min(axis=1)),
+            ("nu_min", "nu", lambda v: v.min(axis=1)),
+            ("log lambda_min", "log_lam_min", lambda v: v.min(axis=1)),
+            ("log|det R|", "log_abs_det_r", lambda v: v),
+            ("|beta|/box max", "beta_over_box", lambda v: np.abs(v).max(axis=1)),
+            ("xi_kappa |max|", "xi_kappa", lambda v: np.abs(v).max(axis=1)),
+        ):
+            got = {
+                part: np.concatenate([reduce(np.asarray(r[part][field])) for r in hit])
+                for part in ("ordinary", "starts")
+            }
+            qs = {p: np.quantile(v, [0.05, 0.5, 0.95]) for p, v in got.items()}
             print(
-                f"| {Path(path).name} | {q} | {len(sel)} | {(div > 0).sum()} | {div.mean():.2f} "
-                f"| {sum(r['r_hat_max'] > 1.01 for r in sel)} "
-                f"| {sum(r['ess_bulk_min'] < 400 for r in sel)} "
-                f"| {np.mean([r['seconds'] for r in sel]):.1f} |"
+                f"  {name:15s} ordinary {' / '.join(f'{v:.2f}' for v in qs['ordinary'])}"
+                f"   starts {' / '.join(f'{v:.2f}' for v in qs['starts'])}"
             )
 
 
 def main() -> None:
     """Parse the command line and run or summarise."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("source", choices=("sim", *REAL, "summary", "where"))
+    p.add_argument("files", nargs="*", help="summary / where: the JSON-lines files")
     p.add_argument("--out", help="JSON-lines file (appended; a rerun resumes)")
     p.add_argument("--datasets", type=int, nargs="+", default=[5, 10])
-    p.add_argument("--reps", type=int, default=80)
-    p.add_argument("--draws", type=int, default=1000)
-    p.add_argument("--tune", type=int, default=1000)
-    p.add_argument("--chains", type=int, default=2)
+    p.add_argument("--systems", type=int, nargs="+", default=[4], help="K (sim: the first)")
+    p.add_argument("--reps", type=int, default=40, help="sim: studies per q")
+    p.add_argument("--subsets", type=int, default=15, help="real: subsets per (q, K)")
+    p.add_argument("--priors", choices=("components", "default"), default="components")
+    p.add_argument("--draws", type=int, default=1000, help="sim: draws per chain")
+    p.add_argument("--tune", type=int, default=1000, help="sim: tuning steps")
+    p.add_argument("--chains", type=int, default=2, help="sim: chains")
     p.add_argument("--target-accept", type=float, default=None)
     p.add_argument(
         "--mass-matrix", default="diagonal", choices=("diagonal", "low_rank", "draw_variance")
     )
-    p.add_argument(
-        "--default-priors",
-        action="store_true",
-        help="fit with the package's default priors (bounds from the data, as a user's fit) "
-        "instead of the generator's: divergences as users see them; the ranks then mean nothing",
-    )
-    p.add_argument("--summary", nargs="+", help="print the table of these files and stop")
     args = p.parse_args()
-    if args.summary:
-        summary(args.summary)
-        return
-    run(args)
+    if args.source == "summary":
+        summary(args.files)
+    elif args.source == "where":
+        where(args.files)
+    elif args.source == "sim":
+        run_sim(args)
+    else:
+        run_real(args)
 
 
 if __name__ == "__main__":
