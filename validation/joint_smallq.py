@@ -26,6 +26,7 @@ Usage (from the repository root)::
         --target-accept 0.9 --out /tmp/uci_c090.jsonl
     python -m validation.joint_smallq summary /tmp/*.jsonl    # the table
     python -m validation.joint_smallq where /tmp/*.jsonl      # where divergences start
+    python -m validation.joint_smallq regions /tmp/*.jsonl    # ... against each fit's draws
 
 A rerun with the same ``--out`` resumes after the lines already written.
 """
@@ -389,7 +390,11 @@ def summary(paths: list[str]) -> None:
 
 
 def where(paths: list[str]) -> None:
-    """Print the 5/50/95% quantiles of the decoded starts against the ordinary draws."""
+    """Print the 5/50/95% quantiles of the decoded starts against the ordinary draws.
+
+    And the shares of the starts beyond the ordinary draws' 1% and 99% points (pooled
+    over the setting's fits).
+    """
     rows = _rows(paths)
     for key, sel in sorted(_groups(rows).items(), key=str):
         hit = [r for r in sel if "starts" in r]
@@ -411,16 +416,55 @@ def where(paths: list[str]) -> None:
                 for part in ("ordinary", "starts")
             }
             qs = {p: np.quantile(v, [0.05, 0.5, 0.95]) for p, v in got.items()}
+            low, high = np.quantile(got["ordinary"], [0.01, 0.99])
             print(
                 f"  {name:15s} ordinary {' / '.join(f'{v:.2f}' for v in qs['ordinary'])}"
                 f"   starts {' / '.join(f'{v:.2f}' for v in qs['starts'])}"
+                f"   starts < ordinary 1%: {np.mean(got['starts'] < low):.2f}"
+                f", > 99%: {np.mean(got['starts'] > high):.2f}"
             )
+
+
+def _outside(r: dict[str, Any]) -> dict[str, np.ndarray]:
+    # per divergence start of fit r: beyond the fit's own kept ordinary draws' range
+    o = {k: np.asarray(v) for k, v in r["ordinary"].items()}
+    s = {k: np.asarray(v) for k, v in r["starts"].items()}
+    return {
+        "s_max above": s["log10_s"].max(axis=1) > o["log10_s"].max(),
+        "s_min below": s["log10_s"].min(axis=1) < o["log10_s"].min(),
+        "lambda_min below": s["log_lam_min"].min(axis=1) < o["log_lam_min"].min(),
+        "|det R| below": s["log_abs_det_r"] < o["log_abs_det_r"].min(),
+        "nu_min below": s["nu"].min(axis=1) < o["nu"].min(),
+    }
+
+
+def regions(paths: list[str]) -> None:
+    """Print, per setting, the shares of the starts outside their fit's ordinary draws.
+
+    A start is outside in a quantity when it lies beyond the range of the fit's KEPT
+    ordinary draws (largest scale above, the others below); "inside" counts the starts
+    outside in none; "fits" counts the fits with a start whose s_max is above.
+    """
+    for key, sel in sorted(_groups(_rows(paths)).items(), key=str):
+        hit = [r for r in sel if "starts" in r]
+        if not hit:
+            continue
+        parts = [_outside(r) for r in hit]
+        n = sum(len(p["s_max above"]) for p in parts)
+        shares = {name: sum(int(p[name].sum()) for p in parts) / n for name in parts[0]}
+        inside = sum(int((~np.any(list(p.values()), axis=0)).sum()) for p in parts) / n
+        fits = sum(bool(p["s_max above"].any()) for p in parts)
+        print(
+            f"{' '.join(str(v) for v in key)}: {n} starts in {len(hit)} fits; "
+            + ", ".join(f"{k} {v:.2f}" for k, v in shares.items())
+            + f", inside {inside:.2f}; fits with an s_max start above: {fits}"
+        )
 
 
 def main() -> None:
     """Parse the command line and run or summarise."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("source", choices=("sim", *REAL, "summary", "where"))
+    p.add_argument("source", choices=("sim", *REAL, "summary", "where", "regions"))
     p.add_argument("files", nargs="*", help="summary / where: the JSON-lines files")
     p.add_argument("--out", help="JSON-lines file (appended; a rerun resumes)")
     p.add_argument("--datasets", type=int, nargs="+", default=[5, 10])
@@ -440,6 +484,8 @@ def main() -> None:
         summary(args.files)
     elif args.source == "where":
         where(args.files)
+    elif args.source == "regions":
+        regions(args.files)
     elif args.source == "sim":
         run_sim(args)
     else:
