@@ -8,7 +8,8 @@ decoded into the model's quantities (:func:`decode`) next to thinned ordinary dr
 
 * ``sim``: the simulated studies of ``validation/joint_sbc.py`` (its generator and matched
   priors, ``JointPriors(tails="components")``, K = 4), 2 chains x 1000 draws unless told;
-  the SBC ranks of the setting's quantities are kept too;
+  the SBC ranks of the setting's quantities are kept too; ``--package-priors``: the
+  package's data-dependent components priors instead (what a user's fit of them uses);
 * ``uci`` / ``taggers``: random subsets of real cross-validation scores (q data sets x K
   systems; the subsets fixed by the seed and written into each line) from
   ``data/uci_benavoli2017/uci_cv_accuracy_long.csv`` (rope 0.01) or
@@ -239,6 +240,13 @@ def run_sim(args: argparse.Namespace) -> None:
 
     capture = Capture()
     capture.install(_nuts(args))
+    label = "components-matched"
+    if args.package_priors:  # the fit's own bounds from the data, as a user's fit has
+        import validation.joint_sbc as sbc
+        from isbetter.cv.joint.spec import JointPriors
+
+        sbc.matched_priors = lambda table, s: JointPriors(tails="components")  # type: ignore[assignment]
+        label = "components-package"
     out = Path(args.out)
     done = _resume(out)
     for q in args.datasets:
@@ -264,7 +272,7 @@ def run_sim(args: argparse.Namespace) -> None:
             )
             row = {
                 "source": "sim",
-                "priors": "components-matched",
+                "priors": label,
                 "q": q,
                 "k": s.n_systems,
                 "study": r,
@@ -472,6 +480,12 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=40, help="sim: studies per q")
     p.add_argument("--subsets", type=int, default=15, help="real: subsets per (q, K)")
     p.add_argument("--priors", choices=("components", "default"), default="components")
+    p.add_argument(
+        "--package-priors",
+        action="store_true",
+        help="sim: fit with JointPriors(tails='components') (bounds from the data, as a "
+        "user's fit) instead of the generator's; the ranks then mean nothing",
+    )
     p.add_argument("--draws", type=int, default=1000, help="sim: draws per chain")
     p.add_argument("--tune", type=int, default=1000, help="sim: tuning steps")
     p.add_argument("--chains", type=int, default=2, help="sim: chains")
