@@ -28,6 +28,7 @@ Usage (from the repository root)::
     python -m validation.joint_smallq summary /tmp/*.jsonl    # the table
     python -m validation.joint_smallq where /tmp/*.jsonl      # where divergences start
     python -m validation.joint_smallq regions /tmp/*.jsonl    # ... against each fit's draws
+    python -m validation.joint_smallq compact /tmp/*.jsonl --out DIR   # small copies
 
 A rerun with the same ``--out`` resumes after the lines already written.
 """
@@ -469,10 +470,47 @@ def regions(paths: list[str]) -> None:
         )
 
 
+#: the per-point reductions `where` and `regions` read, kept by :func:`compact`
+_REDUCED = {
+    "nu": lambda v: v.min(axis=1, keepdims=True),
+    "log10_s": lambda v: np.stack([v.min(axis=1), v.max(axis=1)], axis=1),
+    "log_lam_min": lambda v: v.min(axis=1, keepdims=True),
+    "beta_over_box": lambda v: np.abs(v).max(axis=1, keepdims=True),
+    "xi_kappa": lambda v: np.abs(v).max(axis=1, keepdims=True),
+    "log_abs_det_r": lambda v: v,
+}
+
+
+def compact(paths: list[str], out_dir: str) -> None:
+    """Write each file into `out_dir` with the decoded points reduced and rounded.
+
+    Per point only what :func:`where` and :func:`regions` read (the smallest and largest
+    log10 s_j, the smallest nu_j and log weight, the largest |beta_j| over the box and
+    |xi_kappa_i|, log|det R|), 3 decimals, and the ends dropped but for whether their
+    density is finite: both commands print the same numbers from the compact files, up
+    to the rounding (a last digit).
+    """
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        lines = []
+        for r in _rows([path]):
+            for part in ("ordinary", "starts"):
+                if part in r:
+                    r[part] = {
+                        k: np.round(f(np.asarray(r[part][k], dtype=float)), 3).tolist()
+                        for k, f in _REDUCED.items()
+                    }
+            r.pop("ends", None)
+            if "end_logp" in r:
+                r["end_logp"] = [1.0 if np.isfinite(v) else np.nan for v in r["end_logp"]]
+            lines.append(json.dumps(r, default=float))
+        (Path(out_dir) / Path(path).name).write_text("\n".join(lines) + "\n")
+
+
 def main() -> None:
     """Parse the command line and run or summarise."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("source", choices=("sim", *REAL, "summary", "where", "regions"))
+    p.add_argument("source", choices=("sim", *REAL, "summary", "where", "regions", "compact"))
     p.add_argument("files", nargs="*", help="summary / where: the JSON-lines files")
     p.add_argument("--out", help="JSON-lines file (appended; a rerun resumes)")
     p.add_argument("--datasets", type=int, nargs="+", default=[5, 10])
@@ -500,6 +538,8 @@ def main() -> None:
         where(args.files)
     elif args.source == "regions":
         regions(args.files)
+    elif args.source == "compact":
+        compact(args.files, args.out)
     elif args.source == "sim":
         run_sim(args)
     else:
