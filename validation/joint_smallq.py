@@ -330,7 +330,10 @@ def run_real(args: argparse.Namespace) -> None:
 
     capture = Capture()
     capture.install(_nuts(args))
-    priors = JointPriors(tails="components") if args.priors == "components" else None
+    priors = None
+    if args.priors == "components":
+        df = {} if args.spread_df is None else {"spread_df": args.spread_df}
+        priors = JointPriors(tails="components", **df)
     rope = REAL[args.source][2]
     out = Path(args.out)
     done = _resume(out)
@@ -345,12 +348,11 @@ def run_real(args: argparse.Namespace) -> None:
         seconds = time.perf_counter() - t0
         data = None
         if args.priors == "components":
-            p = JointPriors(tails="components")
-            data = prepare(table, names, rope=rope, priors=p).model_data(p)
+            data = prepare(table, names, rope=rope, priors=priors).model_data(priors)
         where = capture.locations(q, k - 1, np.random.default_rng([SEED, q, k, i, 1]), data)
         row = {
             "source": args.source,
-            "priors": args.priors,
+            "priors": args.priors + ("" if args.spread_df is None else f"-df{args.spread_df:g}"),
             "q": q,
             "k": k,
             "study": i,
@@ -518,6 +520,13 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=40, help="sim: studies per q")
     p.add_argument("--subsets", type=int, default=15, help="real: subsets per (q, K)")
     p.add_argument("--priors", choices=("components", "default"), default="components")
+    p.add_argument(
+        "--spread-df",
+        type=float,
+        default=None,
+        help="real: the components' half-t degrees of freedom of the scales (default the "
+        "package's, 2; 30 is close to a half-normal)",
+    )
     p.add_argument(
         "--package-priors",
         action="store_true",
