@@ -264,7 +264,10 @@ class JointPriors(PositivePriors):
         ``noise_scale`` take its defaults.
     tails : {"shared", "per-system", "components"}, default: "shared"
         One :math:`\nu` for all the deviations, one per system (the grouped t), or one
-        per independent component.
+        per independent component. The components are the robust prior that agrees with
+        the pairwise model at K = 2, but NUTS samples them poorly: most fits of 5 or 10
+        data sets diverge, and K = 5 fits miss the convergence rule at most seeds
+        (``docs/joint_prior.md``); their fit warns when so.
 
     References
     ----------
