@@ -70,3 +70,20 @@ def assert_gradient_is_central_differences(x: np.ndarray, data: dict) -> None:
         down[j] -= h
         numeric[j] = (log_density(up, data)[0] - log_density(down, data)[0]) / (2 * h)
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-5)
+
+
+def argmax_probabilities_and_mcse(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The three argmax-counted probabilities of ``(chains, draws, 3)`` per-draw masses and
+    their Monte Carlo standard errors: each probability is the mean of a per-draw share
+    (an indicator), so MCSE = sd / sqrt(ESS), ESS the share's bulk ESS over the chains (for
+    an indicator the rank normalisation is affine, so this is the ESS of its mean); sd =
+    sqrt(p (1 - p)) for an indicator. A share that never varies has MCSE 0."""
+    from isbetter.inference.decisions import argmax_shares
+    from isbetter.inference.diagnostics import ess_bulk
+
+    shares = argmax_shares(masses)
+    flat = shares.reshape(-1, 3)
+    var = flat.var(axis=0)
+    ess = ess_bulk(shares)
+    mcse = np.where(var > 0.0, np.sqrt(var / np.where(var > 0.0, ess, 1.0)), 0.0)
+    return flat.mean(axis=0), mcse

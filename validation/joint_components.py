@@ -127,12 +127,6 @@ def pair_masses(
     return masses.reshape(*shp, 3)
 
 
-def argmax_probs(masses: np.ndarray) -> np.ndarray:
-    """Return the fraction of draws in which each region is the most probable (as published)."""
-    flat = masses.reshape(-1, 3)
-    return np.bincount(flat.argmax(axis=1), minlength=3) / flat.shape[0]
-
-
 def identified_diagnostics(fit: dict[str, Any]) -> dict[str, Any]:
     """Return the fit's R-hat, ESS, divergences and trajectory lengths.
 
@@ -253,6 +247,7 @@ def _nu_sorted_median(fit: dict[str, Any]) -> list[float]:
 
 def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
     """Fit (a): K = 2 UCI pairs against the pairwise hierarchical model (`--pairs`: some)."""
+    from _joint_data import argmax_probabilities_and_mcse
     from isbetter.cv.hierarchical.model import hierarchical_test
 
     table = read_uci()
@@ -262,14 +257,22 @@ def run_pairs(args: argparse.Namespace) -> dict[str, Any]:
         pairs = [tuple(p.split("/")) for p in args.pairs]
     for a, b in pairs:
         fit = _fit(args, table, (a, b))
-        joint = argmax_probs(pair_masses(fit, 0, 1, args.rope, args.seed))
+        joint, joint_mcse = argmax_probabilities_and_mcse(
+            pair_masses(fit, 0, 1, args.rope, args.seed)
+        )
         pair = hierarchical_test(table.paired(a, b), rope=args.rope, rng=args.seed)
-        pairwise = np.array([pair.p_a_better, pair.p_rope, pair.p_b_better])
+        chains = pair.idata.posterior.sizes["chain"]
+        pairwise, pairwise_mcse = argmax_probabilities_and_mcse(
+            pair._posterior().region_masses(args.rope).reshape(chains, -1, 3)
+        )
         row = {
             "pair": f"{a}/{b}",
             "components": joint.round(4).tolist(),
+            "components_mcse": joint_mcse.round(4).tolist(),
             "pairwise": pairwise.round(4).tolist(),
+            "pairwise_mcse": pairwise_mcse.round(4).tolist(),
             "gap": float(np.abs(joint - pairwise).max()),
+            "gap_mcse": float(np.hypot(joint_mcse, pairwise_mcse).max()),
             "sample_s": round(fit["sample_s"], 1),
             **identified_diagnostics(fit),
             "nu_median": float(np.median(fit["fit"].nu)),
@@ -309,6 +312,7 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
     Each pair's row has the R-hat and bulk ESS of its three masses per draw;
     ``masses_rhat_max`` and ``masses_ess_bulk_min`` are the worst over the pairs.
     """
+    from _joint_data import argmax_probabilities_and_mcse
     from isbetter.inference.diagnostics import summary
 
     table = read_uci()
@@ -320,11 +324,13 @@ def run_uci5(args: argparse.Namespace) -> dict[str, Any]:
     for a, c in pairs:
         masses = pair_masses(fit, a, c, args.rope, args.seed)
         rhat, ess, _ = summary(masses)  # the next data set's masses, per draw
+        probs, mcse = argmax_probabilities_and_mcse(masses)
         rows.append(
             {
                 "pair": f"{systems[a]}/{systems[c]}",
                 "median_diff": float(np.median(b[..., a] - b[..., c])),
-                "components": argmax_probs(masses).round(3).tolist(),
+                "components": probs.round(4).tolist(),
+                "components_mcse": mcse.round(4).tolist(),
                 "mean_masses": masses.reshape(-1, 3).mean(axis=0).round(3).tolist(),
                 "masses_rhat": rhat.round(3).tolist(),
                 "masses_ess_bulk": ess.round(0).tolist(),

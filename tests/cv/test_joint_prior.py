@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from _joint_data import score_table, study_scores
+from _joint_data import argmax_probabilities_and_mcse, score_table, study_scores
 from isbetter import ConvergenceWarning, read_scores
 from isbetter.core.errors import InputError, InputTypeError
 from isbetter.cv.joint.model import draw_spread, joint_fit
@@ -242,23 +242,6 @@ RARE_DIVERGENCES = 1e-4
 #: draws per chain of both models in the K = 2 check (4 chains each): enough that three
 #: combined Monte Carlo standard errors stay near 0.015 (measured: docstring below)
 PAIR_DRAWS = 8000
-
-
-def argmax_probabilities_and_mcse(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The three argmax-counted probabilities of ``(chains, draws, 3)`` per-draw masses and
-    their Monte Carlo standard errors: each probability is the mean of a per-draw share
-    (an indicator), so MCSE = sd / sqrt(ESS), ESS the share's bulk ESS over the chains (for
-    an indicator the rank normalisation is affine, so this is the ESS of its mean); sd =
-    sqrt(p (1 - p)) for an indicator. A share that never varies has MCSE 0."""
-    from isbetter.inference.decisions import argmax_shares
-    from isbetter.inference.diagnostics import ess_bulk
-
-    shares = argmax_shares(masses)
-    flat = shares.reshape(-1, 3)
-    var = flat.var(axis=0)
-    ess = ess_bulk(shares)
-    mcse = np.where(var > 0.0, np.sqrt(var / np.where(var > 0.0, ess, 1.0)), 0.0)
-    return flat.mean(axis=0), mcse
 
 
 def test_argmax_mcse_is_the_binomial_one_for_independent_draws(rng):
