@@ -192,9 +192,8 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         default=None,
         choices=("shared", "per-system", "components"),
         help="joint: the deviations' tails (default shared: one nu per fit; per-system: one "
-        "nu per system, the grouped t; components: independent Student-t components, with "
-        "Huang and Wand's half-t scales, slow and on a few data sets mostly not converged; "
-        "see docs/joint_prior.md)",
+        "nu per system; components: independent t components, half-t scales, slow, on a few "
+        "data sets mostly not converged; see docs/joint_prior.md)",
     )
     p.add_argument(
         "--rho",
