@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -28,7 +30,7 @@ from _joint_data import (
     score_table,
     study_scores,
 )
-from isbetter import ConvergenceWarning
+from isbetter import ConvergenceWarning, read_scores
 from isbetter.core.errors import InputError
 from isbetter.cv.joint.spec import (
     COMPONENT_SHEAR,
@@ -158,6 +160,46 @@ def test_the_gradient_is_the_density_s_central_differences(rng, q, k):
     data = _data(rng, q, k)
     x = 0.6 * rng.normal(size=_n_dim(q, k))
     assert_gradient_is_central_differences(x, data)
+
+
+#: a small real study: 5 UCI data sets x 4 classifiers, one of the subsets of
+#: validation/joint_smallq.py on which the components' fits diverged
+UCI = Path(__file__).resolve().parents[2] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
+UCI_SETS, UCI_SYSTEMS = ["16", "22", "32", "34", "36"], ["aode", "j48", "j48gr", "nbc"]
+
+
+def _uci_data():
+    frame = pd.read_csv(UCI)
+    frame["dataset_id"] = frame["dataset_id"].astype(str)
+    frame = frame[frame["dataset_id"].isin(UCI_SETS) & frame["classifier"].isin(UCI_SYSTEMS)]
+    table = read_scores(frame, dataset="dataset_id", system="classifier", score="accuracy")
+    return prepare(table, UCI_SYSTEMS, rope=0.01, priors=COMP).model_data(COMP)
+
+
+@pytest.mark.parametrize("j", [0, 1, 2])
+def test_the_density_stays_accurate_out_to_huge_component_scales(j):
+    """Along u_j = log s_j (sheared) from 0 to 20 (s_j up to 5e8), at a fixed point of a
+    real 5 x 4 study: the whole gradient is the value's central differences (rtol 1e-5,
+    atol 1e-5, as everywhere here) and the tail is the law's: finite, with slope -(q + 2)
+    (q data sets' log det, -1 each, and the half-t_2's -2) within 0.5 beyond log10 s = 4.
+    A factor of M_i in the data's basis failed both from log10 s ~ 5 (its small directions
+    lost next to the huge one) and gave -inf by 8.7."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    data = _uci_data()
+    q, d = 5, 3
+    at_s = 2 * d + q + q * d
+    x0 = np.random.default_rng(3).uniform(-1.0, 1.0, size=_n_dim(q, d + 1))
+    values = {}
+    for u in np.arange(0.0, 20.5, 2.5):
+        x = x0.copy()
+        x[at_s + j] = u
+        values[u] = log_density(x, data)[0]
+        assert math.isfinite(values[u])
+        assert_gradient_is_central_differences(x, data)
+    tail = [u for u in values if u / math.log(10.0) > 4.0]
+    slopes = np.diff([values[u] for u in tail]) / 2.5
+    np.testing.assert_allclose(slopes, -(q + 2), atol=0.5)
 
 
 def _today_s_factor(r, tri, power, cov):

@@ -360,11 +360,15 @@ def _marginal_logp(
     grad: np.ndarray,
     logp: float,
 ) -> float:  # pragma: no cover - numba
-    # sum_i log N(r_i; 0, M_i), r_i = means_i - beta, M_i = Q D_i Q^T + (c_i/kappa_i) T_i T_i^T.
-    # With alpha = M^-1 r, G = (alpha alpha^T - M^-1)/2: adds alpha to g_beta, 2 D_ij G q_j
-    # to g_q's column j, and to grad the derivatives in log kappa_i, log lambda_ij (-D_ij
-    # g_ij) and log s_j (2 D_ij g_ij), g_ij = q_j^T G q_j. data: means, transform, power,
-    # beta; params: Q, lambda, kappa, s. Returns -inf if an M_i is not positive definite
+    # sum_i log N(r_i; 0, M_i), r_i = means_i - beta, M_i = Q D_i Q^T + (c_i/kappa_i) T_i T_i^T,
+    # worked in Q's basis: M_i = Q A_i Q^T, A_i = D_i + (c_i/kappa_i) Q^T T_i T_i^T Q. A huge
+    # D_ij (a large s_j) then sits on A_i's diagonal, where Cholesky's error (relative to
+    # sqrt(a_jj a_kk)) spares the small directions; M_i's factor in the data's basis loses
+    # them. With r' = Q^T r, alpha' = A^-1 r', G' = (alpha' alpha'^T - A^-1)/2 (= Q^T G Q):
+    # adds Q alpha' to g_beta, 2 D_ij Q G'[:, j] to g_q's column j, and to grad the
+    # derivatives in log kappa_i, log lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij
+    # = G'_jj. data: means, transform, power, beta; params: Q, lambda, kappa, s. Returns
+    # -inf if an A_i is not positive definite
     means, tri, power, beta = data
     basis_q, lam, kappa, scale = params
     q, d = means.shape
@@ -372,11 +376,10 @@ def _marginal_logp(
     at_xi = at_kappa + q
     at_s = at_xi + q * d
     cov = np.empty((d, d))
-    noise = np.empty((d, d))  # T_i T_i^T
+    noise = np.empty((d, d))  # Q^T T_i T_i^T Q
     chol = np.zeros((d, d))
     resid = np.empty(d)
     alpha = np.empty(d)
-    inv = np.empty((d, d))
     unit = np.zeros(d)
     col = np.empty(d)
     g_mat = np.empty((d, d))
@@ -392,23 +395,24 @@ def _marginal_logp(
         _marginal_cov(tri[i], basis_q, diag, c_over, noise, cov)
         if not _cholesky(cov, chol):
             return -math.inf
-        for a in range(d):
-            resid[a] = means[i, a] - beta[a]
-            logp -= math.log(chol[a, a]) + 0.5 * math.log(2.0 * math.pi)
+        for j in range(d):  # r' = Q^T (means_i - beta)
+            acc = 0.0
+            for a in range(d):
+                acc += basis_q[a, j] * (means[i, a] - beta[a])
+            resid[j] = acc
+            logp -= math.log(chol[j, j]) + 0.5 * math.log(2.0 * math.pi)
         _solve(chol, resid, alpha)
+        trace = 0.0  # tr(G' Q^T T T^T Q)
         for a in range(d):
             logp -= 0.5 * resid[a] * alpha[a]
-            g_beta[a] += alpha[a]
+            for b in range(d):
+                g_beta[b] += basis_q[b, a] * alpha[a]
             unit[a] = 1.0
             _solve(chol, unit, col)
             unit[a] = 0.0
             for b in range(d):
-                inv[b, a] = col[b]
-        trace = 0.0  # tr(G T T^T)
-        for a in range(d):
-            for b in range(d):
-                g_mat[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[a, b])
-                trace += g_mat[a, b] * noise[b, a]
+                g_mat[b, a] = 0.5 * (alpha[a] * alpha[b] - col[b])
+                trace += g_mat[b, a] * noise[a, b]
         grad[at_kappa + i] -= c_over * trace
         _scales_grad((g_mat, basis_q, diag, g_q), at_xi + i * d, at_s, grad)
     return logp
@@ -422,19 +426,26 @@ def _marginal_cov(
     noise: np.ndarray,
     cov: np.ndarray,
 ) -> None:  # pragma: no cover - numba
-    # one data set's T T^T into noise and M = Q diag(diag) Q^T + c_over T T^T into cov
-    # (tri: its upper triangular T)
+    # one data set's Q^T T T^T Q into noise and A = diag(diag) + c_over Q^T T T^T Q into cov
+    # (tri: its upper triangular T; cov holds V = T^T Q on the way, noise = V^T V)
     d = diag.shape[0]
+    for m in range(d):
+        for j in range(d):
+            acc = 0.0
+            for a in range(m + 1):
+                acc += tri[a, m] * basis_q[a, j]
+            cov[m, j] = acc
+    for a in range(d):
+        for b in range(a + 1):
+            acc = 0.0
+            for m in range(d):
+                acc += cov[m, a] * cov[m, b]
+            noise[a, b] = acc
+            noise[b, a] = acc
     for a in range(d):
         for b in range(d):
-            acc = 0.0
-            for m in range(max(a, b), d):
-                acc += tri[a, m] * tri[b, m]
-            noise[a, b] = acc
-            acc *= c_over
-            for j in range(d):
-                acc += basis_q[a, j] * diag[j] * basis_q[b, j]
-            cov[a, b] = acc
+            cov[a, b] = c_over * noise[a, b]
+        cov[a, a] += diag[a]
 
 
 def _scales_grad(
@@ -443,24 +454,20 @@ def _scales_grad(
     at_s: int,
     grad: np.ndarray,
 ) -> None:  # pragma: no cover - numba
-    # one data set's d logN / d M = G through D_ij = s_j^2 / lambda_ij and Q: g_ij = q_j^T
-    # G q_j; adds -D_ij g_ij to grad[at_lam + j] (log lambda_ij), 2 D_ij g_ij to
-    # grad[at_s + j] (log s_j) and 2 D_ij G q_j to g_q's column j; arrays: G, Q, D_i, g_q
+    # one data set's d logN / d M through D_ij = s_j^2 / lambda_ij and Q, from G' = Q^T G Q
+    # (d logN / d A): g_ij = G'_jj; adds -D_ij g_ij to grad[at_lam + j] (log lambda_ij),
+    # 2 D_ij g_ij to grad[at_s + j] (log s_j) and 2 D_ij Q G'[:, j] (= 2 D_ij G q_j) to
+    # g_q's column j; arrays: G', Q, D_i, g_q
     g_mat, basis_q, diag, g_q = arrays
     d = diag.shape[0]
-    g_col = np.empty(d)
     for j in range(d):
-        g_ij = 0.0
+        grad[at_lam + j] -= diag[j] * g_mat[j, j]
+        grad[at_s + j] += 2.0 * diag[j] * g_mat[j, j]
         for a in range(d):
             acc = 0.0
             for b in range(d):
-                acc += g_mat[a, b] * basis_q[b, j]
-            g_col[a] = acc
-            g_ij += basis_q[a, j] * acc
-        grad[at_lam + j] -= diag[j] * g_ij
-        grad[at_s + j] += 2.0 * diag[j] * g_ij
-        for a in range(d):
-            g_q[a, j] += 2.0 * diag[j] * g_col[a]
+                acc += basis_q[a, b] * g_mat[b, j]
+            g_q[a, j] += 2.0 * diag[j] * acc
 
 
 def _weights_grad(
