@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import integrate, stats
 
@@ -30,7 +28,7 @@ from _joint_data import (
     score_table,
     study_scores,
 )
-from isbetter import ConvergenceWarning, read_scores
+from isbetter import ConvergenceWarning
 from isbetter.core.errors import InputError
 from isbetter.cv.joint.spec import (
     COMPONENT_SHEAR,
@@ -164,15 +162,13 @@ def test_the_gradient_is_the_density_s_central_differences(rng, q, k):
 
 #: a small real study: 5 UCI data sets x 4 classifiers, one of the subsets of
 #: validation/joint_smallq.py on which the components' fits diverged
-UCI = Path(__file__).resolve().parents[2] / "data" / "uci_benavoli2017" / "uci_cv_accuracy_long.csv"
 UCI_SETS, UCI_SYSTEMS = ["16", "22", "32", "34", "36"], ["aode", "j48", "j48gr", "nbc"]
 
 
 def _uci_data():
-    frame = pd.read_csv(UCI)
-    frame["dataset_id"] = frame["dataset_id"].astype(str)
-    frame = frame[frame["dataset_id"].isin(UCI_SETS) & frame["classifier"].isin(UCI_SYSTEMS)]
-    table = read_scores(frame, dataset="dataset_id", system="classifier", score="accuracy")
+    from validation.joint_smallq import real_table
+
+    table = real_table("uci", UCI_SETS, UCI_SYSTEMS)
     return prepare(table, UCI_SYSTEMS, rope=0.01, priors=COMP).model_data(COMP)
 
 
@@ -187,7 +183,7 @@ def test_the_density_stays_accurate_out_to_huge_component_scales(j):
     from isbetter.cv.joint.compiled_backend import log_density
 
     data = _uci_data()
-    q, d = 5, 3
+    q, d = len(UCI_SETS), len(UCI_SYSTEMS) - 1
     at_s = 2 * d + q + q * d
     x0 = np.random.default_rng(3).uniform(-1.0, 1.0, size=_n_dim(q, d + 1))
     values = {}
