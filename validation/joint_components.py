@@ -439,10 +439,11 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     stats = idata.sample_stats
     x = stats["unconstrained_draw"].to_numpy()  # (chains, draws, n_dim)
     d, q = len(systems) - 1, len(data["means"])
-    raw = x[..., 3 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    # the coordinates: d log(nu_j - 1), q xi_i, q d xi_ij, d u_j, R (the effects integrated out)
+    raw = x[..., 2 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
     nu = 1.0 + np.exp(x[..., :d])  # the sampled u_j = log s_j - c/2 log(nu_j/(nu_j + 2))
-    log_scale = x[..., 2 * d + q + q * d : 3 * d + q + q * d]
+    log_scale = x[..., d + q + q * d : 2 * d + q + q * d]
     log_scale = log_scale + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))
     diverging = stats["diverging"].to_numpy().astype(bool)
     out: dict[str, Any] = {"sample_s": round(elapsed, 1), "divergences": int(diverging.sum())}

@@ -68,20 +68,19 @@ REAL = {
 }
 
 
-def decode(x: np.ndarray, q: int, d: int, effect_hi: float) -> dict[str, np.ndarray]:
+def decode(x: np.ndarray, q: int, d: int) -> dict[str, np.ndarray]:
     """Return the model's quantities at unconstrained points `x` (n, n_dim) of main's kernel.
 
-    The components kernel's coordinates (``compiled_backend._components_kernel``): d
-    log(nu_j - 1); d effects' coordinates (interval transform of beta_j in (-effect_hi,
-    effect_hi)); q xi_i (kappa_i); q rows of d xi_ij (lambda_ij, data set by data set);
-    d u_j = log s_j - c/2 log(nu_j / (nu_j + 2)); d x d R row by row. Model units.
-    ``beta_over_box``: beta_j / effect_hi (+-1 at the box's edges).
+    The components kernel's coordinates (``compiled_backend._components_kernel``, the
+    effects integrated out): d log(nu_j - 1); q xi_i (kappa_i); q rows of d xi_ij
+    (lambda_ij, data set by data set); d u_j = log s_j - c/2 log(nu_j / (nu_j + 2)); d x d
+    R row by row. Model units. (Files written before the effects were integrated out
+    also hold ``beta_over_box``, beta_j / effect_hi; :func:`where` reads it where present.)
     """
     from isbetter.cv.joint.spec import COMPONENT_SHEAR
 
     nu = 1.0 + np.exp(x[:, :d])
-    beta_coord = x[:, d : 2 * d]
-    at = 2 * d
+    at = d
     xi_kappa = x[:, at : at + q]
     at += q
     xi = x[:, at : at + q * d].reshape(-1, q, d)
@@ -97,7 +96,6 @@ def decode(x: np.ndarray, q: int, d: int, effect_hi: float) -> dict[str, np.ndar
         "xi_kappa": xi_kappa,  # kappa_i's coordinate (its map needs the data's a_i)
         "log_lam_min": log_lam.min(axis=1),  # per component, the smallest weight over data sets
         "log_abs_det_r": np.linalg.slogdet(raw)[1],
-        "beta_over_box": 2.0 / (1.0 + np.exp(-beta_coord)) - 1.0,
     }
 
 
@@ -183,13 +181,12 @@ class Capture:
         out: dict[str, Any] = {"tuning_divergences": tuning_div}
         if data is None:
             return out
-        e_hi = float(data["effect_hi"])
         pool = np.concatenate(ordinary)
         kept = pool[rng.choice(pool.shape[0], size=min(KEPT, pool.shape[0]), replace=False)]
-        out["ordinary"] = {k: v.tolist() for k, v in decode(kept, q, d, e_hi).items()}
+        out["ordinary"] = {k: v.tolist() for k, v in decode(kept, q, d).items()}
         if starts:
-            out["starts"] = {k: v.tolist() for k, v in decode(np.stack(starts), q, d, e_hi).items()}
-            out["ends"] = {k: v.tolist() for k, v in decode(np.stack(ends), q, d, e_hi).items()}
+            out["starts"] = {k: v.tolist() for k, v in decode(np.stack(starts), q, d).items()}
+            out["ends"] = {k: v.tolist() for k, v in decode(np.stack(ends), q, d).items()}
             out["end_logp"] = end_logp(np.stack(ends), data)
         return out
 
@@ -422,6 +419,8 @@ def where(paths: list[str]) -> None:
             ("|beta|/box max", "beta_over_box", lambda v: np.abs(v).max(axis=1)),
             ("xi_kappa |max|", "xi_kappa", lambda v: np.abs(v).max(axis=1)),
         ):
+            if field not in hit[0]["starts"]:  # beta: only in files of the box prior
+                continue
             got = {
                 part: np.concatenate([reduce(np.asarray(r[part][field])) for r in hit])
                 for part in ("ordinary", "starts")
@@ -501,6 +500,7 @@ def compact(paths: list[str], out_dir: str) -> None:
                     r[part] = {
                         k: np.round(f(np.asarray(r[part][k], dtype=float)), 3).tolist()
                         for k, f in _REDUCED.items()
+                        if k in r[part]
                     }
             r.pop("ends", None)
             if "end_logp" in r:

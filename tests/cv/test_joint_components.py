@@ -53,7 +53,7 @@ def _data(rng, q, k, priors=COMP, n=10):
 
 def _n_dim(q, k):
     d = k - 1
-    return 3 * d + q + q * d + d * d
+    return 2 * d + q + q * d + d * d
 
 
 def _gram_schmidt(raw):
@@ -68,23 +68,20 @@ def _weight(xi, nu):
     return np.exp(-1.0 / nu + spread * xi), np.log(spread)
 
 
-def _reference(x, data):
-    """The marginal form's log density at `x` written with SciPy, in pieces: the priors of
-    (nu, beta, lambda, s, R) with their Jacobians, those of the noise weights kappa_i
-    (one per data set), and the Gaussian likelihood of each data set given kappa_i."""
-    means, tri, power = (np.asarray(data[key]) for key in ("means", "transform", "power"))
+def _parts(x, data):
+    """The quantities at `x` (the kernel's coordinates) and their priors' log density with
+    the Jacobians: nu, lambda, s, Q (Gram-Schmidt of R), kappa and its log density per
+    data set, the c_i / kappa_i."""
+    means, power = np.asarray(data["means"]), np.asarray(data["power"])
     q, d = means.shape
     table = nu_prior_table(
         tuple(float(data[b]) for b in ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi"))
     )
-    e_hi, df, a_scale = (float(data[key]) for key in ("effect_hi", "spread_df", "half_t_scale"))
-    at = np.cumsum([0, d, d, q, q * d, d, d * d])
-    x_nu, x_beta, x_kappa, x_lam, x_s, x_raw = (x[at[m] : at[m + 1]] for m in range(6))
+    df, a_scale = (float(data[key]) for key in ("spread_df", "half_t_scale"))
+    at = np.cumsum([0, d, q, q * d, d, d * d])
+    x_nu, x_kappa, x_lam, x_s, x_raw = (x[at[m] : at[m + 1]] for m in range(5))
     nu = 1.0 + np.exp(x_nu)
     priors = sum(interpolate(t, table)[0] + t for t in x_nu)
-    sig = 1.0 / (1.0 + np.exp(-x_beta))
-    beta = -e_hi + 2.0 * e_hi * sig
-    priors += np.sum(np.log(sig) + np.log1p(-sig))  # U(-e_hi, e_hi) and its Jacobian
     lam, log_spread = _weight(x_lam.reshape(q, d), nu)
     priors += np.sum(stats.gamma.logpdf(lam, nu / 2.0, scale=2.0 / nu) + np.log(lam) + log_spread)
     log_s = x_s + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))  # the shear: Jacobian 1
@@ -93,16 +90,47 @@ def _reference(x, data):
     raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
     priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
     priors -= direction_prior_const(d)  # tested in test_joint_marginal
-    basis_q = _gram_schmidt(x_raw.reshape(d, d))
     a = power - 0.5 * d
     kappa, log_spread = _weight(x_kappa, 2.0 * a)
     noise = stats.gamma.logpdf(kappa, a, scale=1.0 / a) + np.log(kappa) + log_spread
-    like = np.empty(q)
-    for i in range(q):
-        cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T
-        cov += power[i] / a[i] / kappa[i] * tri[i] @ tri[i].T
-        like[i] = stats.multivariate_normal.logpdf(means[i] - beta, np.zeros(d), cov)
+    return priors, noise, (lam, s, _gram_schmidt(raw), power / a / kappa)
+
+
+def _covariances(data, lam, s, basis_q, c_over):
+    """The M_i = Q D_i Q^T + (c_i / kappa_i) T_i T_i^T."""
+    tri = np.asarray(data["transform"])
+    return np.stack(
+        [
+            basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T + c_over[i] * tri[i] @ tri[i].T
+            for i in range(lam.shape[0])
+        ]
+    )
+
+
+def _reference(x, data):
+    """The marginal form's log density at `x` written with SciPy, in pieces: the priors of
+    (nu, lambda, s, R) with their Jacobians, those of the noise weights kappa_i (one per
+    data set), and the likelihood of all data sets' means with the effects beta ~ N(0,
+    tau^2 I) integrated out: one Gaussian of the stacked means, covariance blockdiag(M_i)
+    + tau^2 (1 1^T kron I_d)."""
+    means = np.asarray(data["means"])
+    q, d = means.shape
+    priors, noise, (lam, s, basis_q, c_over) = _parts(x, data)
+    cov = np.kron(np.ones((q, q)), float(data["effect_hi"]) ** 2 * np.eye(d))
+    for i, block in enumerate(_covariances(data, lam, s, basis_q, c_over)):
+        cov[i * d : (i + 1) * d, i * d : (i + 1) * d] += block
+    like = stats.multivariate_normal.logpdf(means.reshape(-1), np.zeros(q * d), cov)
     return float(data["const"]), priors, noise, like
+
+
+def _given_effects(x, data, beta):
+    """log prod_i N(means_i - beta; 0, M_i) at `x` and effects' coordinates `beta`."""
+    means = np.asarray(data["means"])
+    _, _, (lam, s, basis_q, c_over) = _parts(x, data)
+    return sum(
+        stats.multivariate_normal.logpdf(means[i] - beta, np.zeros(means.shape[1]), m)
+        for i, m in enumerate(_covariances(data, lam, s, basis_q, c_over))
+    )
 
 
 @pytest.mark.parametrize(("q", "k", "n"), [(6, 2, 10), (4, 3, 10), (3, 5, 6)])
@@ -184,7 +212,7 @@ def test_the_density_stays_accurate_out_to_huge_component_scales(j):
 
     data = _uci_data()
     q, d = len(UCI_SETS), len(UCI_SYSTEMS) - 1
-    at_s = 2 * d + q + q * d
+    at_s = d + q + q * d
     x0 = np.random.default_rng(3).uniform(-1.0, 1.0, size=_n_dim(q, d + 1))
     values = {}
     for u in np.arange(0.0, 20.5, 2.5):
@@ -226,51 +254,87 @@ def _today_s_factor(r, tri, power, cov):
 
 @pytest.mark.parametrize(("q", "k"), [(5, 2), (2, 3)])
 def test_integrating_the_noise_weights_out_gives_today_s_law(rng, q, k):
-    """The same law of (beta, nu, lambda, s, Q) as sampling the deviations (d = 1, 2): the
-    density integrated over each kappa_i (quadrature over its coordinate xi_i) equals
-    the priors times prod_i integral N(u~; 0, Q D_i Q^T) (1 + |eta_i|^2/(2 P_i))^-P_i
-    du~ / |det T_i| with eta_i = T_i^-1 (means_i - beta - u~), the likelihood of the
-    sampled deviations with its Jacobian and constant (const' less the scale mixture's,
-    d/2 log(2 pi P) + lgamma(P - d/2) - lgamma(P) per data set), to 1e-8 relative."""
+    """The same law of (beta, nu, lambda, s, Q) as sampling the deviations (d = 1, 2): at
+    fixed effects beta, each data set's N(means_i - beta; 0, M_i) times kappa_i's prior
+    (with its Jacobian), integrated over kappa_i (quadrature over its coordinate xi_i),
+    equals integral N(u~; 0, Q D_i Q^T) (1 + |eta_i|^2/(2 P_i))^-P_i du~ / |det T_i| with
+    eta_i = T_i^-1 (means_i - beta - u~), the likelihood of the sampled deviations with its
+    Jacobian and constant (const's share less the scale mixture's, d/2 log(2 pi P) +
+    lgamma(P - d/2) - lgamma(P)), to 1e-8 relative. (The kernel's integral over beta is
+    test_the_effects_integrate_out_by_quadrature's.)"""
     from scipy import special
-
-    from isbetter.cv.joint.compiled_backend import log_density
 
     d = k - 1
     data = _data(rng, q, k)
     means, tri, power = (np.asarray(data[key]) for key in ("means", "transform", "power"))
     x = 0.5 * rng.normal(size=_n_dim(q, k))
-    at_s = 2 * d + q + q * d
+    at_s = d + q + q * d
     # the scales of the noise's size: both factors of each integrand matter
     x[at_s : at_s + d] = np.log(2.0 * np.abs(np.diagonal(tri, axis1=1, axis2=2)).mean())
-    base = log_density(x, data)[0]
-    marginal = base
-    for i in range(q):
-
-        def moved(t, i=i):
-            y = x.copy()
-            y[2 * d + i] = t
-            return math.exp(log_density(y, data)[0] - base)
-
-        value = integrate.quad(moved, -np.inf, np.inf, limit=400, epsabs=0.0, epsrel=1e-12)
-        marginal += math.log(value[0])
-    const, priors, _, _ = _reference(x, data)
-    nu = 1.0 + np.exp(x[:d])
-    lam, _ = _weight(x[2 * d + q : at_s].reshape(q, d), nu)
-    e_hi = float(data["effect_hi"])
-    beta = -e_hi + 2.0 * e_hi / (1.0 + np.exp(-x[d : 2 * d]))
-    s = np.exp(x[at_s : at_s + d] + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0)))
-    basis_q = _gram_schmidt(x[at_s + d :].reshape(d, d))
+    beta = 0.5 * means.mean(axis=0)
+    _, _, (lam, s, basis_q, _) = _parts(x, data)
     mixture = (
         0.5 * d * np.log(2.0 * math.pi * power)
         + special.gammaln(power - 0.5 * d)
         - special.gammaln(power)
     )
-    today = const - mixture.sum() + priors
     for i in range(q):
+        base = _given_effects(x, data, beta)
+
+        def moved(t, i=i, base=base):
+            y = x.copy()
+            y[d + i] = t
+            _, noise, _ = _parts(y, data)
+            return math.exp(_given_effects(y, data, beta) + noise[i] - base)
+
+        # |xi_i| > 30: log kappa_i beyond +-13, where its Gamma(a_i, a_i) has no mass
+        value = integrate.quad(moved, -30.0, 30.0, limit=400, epsabs=0.0, epsrel=1e-12)
         cov = basis_q @ np.diag(s**2 / lam[i]) @ basis_q.T
-        today += _today_s_factor(means[i] - beta, tri[i], power[i], cov)
-    assert marginal == pytest.approx(today, rel=0.0, abs=1e-8)
+        today = _today_s_factor(means[i] - beta, tri[i], power[i], cov) - mixture[i]
+        others = sum(  # the other data sets' factors, which xi_i leaves alone
+            stats.multivariate_normal.logpdf(means[m] - beta, np.zeros(d), c)
+            for m, c in enumerate(_covariances(data, *_parts(x, data)[2]))
+            if m != i
+        )
+        assert base + math.log(value[0]) - others == pytest.approx(today, rel=0.0, abs=1e-8)
+
+
+@pytest.mark.parametrize(("q", "k"), [(4, 2), (3, 3)])
+def test_the_effects_integrate_out_by_quadrature(rng, q, k):
+    """The kernel's density is the uncollapsed one, prod_i N(means_i - beta; 0, M_i)
+    N(beta; 0, tau^2 I) with the other priors, integrated over beta by quadrature (d =
+    1, 2), to 1e-8 absolute in the log; tau shrunk to the means' size so that the
+    prior's share (the log det P' term among it) is not negligible. A wrong sign of
+    -1/2 log det P' is off by |log det P'| (here > 0.1)."""
+    from isbetter.cv.joint.compiled_backend import log_density
+
+    d = k - 1
+    data = _data(rng, q, k)
+    tau = 3.0 * float(np.abs(np.asarray(data["means"])).max())
+    data["effect_hi"] = np.asarray(tau)
+    x = 0.5 * rng.normal(size=_n_dim(q, k))
+    const, priors, noise, _ = _reference(x, data)
+    rest = const + priors + noise.sum()
+    peak = _given_effects(x, data, np.asarray(data["means"]).mean(axis=0))
+
+    def integrand(*beta):
+        beta = np.asarray(beta[::-1])
+        prior = stats.multivariate_normal.logpdf(beta, np.zeros(d), tau**2 * np.eye(d))
+        return math.exp(_given_effects(x, data, beta) + prior - peak)
+
+    reach = 6.0 * tau
+    if d == 1:
+        value = integrate.quad(integrand, -reach, reach, limit=400, epsabs=0.0, epsrel=1e-11)[0]
+    else:
+        value = integrate.dblquad(
+            integrand, -reach, reach, -reach, reach, epsabs=0.0, epsrel=1e-10
+        )[0]
+    expected = rest + peak + math.log(value)
+    assert log_density(x, data)[0] == pytest.approx(expected, rel=0.0, abs=1e-8)
+    _, _, (lam, s, basis_q, c_over) = _parts(x, data)
+    inverse = np.linalg.inv(_covariances(data, lam, s, basis_q, c_over))
+    log_det_p = np.linalg.slogdet(np.eye(d) / tau**2 + inverse.sum(axis=0))[1]
+    assert abs(log_det_p) > 0.1  # a sign error in its term: off by this, 1e7 tolerances
 
 
 def _half_t_logpdf(s, a_scale, df=2.0):

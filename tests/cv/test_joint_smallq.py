@@ -11,8 +11,8 @@ from isbetter.cv.joint import compiled_backend as cb
 
 def test_decode_matches_the_kernels_expansion() -> None:
     # the kernel's own map from coordinates to quantities (_expand_components, run as
-    # Python) at random points of a q = 3, K = 4 study: decode must give the same nu,
-    # s, smallest weight per component and effects (beta = H^T b, over the box)
+    # Python) at random points of a q = 3, K = 4 study: decode must give the same nu, s
+    # and smallest weight per component (the effects are integrated out: no coordinates)
     q, k = 3, 4
     d = k - 1
     s = JointSetting(q, n_systems=k, tails="components", spread_prior="huang-wand")
@@ -20,18 +20,15 @@ def test_decode_matches_the_kernels_expansion() -> None:
     buffer = cb._buffer(data)
     rng = np.random.default_rng(1)
     x = rng.normal(scale=1.5, size=(5, cb._n_dim(buffer)))
-    got = decode(x, q, d, float(data["effect_hi"]))
+    got = decode(x, q, d)
+    assert "beta_over_box" not in got
     for n, point in enumerate(x):
         out = np.empty(cb._n_expanded(buffer))
         cb._expand_components(point, buffer, out)
-        nu, b = out[:d], out[d : d + k]
-        at = d + k + q
+        nu = out[:d]
+        at = d + q
         lam = out[at : at + q * d].reshape(q, d)
         scale = out[at + q * d : at + q * d + d]
         np.testing.assert_allclose(got["nu"][n], nu, rtol=1e-12)
         np.testing.assert_allclose(got["log10_s"][n], np.log10(scale), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(got["log_lam_min"][n], np.log(lam).min(axis=0), rtol=1e-10)
-        beta = cb._helmert(k).T @ b
-        np.testing.assert_allclose(
-            got["beta_over_box"][n], beta / float(data["effect_hi"]), rtol=1e-9, atol=1e-12
-        )

@@ -32,15 +32,17 @@ data set's deviations are integrated out: the noise likelihood is a Gaussian sca
 mixture with one weight :math:`\kappa_i \sim \mathrm{Gamma}(a_i, a_i)`, :math:`a_i = P_i
 - d/2`, and given it :math:`\bar x_i - \beta \sim N(0, Q D_i Q^T + (c_i/\kappa_i) T_i
 T_i^T)`, :math:`D_i = \operatorname{diag}(s_j^2/\lambda_{ij})`, :math:`c_i = P_i/a_i`
-(the same law of :math:`\beta, \nu, Q, s` as sampling the deviations). The coordinates
-are ``x[0 : d]`` the :math:`\log(\nu_j - 1)`, ``x[d : 2d]`` the effects' :math:`\beta`,
-the q :math:`\xi_i` of the noise weights, the q rows of d :math:`\xi_{ij}` of the
-weights, the d :math:`u_j = \log s_j - \frac c2 \log(\nu_j/(\nu_j + 2))` (half-t prior of
-:math:`s_j`; c = ``spec.COMPONENT_SHEAR``, a shear of unit Jacobian along the ridge of
-:math:`s_j` and :math:`\nu_j` that fixes a light-tailed component's variance), and the
-d x d matrix :math:`R` (row by row) whose Gram-Schmidt orthonormalisation is :math:`Q`
-(``_components_kernel``); the deviations are drawn after the fit from their Gaussian
-conditional.
+(the same law of :math:`\beta, \nu, Q, s` as sampling the deviations). The effects'
+prior is :math:`\beta \sim N(0, \tau^2 I_d)` (:math:`\tau` = ``effect_hi``, isotropic:
+invariant under permutations of the systems), and given the rest :math:`\beta` is
+Gaussian, so it is integrated out too (``_marginal_logp``). The coordinates are ``x[0 :
+d]`` the :math:`\log(\nu_j - 1)`, the q :math:`\xi_i` of the noise weights, the q rows
+of d :math:`\xi_{ij}` of the weights, the d :math:`u_j = \log s_j - \frac c2
+\log(\nu_j/(\nu_j + 2))` (half-t prior of :math:`s_j`; c = ``spec.COMPONENT_SHEAR``, a
+shear of unit Jacobian along the ridge of :math:`s_j` and :math:`\nu_j` that fixes a
+light-tailed component's variance), and the d x d matrix :math:`R` (row by row) whose
+Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``); the effects and
+then the deviations are drawn after the fit from their Gaussian conditionals.
 """
 
 from __future__ import annotations
@@ -221,9 +223,10 @@ def _components_kernel(
     # P_i / a_i, a_i = P_i - d/2; kappa_i ~ Gamma(a_i, a_i) (the noise's scale mixture),
     # lambda_ij ~ Gamma(nu_j/2, nu_j/2), s_j ~ half-t_n(0, A) (n, A: buffer[4],
     # buffer[5]), Q = Gram-Schmidt(R) (Haar), R's density ~
-    # exp(-|R|^2/2) |det R|^m (spec.DIRECTION_DET_POWER), nu_j - 1 from nu's table.
-    # Coordinates: d log(nu_j - 1), d beta, q xi_i (kappa), q x d xi_ij (lambda), d log s_j,
-    # d x d R. Same buffer as _kernel; writes the gradient into grad, returns the log density.
+    # exp(-|R|^2/2) |det R|^m (spec.DIRECTION_DET_POWER), nu_j - 1 from nu's table; the
+    # effects beta ~ N(0, tau^2 I_d) (tau: buffer[3]) integrated out (_marginal_logp).
+    # Coordinates: d log(nu_j - 1), q xi_i (kappa), q x d xi_ij (lambda), d log s_j, d x d R.
+    # Same buffer as _kernel; writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     means, tri, power, table = _unpack(buffer)
@@ -237,9 +240,7 @@ def _components_kernel(
         nu[j] = 1.0 + math.exp(x[j])
         logp += prior + x[j]
         grad[j] = d_prior + 1.0
-    beta, sb = np.empty(d), np.empty(d)
-    logp = _effects_logp(x, d, buffer[3], beta, sb, logp)
-    at_kappa = 2 * d
+    at_kappa = d
     kappa = np.empty(q)
     one = np.empty(1)
     for i in range(q):  # kappa_i ~ Gamma(a_i, a_i): the weights' map with nu = 2 a_i
@@ -264,9 +265,8 @@ def _components_kernel(
         grad[:] = 0.0
         return -math.inf
     g_q = np.zeros((d, d))  # d logp / d Q
-    g_beta = np.zeros(d)
     logp = _marginal_logp(
-        (means, tri, power, beta), (basis_q, lam, kappa, scale), x, g_q, g_beta, grad, logp
+        (means, tri, power, buffer[3]), (basis_q, lam, kappa, scale), x, g_q, grad, logp
     )
     if not math.isfinite(logp):  # an extreme trial point: density 0
         grad[:] = 0.0
@@ -279,7 +279,6 @@ def _components_kernel(
     for j in range(d):  # the shear: d log s_j / d nu_j = COMPONENT_SHEAR / (nu_j (nu_j + 2))
         d_nu[j] += grad[at_s + j] * COMPONENT_SHEAR / (nu[j] * (nu[j] + 2.0))
         grad[j] += d_nu[j] * (nu[j] - 1.0)
-    _effects_grad(g_beta, d, buffer[3], sb, grad)
     return logp
 
 
@@ -352,69 +351,140 @@ def _half_t_logp(
 
 
 def _marginal_logp(
-    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, float],
     params: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     x: np.ndarray,
     g_q: np.ndarray,
-    g_beta: np.ndarray,
     grad: np.ndarray,
     logp: float,
 ) -> float:  # pragma: no cover - numba
-    # sum_i log N(r_i; 0, M_i), r_i = means_i - beta, M_i = Q D_i Q^T + (c_i/kappa_i) T_i T_i^T,
-    # worked in Q's basis: M_i = Q A_i Q^T, A_i = D_i + (c_i/kappa_i) Q^T T_i T_i^T Q. A huge
-    # D_ij (a large s_j) then sits on A_i's diagonal, where Cholesky's error (relative to
-    # sqrt(a_jj a_kk)) spares the small directions; M_i's factor in the data's basis loses
-    # them. With r' = Q^T r, alpha' = A^-1 r', G' = (alpha' alpha'^T - A^-1)/2 (= Q^T G Q):
-    # adds Q alpha' to g_beta, 2 D_ij Q G'[:, j] to g_q's column j, and to grad the
-    # derivatives in log kappa_i, log lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij
-    # = G'_jj. data: means, transform, power, beta; params: Q, lambda, kappa, s. Returns
-    # -inf if an A_i is not positive definite
-    means, tri, power, beta = data
+    # log of integral prod_i N(means_i; beta, M_i) N(beta; 0, tau^2 I) dbeta, M_i = Q D_i Q^T +
+    # (c_i/kappa_i) T_i T_i^T: the effects integrated out. In Q's basis (M_i = Q A_i Q^T, A_i
+    # = D_i + (c_i/kappa_i) Q^T T_i T_i^T Q, x'_i = Q^T means_i; beta's prior is isotropic)
+    # with P' = tau^-2 I + sum_i A_i^-1, beta' = P'^-1 sum_i A_i^-1 x'_i it is sum_i log
+    # N(x'_i; beta', A_i) + log N(beta'; 0, tau^2 I) + d/2 log 2 pi - 1/2 log det P'. Gradient
+    # (beta' the maximiser: envelope theorem): with r' = x'_i - beta', alpha' = A_i^-1 r',
+    # G'_i = d/dA_i = (alpha' alpha'^T - A_i^-1 + A_i^-1 P'^-1 A_i^-1)/2 (= Q^T G_i Q): adds
+    # 2 D_ij Q G'[:, j] to g_q's column j and to grad the derivatives in log kappa_i, log
+    # lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij = G'_jj. data: means,
+    # transform, power, tau; params: Q, lambda, kappa, s. Returns -inf if an A_i or P' is
+    # not positive definite
+    means, tri, power, tau = data
     basis_q, lam, kappa, scale = params
     q, d = means.shape
-    at_kappa = 2 * d
-    at_xi = at_kappa + q
-    at_s = at_xi + q * d
-    cov = np.empty((d, d))
-    noise = np.empty((d, d))  # Q^T T_i T_i^T Q
-    chol = np.zeros((d, d))
-    resid = np.empty(d)
+    inv = np.empty((q, d, d))  # the A_i^-1
+    noise = np.empty((q, d, d))  # the Q^T T_i T_i^T Q
+    diag = np.empty((q, d))  # the D_i
+    shifted = np.empty((q, d))  # the x'_i
+    c_over = np.empty(q)  # the c_i / kappa_i
+    prec = np.eye(d) / (tau * tau)  # P', then P'^-1
+    mean = np.zeros(d)  # sum_i A_i^-1 x'_i, then beta'
+    logp = _marginal_factors(
+        (means, tri, power), params, (inv, noise, diag, shifted, c_over), prec, mean, logp
+    )
+    if logp == -math.inf:
+        return logp
+    logp = _collapse_effects(prec, mean, tau, logp)
+    if logp == -math.inf:
+        return logp
+    at_kappa, at_s = d, d + q + q * d
     alpha = np.empty(d)
+    g_mat = np.empty((d, d))
+    g_new = np.empty((d, d))  # G'
+    for i in range(q):
+        for a in range(d):
+            acc = 0.0
+            for b in range(d):
+                acc += inv[i, a, b] * (shifted[i, b] - mean[b])
+            alpha[a] = acc
+            logp -= 0.5 * (shifted[i, a] - mean[a]) * acc
+        for a in range(d):  # A^-1 P'^-1 into g_mat
+            for b in range(d):
+                acc = 0.0
+                for m in range(d):
+                    acc += inv[i, a, m] * prec[m, b]
+                g_mat[a, b] = acc
+        trace = 0.0  # tr(G' Q^T T T^T Q)
+        for a in range(d):
+            for b in range(d):
+                acc = 0.0  # (A^-1 P'^-1 A^-1)_ab
+                for m in range(d):
+                    acc += g_mat[a, m] * inv[i, m, b]
+                g_new[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[i, a, b] + acc)
+                trace += g_new[a, b] * noise[i, b, a]
+        grad[at_kappa + i] -= c_over[i] * trace
+        _scales_grad((g_new, basis_q, diag[i], g_q), at_kappa + q + i * d, at_s, grad)
+    return logp
+
+
+def _marginal_factors(
+    data: tuple[np.ndarray, np.ndarray, np.ndarray],
+    params: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    prec: np.ndarray,
+    total: np.ndarray,
+    logp: float,
+) -> float:  # pragma: no cover - numba
+    # the first pass of _marginal_logp: per data set A_i^-1, Q^T T_i T_i^T Q, D_i, x'_i =
+    # Q^T means_i and c_i/kappa_i into out; adds A_i^-1 to prec, A_i^-1 x'_i to total and
+    # -1/2 log det(2 pi A_i) to logp; -inf if an A_i is not positive definite
+    means, tri, power = data
+    basis_q, lam, kappa, scale = params
+    inv, noise, diag, shifted, c_over = out
+    q, d = means.shape
+    cov = np.empty((d, d))
+    chol = np.zeros((d, d))
     unit = np.zeros(d)
     col = np.empty(d)
-    g_mat = np.empty((d, d))
-    diag = np.empty(d)
     for i in range(q):
         if not kappa[i] > 0.0 or not math.isfinite(kappa[i]):  # an under- or overflow
             return -math.inf
-        c_over = power[i] / (power[i] - 0.5 * d) / kappa[i]
+        c_over[i] = power[i] / (power[i] - 0.5 * d) / kappa[i]
         for j in range(d):
             if not lam[i, j] > 0.0:
                 return -math.inf
-            diag[j] = scale[j] * scale[j] / lam[i, j]
-        _marginal_cov(tri[i], basis_q, diag, c_over, noise, cov)
+            diag[i, j] = scale[j] * scale[j] / lam[i, j]
+        _marginal_cov(tri[i], basis_q, diag[i], c_over[i], noise[i], cov)
         if not _cholesky(cov, chol):
             return -math.inf
-        for j in range(d):  # r' = Q^T (means_i - beta)
+        for j in range(d):
             acc = 0.0
             for a in range(d):
-                acc += basis_q[a, j] * (means[i, a] - beta[a])
-            resid[j] = acc
+                acc += basis_q[a, j] * means[i, a]
+            shifted[i, j] = acc
             logp -= math.log(chol[j, j]) + 0.5 * math.log(2.0 * math.pi)
-        _solve(chol, resid, alpha)
-        trace = 0.0  # tr(G' Q^T T T^T Q)
         for a in range(d):
-            logp -= 0.5 * resid[a] * alpha[a]
-            for b in range(d):
-                g_beta[b] += basis_q[b, a] * alpha[a]
             unit[a] = 1.0
             _solve(chol, unit, col)
             unit[a] = 0.0
             for b in range(d):
-                g_mat[b, a] = 0.5 * (alpha[a] * alpha[b] - col[b])
-                trace += g_mat[b, a] * noise[a, b]
-        grad[at_kappa + i] -= c_over * trace
-        _scales_grad((g_mat, basis_q, diag, g_q), at_xi + i * d, at_s, grad)
+                inv[i, b, a] = col[b]
+                prec[b, a] += col[b]
+                total[b] += col[b] * shifted[i, a]
+    return logp
+
+
+def _collapse_effects(
+    prec: np.ndarray, mean: np.ndarray, tau: float, logp: float
+) -> float:  # pragma: no cover - numba
+    # from P' (prec) and h' = sum_i A_i^-1 x'_i (mean): beta' = P'^-1 h' into mean, P'^-1
+    # into prec; adds log N(beta'; 0, tau^2 I) + d/2 log 2 pi - 1/2 log det P' to logp
+    # (-inf if P' is not positive definite)
+    d = mean.shape[0]
+    chol = np.zeros((d, d))
+    if not _cholesky(prec, chol):
+        return -math.inf
+    total = mean.copy()
+    _solve(chol, total, mean)
+    unit = np.zeros(d)
+    col = np.empty(d)
+    for a in range(d):
+        logp -= math.log(chol[a, a]) + math.log(tau) + 0.5 * mean[a] * mean[a] / (tau * tau)
+        unit[a] = 1.0
+        _solve(chol, unit, col)
+        unit[a] = 0.0
+        for b in range(d):
+            prec[b, a] = col[b]
     return logp
 
 
@@ -869,8 +939,8 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if head[8] > 1.0:  # components: d nu's, d effects, q noise weights, q d weights, d s's, R
-        return 3 * d + q + q * d + d * d
+    if head[8] > 1.0:  # components: d nu's, q noise weights, q d weights, d s's, R
+        return 2 * d + q + q * d + d * d
     if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
         return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
@@ -878,12 +948,11 @@ def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
 
 def _n_expanded(head: np.ndarray) -> int:  # pragma: no cover - numba
     # nu (1 or K), b (K), precision (q or q K), deviations (q (K - 1)), psi if sampled;
-    # components: nu (d), b (K), noise_weight (q), precision (q d), component_scale (d),
-    # Q (d x d)
+    # components: nu (d), noise_weight (q), precision (q d), component_scale (d), Q (d x d)
     q, k = int(head[0]), int(head[1])
     d = k - 1
     if head[8] > 1.0:
-        return d + k + q + q * d + d + d * d
+        return d + q + q * d + d + d * d
     if head[8] > 0.0:
         return 2 * k + q * k + q * (k - 1) + int(head[7])
     return 1 + k + q + q * (k - 1) + int(head[7])
@@ -993,17 +1062,16 @@ def _expand_deviations(
 def _expand_components(
     x: np.ndarray, buffer: np.ndarray, out: np.ndarray
 ) -> None:  # pragma: no cover - numba
-    # the stored variables of independent components: nu (d), b (K), noise_weight (the
-    # kappa_i, q), precision (the weights lambda_ij, q x d), component_scale (s, d),
-    # directions Q (d x d, row by row); the deviations are drawn after the fit from their
-    # conditional (model.py)
+    # the stored variables of independent components: nu (d), noise_weight (the kappa_i,
+    # q), precision (the weights lambda_ij, q x d), component_scale (s, d), directions Q (d x
+    # d, row by row); the effects, then the deviations, are drawn after the fit from their
+    # conditionals (model.py)
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
     _, _, power, _ = _unpack(buffer)
     for j in range(d):
         out[j] = 1.0 + math.exp(x[j])
-    _expand_effects(x, d, buffer[3], k, out, d)
-    at, at_x = d + k, 2 * d
+    at, at_x = d, d
     for i in range(q):  # kappa_i = exp(-1/(2 a_i) + spread(2 a_i) xi_i)
         out[at + i] = _xi_weight(x[at_x + i], 2.0 * power[i] - d)
     at += q
@@ -1037,6 +1105,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_spread_logp, _effects_logp, _effects_grad, _grouped_spread_logp)
     own += (_tails_nu_logp, _grouped_cores)
     own += (_gram_schmidt, _gram_schmidt_grad, _log_scale, _half_t_logp, _marginal_logp)
+    own += (_marginal_factors, _collapse_effects)
     own += (_weights_grad, _add_det_grad, direction_prior_const, _direction_logp)
     own += (_direction_grad, _marginal_cov, _scales_grad)
     own += (_expand_effects, _expand_deviations, _expand_weights)
@@ -1184,11 +1253,10 @@ def compiled_model(data: dict[str, Any]) -> Any:
     }
     if buffer[8] > 1.0:  # independent components: noise weights, weights and scales, Q
         d = k - 1
-        names = ["nu", "b", "noise_weight", "precision", "component_scale", "directions"]
-        shapes = [(d,), (k,), (q,), (q, d), (d,), (d, d)]
+        names = ["nu", "noise_weight", "precision", "component_scale", "directions"]
+        shapes = [(d,), (q,), (q, d), (d,), (d, d)]
         dims = {
             "nu": ("component",),
-            "b": ("system",),
             "noise_weight": ("dataset",),
             "precision": ("dataset", "component"),
             "component_scale": ("component",),

@@ -54,6 +54,7 @@ __all__ = [
     "JointModel",
     "NutsSettings",
     "draw_deviations",
+    "draw_effects",
     "draw_spread",
     "grouped_cores",
     "joint_fit",
@@ -141,8 +142,9 @@ class JointFit:
         independent. Pair (a, b)'s deviation is :math:`\sum_j w_j z_j`, :math:`w =
         L^T H^T (e_a - e_b)` (a sum of independent t's; :attr:`spread` is
         :math:`H L L^T H^T`, and :meth:`pair_scales` the norms of the :math:`w`). The
-        sampler integrates each data set's deviations out; they are drawn for each
-        posterior draw from their conditional (:func:`draw_deviations`) into
+        sampler integrates the effects and each data set's deviations out; they are drawn
+        for each posterior draw from their conditionals (:func:`draw_effects`,
+        :func:`draw_deviations`) into ``idata.posterior["b"]`` and
         ``idata.posterior["deviations"]``. None otherwise.
     """
 
@@ -263,6 +265,58 @@ def _draws_rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
 
 
+def draw_effects(post: Any, data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    r"""Draw the effects of independent components from their Gaussian conditional.
+
+    The sampler integrates the effects' coordinates :math:`\beta \sim N(0, \tau^2 I_d)`
+    (:math:`\tau` = ``effect_hi``) out (``compiled_backend._marginal_logp``). Given a
+    posterior draw, in :math:`Q`'s basis (:math:`A_i = D_i + (c_i/\kappa_i) Q^T T_i T_i^T
+    Q`, :math:`x'_i = Q^T \bar z_i`), with :math:`P' = \tau^{-2} I + \sum_i A_i^{-1}`:
+
+    .. math::
+
+        Q^T\beta \sim N(P'^{-1} \textstyle\sum_i A_i^{-1} x'_i,\; P'^{-1}).
+
+    Vectorised over the draws.
+
+    Parameters
+    ----------
+    post : xarray.Dataset
+        The posterior (model units): ``noise_weight`` ``(chains, draws, q)``,
+        ``precision`` ``(chains, draws, q, d)``, ``component_scale`` ``(chains, draws,
+        d)``, ``directions`` ``(chains, draws, d, d)``.
+    data : dict
+        The fit's model data (:meth:`.spec.JointData.model_data`): ``means``,
+        ``transform``, ``power``, ``effect_hi``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(chains, draws, K)`` draws of the effects :math:`b = H\beta` (model units).
+    """
+    means = np.asarray(data["means"], dtype=float)
+    transform = np.asarray(data["transform"], dtype=float)
+    power = np.asarray(data["power"], dtype=float)
+    tau = float(data["effect_hi"])
+    d = means.shape[1]
+    basis_q = post["directions"].to_numpy()[..., None, :, :]  # (chains, draws, 1, d, d)
+    rotated = np.swapaxes(transform, -1, -2) @ basis_q  # T_i^T Q
+    noise_var = power / (power - 0.5 * d) / post["noise_weight"].to_numpy()
+    variances = post["component_scale"].to_numpy()[..., None, :] ** 2 / post["precision"].to_numpy()
+    cov = noise_var[..., None, None] * (np.swapaxes(rotated, -1, -2) @ rotated)
+    cov += variances[..., None] * np.eye(d)  # A_i
+    inverse = np.linalg.inv(cov)
+    shifted = (means[..., None, :] @ basis_q)[..., 0, :]  # x'_i = Q^T means_i
+    precision = np.eye(d) / tau**2 + inverse.sum(axis=-3)
+    total = (inverse @ shifted[..., None]).sum(axis=-3)
+    chol = np.linalg.cholesky(precision)
+    z = rng.standard_normal(total.shape)
+    coords = np.linalg.solve(precision, total) + np.linalg.solve(np.swapaxes(chol, -1, -2), z)
+    beta = (basis_q[..., 0, :, :] @ coords)[..., 0]
+    return beta @ contrast_basis(d + 1).T
+
+
 def draw_deviations(post: Any, data: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     r"""Draw each data set's deviations of independent components from their conditional.
 
@@ -336,8 +390,9 @@ def _covariance_draws(
     r"""Return the draws of :attr:`JointFit.spread` and :attr:`JointFit.loading` (score units).
 
     Independent components: the loading :math:`Q \operatorname{diag}(s)` of each draw,
-    stored in `post` (model units) as ``loading``, and the deviations drawn from their
-    conditional (:func:`draw_deviations`) stored as ``deviations``; otherwise
+    stored in `post` (model units) as ``loading``, the effects drawn from their
+    conditional (:func:`draw_effects`) stored as ``b``, then the deviations drawn from
+    theirs given them (:func:`draw_deviations`) stored as ``deviations``; otherwise
     :math:`\Omega` drawn from its conditional (:func:`_spread_draws`) and no loading.
     The draws come from the random stream :func:`_draws_rng` derives from `seed`.
     """
@@ -346,7 +401,9 @@ def _covariance_draws(
         return _spread_draws(post, data, prepared.n_systems, seed) * scale**2, None
     drawn = post["directions"].to_numpy() * post["component_scale"].to_numpy()[..., None, :]
     post["loading"] = (("chain", "draw", "contrast", "component"), drawn)
-    deviations = draw_deviations(post, data, _draws_rng(seed))
+    rng = _draws_rng(seed)
+    post["b"] = (("chain", "draw", "system"), draw_effects(post, data, rng))
+    deviations = draw_deviations(post, data, rng)
     post["deviations"] = (("chain", "draw", "dataset", "contrast"), deviations)
     loading = drawn * scale
     return _components_spread(post, loading), loading

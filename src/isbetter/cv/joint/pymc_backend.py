@@ -250,19 +250,21 @@ def _components_model(q: int, k: int) -> Any:
         \bar z_i - \beta \sim N(0, M_i), \quad
         M_i = Q D_i Q^T + (c_i/\kappa_i) T_i T_i^T
 
-    (potential ``loglik``, with ``const`` holding the noise likelihood's constants and
-    the mixture's, :math:`\sum_i [\frac d2 \log(2\pi P_i) + \log\Gamma(a_i) -
-    \log\Gamma(P_i)]`). :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`,
-    :math:`R`'s density :math:`\propto e^{-|R|^2/2} |\det R|^m`
-    (:data:`.spec.DIRECTION_DET_POWER`; a function of :math:`R^T R`, so :math:`Q` is
-    Haar-distributed); :math:`\nu_j - 1` with
+    The effects :math:`\beta \sim N(0, \tau^2 I_d)` (:math:`\tau` = ``effect_hi``) are
+    then Gaussian given the rest and integrated out too (:func:`_collapsed_logp`; potential
+    ``loglik``, with ``const`` holding the noise likelihood's constants and the mixture's,
+    :math:`\sum_i [\frac d2 \log(2\pi P_i) + \log\Gamma(a_i) - \log\Gamma(P_i)]`).
+    :math:`Q` is the Gram-Schmidt orthonormalisation of :math:`R`, :math:`R`'s density
+    :math:`\propto e^{-|R|^2/2} |\det R|^m` (:data:`.spec.DIRECTION_DET_POWER`; a function
+    of :math:`R^T R`, so :math:`Q` is Haar-distributed); :math:`\nu_j - 1` with
     :math:`\alpha, \beta` integrated out per component. Free variables in the compiled
-    density's order: ``nu_minus_one`` (``component``), ``effect_coords``,
-    ``noise_weight_std`` (``dataset``), ``precision_std`` (``dataset`` x ``component``),
+    density's order: ``nu_minus_one`` (``component``), ``noise_weight_std``
+    (``dataset``), ``precision_std`` (``dataset`` x ``component``),
     ``component_log_scale`` (``component``), ``direction_raw`` (``contrast`` x
-    ``component``); deterministics ``nu``, ``b``, ``noise_weight``, ``precision``,
-    ``component_scale``, ``directions`` (:math:`Q`). The deviations are drawn after the
-    fit from their Gaussian conditional (:func:`.model.draw_deviations`). The priors of
+    ``component``); deterministics ``nu``, ``noise_weight``, ``precision``,
+    ``component_scale``, ``directions`` (:math:`Q`). The effects and then the
+    deviations are drawn after the fit from their Gaussian conditionals
+    (:func:`.model.draw_effects`, :func:`.model.draw_deviations`). The priors of
     :math:`s` and :math:`R` are written out (potentials), as the compiled density states
     them.
     """
@@ -287,10 +289,6 @@ def _components_model(q: int, k: int) -> Any:
         x = pm.HalfFlat("nu_minus_one", dims="component")
         pm.Potential("nu_prior", nu_prior_logp(x, data).sum())
         nu = pm.Deterministic("nu", x + 1.0, dims="component")
-        beta = pm.Uniform(
-            "effect_coords", lower=-data["effect_hi"], upper=data["effect_hi"], dims="contrast"
-        )
-        pm.Deterministic("b", pt.dot(contrast_basis(k), beta), dims="system")
         power = data["power"]
         shape = power - 0.5 * d  # a_i
         kappa = _precision(2.0 * shape, "dataset", "noise_weight")
@@ -310,10 +308,9 @@ def _components_model(q: int, k: int) -> Any:
         noise = (power / shape / kappa)[:, None, None] * (
             transform[:, :, None, :] * transform[:, None, :, :]
         ).sum(axis=-1)
-        residual = data["means"] - beta[None, :]
+        covariance = _component_covariance(directions, pt.square(scale) / lam, noise)
         pm.Potential(
-            "loglik",
-            data["const"] + _gaussian_logp(residual, directions, pt.square(scale) / lam, noise),
+            "loglik", data["const"] + _collapsed_logp(data["means"], covariance, data["effect_hi"])
         )
     return model
 
@@ -347,22 +344,48 @@ def _component_scale(nu: Any, df: Any, a_scale: Any) -> Any:
     return s
 
 
-def _gaussian_logp(residual: Any, directions: Any, variances: Any, noise: Any) -> Any:
-    r"""Return :math:`\sum_i \log N(r_i; 0, Q D_i Q^T + N_i)`.
+def _component_covariance(directions: Any, variances: Any, noise: Any) -> Any:
+    r"""Return the :math:`M_i = Q D_i Q^T + N_i` ``(q, d, d)``.
 
-    `residual` ``(q, d)`` the :math:`r_i`, `directions` ``(d, d)`` :math:`Q`,
-    `variances` ``(q, d)`` the diagonals of the :math:`D_i`, `noise` ``(q, d, d)`` the
-    :math:`N_i`; by one Cholesky factor per data set (batched).
+    `directions` ``(d, d)`` :math:`Q`, `variances` ``(q, d)`` the diagonals of the
+    :math:`D_i`, `noise` ``(q, d, d)`` the :math:`N_i`.
+    """
+    return (directions[None, :, :, None] * variances[:, None, :, None] * directions.T).sum(
+        axis=2
+    ) + noise
+
+
+def _collapsed_logp(means: Any, covariance: Any, tau: Any) -> Any:
+    r"""Return the log density of the means with the effects integrated out.
+
+    :math:`\log \int \prod_i N(\bar z_i; \beta, M_i)\, N(\beta; 0, \tau^2 I)\,
+    d\beta`; `means` ``(q, d)`` the :math:`\bar z_i`, `covariance` ``(q, d, d)`` the :math:`M_i`.
+    With :math:`P = \tau^{-2} I + \sum_i M_i^{-1}` and :math:`\hat\beta = P^{-1} \sum_i
+    M_i^{-1} \bar z_i` it is :math:`\sum_i \log N(\bar z_i; \hat\beta, M_i) + \log
+    N(\hat\beta; 0, \tau^2 I) + \frac d2 \log 2\pi - \frac12 \log\det P`.
     """
     import pytensor.tensor as pt
 
-    d = residual.shape[-1]
-    prior = (directions[None, :, :, None] * variances[:, None, :, None] * directions.T).sum(axis=2)
-    chol = pt.linalg.cholesky(prior + noise)
+    q, d = means.shape[0], means.shape[1]
+    chol = pt.linalg.cholesky(covariance)
+    eye = pt.eye(d)
+    inverse = pt.linalg.solve(covariance, pt.tile(eye, (q, 1, 1)), b_ndim=2)
+    precision = eye / pt.square(tau) + inverse.sum(axis=0)
+    chol_p = pt.linalg.cholesky(precision)
+    weighted = (inverse * means[:, None, :]).sum(axis=(0, 2))
+    beta = pt.linalg.solve(precision, weighted, b_ndim=1)
+    residual = means - beta[None, :]
     white = pt.linalg.solve_triangular(chol, residual, lower=True, b_ndim=1)
     log_det = pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)).sum()
-    n = residual.shape[0] * d
-    return -0.5 * n * np.log(2.0 * np.pi) - log_det - 0.5 * pt.square(white).sum()
+    log_det_p = pt.log(pt.diagonal(chol_p)).sum()
+    return (
+        -0.5 * q * d * np.log(2.0 * np.pi)
+        - log_det
+        - 0.5 * pt.square(white).sum()
+        - d * pt.log(tau)
+        - 0.5 * pt.square(beta).sum() / pt.square(tau)
+        - log_det_p
+    )
 
 
 def _gram_schmidt(raw: Any, d: int) -> Any:
