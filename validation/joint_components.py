@@ -441,6 +441,8 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     d, q = len(systems) - 1, len(data["means"])
     # the coordinates: d log(nu_j - 1), q xi_i, q d xi_ij, d u_j, R (the effects integrated out)
     raw = x[..., 2 * d + q + q * d :].reshape(*x.shape[:2], d, d)  # R, row by row
+    if d == 1:  # no R: Q = (1)
+        raw = np.ones((*x.shape[:2], 1, 1))
     norms = np.sqrt((raw**2).sum(axis=-2))  # column norms (chains, draws, d)
     nu = 1.0 + np.exp(x[..., :d])  # the sampled u_j = log s_j - c/2 log(nu_j/(nu_j + 2))
     log_scale = x[..., d + q + q * d : 2 * d + q + q * d]

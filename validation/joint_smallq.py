@@ -74,8 +74,9 @@ def decode(x: np.ndarray, q: int, d: int) -> dict[str, np.ndarray]:
     The components kernel's coordinates (``compiled_backend._components_kernel``, the
     effects integrated out): d log(nu_j - 1); q xi_i (kappa_i); q rows of d xi_ij
     (lambda_ij, data set by data set); d u_j = log s_j - c/2 log(nu_j / (nu_j + 2)); d x d
-    R row by row. Model units. (Files written before the effects were integrated out
-    also hold ``beta_over_box``, beta_j / effect_hi; :func:`where` reads it where present.)
+    R row by row (none at d = 1). Model units. (Files written before the effects were
+    integrated out also hold ``beta_over_box``, beta_j / effect_hi; :func:`where` reads it
+    where present.)
     """
     from isbetter.cv.joint.spec import COMPONENT_SHEAR
 
@@ -89,7 +90,8 @@ def decode(x: np.ndarray, q: int, d: int) -> dict[str, np.ndarray]:
     at += q * d
     log_s = x[:, at : at + d] + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))
     at += d
-    raw = x[:, at : at + d * d].reshape(-1, d, d)
+    # R, row by row (none at d = 1, where Q = (1): log|det R| reported as 0)
+    raw = x[:, at : at + d * d].reshape(-1, d, d) if d > 1 else np.ones((x.shape[0], 1, 1))
     return {
         "nu": nu,
         "log10_s": log_s / np.log(10.0),

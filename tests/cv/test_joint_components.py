@@ -53,7 +53,7 @@ def _data(rng, q, k, priors=COMP, n=10):
 
 def _n_dim(q, k):
     d = k - 1
-    return 2 * d + q + q * d + d * d
+    return 2 * d + q + q * d + (d * d if d > 1 else 0)  # no R at d = 1
 
 
 def _gram_schmidt(raw):
@@ -78,7 +78,7 @@ def _parts(x, data):
         tuple(float(data[b]) for b in ("alpha_lo", "alpha_hi", "beta_lo", "beta_hi"))
     )
     df, a_scale = (float(data[key]) for key in ("spread_df", "half_t_scale"))
-    at = np.cumsum([0, d, q, q * d, d, d * d])
+    at = np.cumsum([0, d, q, q * d, d, d * d if d > 1 else 0])
     x_nu, x_kappa, x_lam, x_s, x_raw = (x[at[m] : at[m + 1]] for m in range(5))
     nu = 1.0 + np.exp(x_nu)
     priors = sum(interpolate(t, table)[0] + t for t in x_nu)
@@ -87,13 +87,16 @@ def _parts(x, data):
     log_s = x_s + 0.5 * COMPONENT_SHEAR * np.log(nu / (nu + 2.0))  # the shear: Jacobian 1
     s = np.exp(log_s)
     priors += np.sum(np.log(2.0) + stats.t.logpdf(s / a_scale, df) - np.log(a_scale) + log_s)
-    raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
-    priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
-    priors -= direction_prior_const(d)  # tested in test_joint_marginal
+    basis_q = np.ones((1, 1))  # d = 1: no R, Q = (1)
+    if d > 1:
+        raw = x_raw.reshape(d, d)  # exp(-|R|^2/2) |det R|^m / its integral (Haar Q)
+        priors += -0.5 * np.sum(raw**2) + DIRECTION_DET_POWER * np.linalg.slogdet(raw)[1]
+        priors -= direction_prior_const(d)  # tested in test_joint_marginal
+        basis_q = _gram_schmidt(raw)
     a = power - 0.5 * d
     kappa, log_spread = _weight(x_kappa, 2.0 * a)
     noise = stats.gamma.logpdf(kappa, a, scale=1.0 / a) + np.log(kappa) + log_spread
-    return priors, noise, (lam, s, _gram_schmidt(raw), power / a / kappa)
+    return priors, noise, (lam, s, basis_q, power / a / kappa)
 
 
 def _covariances(data, lam, s, basis_q, c_over):

@@ -41,8 +41,9 @@ of d :math:`\xi_{ij}` of the weights, the d :math:`u_j = \log s_j - \frac c2
 \log(\nu_j/(\nu_j + 2))` (half-t prior of :math:`s_j`; c = ``spec.COMPONENT_SHEAR``, a
 shear of unit Jacobian along the ridge of :math:`s_j` and :math:`\nu_j` that fixes a
 light-tailed component's variance), and the d x d matrix :math:`R` (row by row) whose
-Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``); the effects and
-then the deviations are drawn after the fit from their Gaussian conditionals.
+Gram-Schmidt orthonormalisation is :math:`Q` (``_components_kernel``; none at d = 1, where
+:math:`Q = (1)`); the effects and then the deviations are drawn after the fit from their
+Gaussian conditionals.
 """
 
 from __future__ import annotations
@@ -225,7 +226,8 @@ def _components_kernel(
     # buffer[5]), Q = Gram-Schmidt(R) (Haar), R's density ~
     # exp(-|R|^2/2) |det R|^m (spec.DIRECTION_DET_POWER), nu_j - 1 from nu's table; the
     # effects beta ~ N(0, tau^2 I_d) (tau: buffer[3]) integrated out (_marginal_logp).
-    # Coordinates: d log(nu_j - 1), q xi_i (kappa), q x d xi_ij (lambda), d log s_j, d x d R.
+    # Coordinates: d log(nu_j - 1), q xi_i (kappa), q x d xi_ij (lambda), d log s_j, d x d R
+    # (none at d = 1).
     # Same buffer as _kernel; writes the gradient into grad, returns the log density.
     q, k = int(buffer[0]), int(buffer[1])
     d = k - 1
@@ -292,8 +294,14 @@ def _direction_logp(
 ) -> float:  # pragma: no cover - numba
     # R (row by row at x[at_raw]) into raw, Q = Gram-Schmidt(R) into basis_q and its U
     # into upper; adds R's prior exp(-|R|^2/2) |det R|^m, normalised (m =
-    # spec.DIRECTION_DET_POWER, |det R| = prod U_jj); -inf where R is singular
+    # spec.DIRECTION_DET_POWER, |det R| = prod U_jj); -inf where R is singular. At d = 1
+    # no R: Q = (1) (D_i is 1 x 1, Q's sign a no-op: R's two signs were two copies of
+    # the posterior split by |r|^m's zero, whose crossings diverged)
     d = raw.shape[0]
+    if d == 1:
+        basis_q[0, 0] = 1.0
+        upper[0, 0] = 1.0
+        return logp
     for a in range(d):
         for b in range(d):
             raw[a, b] = x[at_raw + a * d + b]
@@ -313,6 +321,8 @@ def _direction_grad(
     # prior (-R and m R^-T); arrays: R, Q, U, g_q
     raw, basis_q, upper, g_q = arrays
     d = raw.shape[0]
+    if d == 1:  # no R (_direction_logp)
+        return
     g_raw = np.empty((d, d))
     _gram_schmidt_grad(basis_q, upper, g_q, g_raw)
     _add_det_grad(basis_q, upper, DIRECTION_DET_POWER, g_raw)
@@ -939,8 +949,8 @@ def _solve(chol: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma:
 def _n_dim(head: np.ndarray) -> int:  # pragma: no cover - numba
     q, k = int(head[0]), int(head[1])
     d = k - 1
-    if head[8] > 1.0:  # components: d nu's, q noise weights, q d weights, d s's, R
-        return 2 * d + q + q * d + d * d
+    if head[8] > 1.0:  # components: d nu's, q noise weights, q d weights, d s's, R (d > 1)
+        return 2 * d + q + q * d + (d * d if d > 1 else 0)
     if head[8] > 0.0:  # per-system tails: alpha, beta, K nu's, K - 1 effects, q K weights
         return 2 * k + 1 + q * k + q * (k - 1) + int(head[7])
     return k + q * k + int(head[7])
@@ -1082,12 +1092,15 @@ def _expand_components(
     for j in range(d):
         out[at + j] = math.exp(_log_scale(x[at_x + j], out[j]))
     raw = np.empty((d, d))
-    for a in range(d):
-        for b in range(d):
-            raw[a, b] = x[at_x + d + a * d + b]
     basis_q = np.zeros((d, d))
     upper = np.zeros((d, d))
-    _gram_schmidt(raw, basis_q, upper)  # a degenerate raw (probability 0) leaves zeros
+    if d == 1:  # no R: Q = (1)
+        basis_q[0, 0] = 1.0
+    else:
+        for a in range(d):
+            for b in range(d):
+                raw[a, b] = x[at_x + d + a * d + b]
+        _gram_schmidt(raw, basis_q, upper)  # a degenerate raw (probability 0) leaves zeros
     for a in range(d):
         for b in range(d):
             out[at + d + a * d + b] = basis_q[a, b]

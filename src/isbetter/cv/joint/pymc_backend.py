@@ -261,12 +261,12 @@ def _components_model(q: int, k: int) -> Any:
     density's order: ``nu_minus_one`` (``component``), ``noise_weight_std``
     (``dataset``), ``precision_std`` (``dataset`` x ``component``),
     ``component_log_scale`` (``component``), ``direction_raw`` (``contrast`` x
-    ``component``); deterministics ``nu``, ``noise_weight``, ``precision``,
-    ``component_scale``, ``directions`` (:math:`Q`). The effects and then the
-    deviations are drawn after the fit from their Gaussian conditionals
-    (:func:`.model.draw_effects`, :func:`.model.draw_deviations`). The priors of
-    :math:`s` and :math:`R` are written out (potentials), as the compiled density states
-    them.
+    ``component``; none at d = 1, :func:`_directions`); deterministics ``nu``,
+    ``noise_weight``, ``precision``, ``component_scale``, ``directions`` (:math:`Q`). The
+    effects and then the deviations are drawn after the fit from their Gaussian
+    conditionals (:func:`.model.draw_effects`, :func:`.model.draw_deviations`). The priors
+    of :math:`s` and :math:`R` are written out (potentials), as the compiled density
+    states them.
     """
     pm = libs.pymc()
     import pytensor.tensor as pt
@@ -294,16 +294,7 @@ def _components_model(q: int, k: int) -> Any:
         kappa = _precision(2.0 * shape, "dataset", "noise_weight")
         lam = _precision(nu, ("dataset", "component"))
         scale = _component_scale(nu, data["spread_df"], data["half_t_scale"])
-        raw = pm.Flat("direction_raw", dims=("contrast", "component"))
-        pm.Potential(
-            "direction_prior",
-            -0.5 * pt.square(raw).sum()
-            + DIRECTION_DET_POWER * pt.log(pt.abs(pt.nlinalg.det(raw)))
-            - direction_prior_const(d),
-        )
-        directions = pm.Deterministic(
-            "directions", _gram_schmidt(raw, d), dims=("contrast", "component")
-        )
+        directions = pm.Deterministic("directions", _directions(d), dims=("contrast", "component"))
         transform = data["transform"]
         noise = (power / shape / kappa)[:, None, None] * (
             transform[:, :, None, :] * transform[:, None, :, :]
@@ -386,6 +377,28 @@ def _collapsed_logp(means: Any, covariance: Any, tau: Any) -> Any:
         - 0.5 * pt.square(beta).sum() / pt.square(tau)
         - log_det_p
     )
+
+
+def _directions(d: int) -> Any:
+    r"""Add the raw matrix :math:`R` and its prior; return :math:`Q` (Gram-Schmidt of :math:`R`).
+
+    Free variable ``direction_raw`` (``contrast`` x ``component``), potential
+    ``direction_prior`` (:math:`e^{-|R|^2/2} |\det R|^m`, normalised). At d = 1 none:
+    :math:`Q = (1)` (:math:`Q D_i Q^T = D_i` whatever its sign).
+    """
+    pm = libs.pymc()
+    import pytensor.tensor as pt
+
+    if d == 1:
+        return pt.ones((1, 1))
+    raw = pm.Flat("direction_raw", dims=("contrast", "component"))
+    pm.Potential(
+        "direction_prior",
+        -0.5 * pt.square(raw).sum()
+        + DIRECTION_DET_POWER * pt.log(pt.abs(pt.nlinalg.det(raw)))
+        - direction_prior_const(d),
+    )
+    return _gram_schmidt(raw, d)
 
 
 def _gram_schmidt(raw: Any, d: int) -> Any:
