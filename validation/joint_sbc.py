@@ -28,10 +28,12 @@ component tails (``JointPriors(tails="components")``, docs/joint_prior.md): each
 set's contrasts are u_i = L z_i, L = Q diag(s), Q Haar-distributed (the QR of a Gaussian
 matrix, signs fixed), s_j ~ half-t_{half_t_df}(0, A) (A = spread_pair_scale / sqrt(2),
 Huang and Wand's contrast scale), nu_j - 1 ~ Gamma(alpha_j, beta_j) with alpha_j ~ U(1,
-2), beta_j ~ U(0.01, 0.1) drawn for each component on its own, z_ij ~ t_{nu_j}. The
-components are not identified (sign flips, permutations), so the ranked quantities are
-invariant ones: the two effect differences, the scales sqrt(c' L L' c) of pairs (0, 1)
-and (2, 3), the smallest and the largest nu_j, and the same two differences.
+2), beta_j ~ U(0.01, 0.1) drawn for each component on its own, z_ij ~ t_{nu_j}, and
+the effects' contrast coordinates ~ N(0, effect_bound^2 I) (the components' effects
+prior; the other forms' is the box). The components are not identified (sign flips,
+permutations), so the ranked quantities are invariant ones: the two effect differences,
+the scales sqrt(c' L L' c) of pairs (0, 1) and (2, 3), the smallest and the largest nu_j,
+and the same two differences.
 Writes ``report.md``, ``report.json`` and rank histograms into ``--out``; prints the
 chi-squared p-values of uniformity. See
 Talts et al. (2018), *Validating Bayesian inference algorithms with simulation-based
@@ -242,7 +244,9 @@ def draw_components(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]
     half-t(0, spread_pair_scale), as with Huang and Wand's prior); nu_j - 1 ~
     Gamma(alpha_j, rate beta_j), alpha_j ~ U(alpha), beta_j ~ U(beta), one of each per
     component (the pairwise model's prior of its nu, for each component on its own);
-    z_ij ~ t_{nu_j}. The same keys as :func:`draw_truth`, and ``loading``.
+    z_ij ~ t_{nu_j}; the effects' contrast coordinates beta ~ N(0, effect_bound^2 I)
+    (the components' effects prior, tau = the box half-width; the other forms' is the
+    box). The same keys as :func:`draw_truth`, and ``loading``.
     """
     from isbetter.cv.joint.spec import contrast_basis
 
@@ -250,7 +254,7 @@ def draw_components(s: JointSetting, rng: np.random.Generator) -> dict[str, Any]
     basis = contrast_basis(s.n_systems)
     alpha, beta = rng.uniform(*s.alpha, size=d), rng.uniform(*s.beta, size=d)
     nu = 1.0 + rng.gamma(alpha, 1.0 / beta)
-    b = basis @ rng.uniform(-s.effect_bound, s.effect_bound, size=d)
+    b = basis @ rng.normal(0.0, s.effect_bound, size=d)
     scale = s.spread_pair_scale / np.sqrt(2.0) * np.abs(rng.standard_t(s.half_t_df, size=d))
     loading = haar_orthogonal(d, rng) * scale[None, :]
     omega = loading @ loading.T  # the scale matrix of the contrasts (not their covariance)

@@ -147,7 +147,7 @@ def _prior_fit(s, n, rng):
     k, d = s.n_systems, s.n_systems - 1
     alpha, beta = rng.uniform(*s.alpha, size=(n, d)), rng.uniform(*s.beta, size=(n, d))
     nu = 1.0 + rng.gamma(alpha, 1.0 / beta)
-    effects = rng.uniform(-s.effect_bound, s.effect_bound, size=(n, d)) @ contrast_basis(k).T
+    effects = rng.normal(0.0, s.effect_bound, size=(n, d)) @ contrast_basis(k).T  # N(0, tau^2)
     scale = s.spread_pair_scale / np.sqrt(2.0) * np.abs(rng.standard_t(s.half_t_df, (n, d)))
     loading = np.array([haar_orthogonal(d, rng) for _ in range(n)]) * scale[:, None, :]
     deviations = np.einsum("nij,nj->ni", loading, rng.standard_t(nu))[None, :, None, :]
