@@ -245,7 +245,9 @@ class JointPriors(PositivePriors):
     alpha_lower, alpha_upper, beta_lower, beta_upper : float, default: 1, 2, 0.01, 0.1
         Bounds of the hyper-priors of :math:`\nu - 1` ([1]_ section 3.1).
     delta0_bound : float, default: 1.0
-        :math:`b_\delta`: the effects' box, times the largest one-fold difference.
+        :math:`b_\delta`: the effects' box, times the largest one-fold difference; with
+        ``tails="components"`` the standard deviation :math:`\tau` of the effects'
+        isotropic Gaussian prior :math:`\beta \sim N(0, \tau^2 I)` in the contrasts.
     spread_df : float, optional
         ``"inverse-wishart"``: :math:`d_\Omega` (default 1); ``"huang-wand"``:
         :math:`\nu_\Omega`, the half-t's degrees of freedom (default 2: uniform
@@ -389,7 +391,8 @@ class JointData:
     mean_scores : numpy.ndarray
         ``(q, K)`` raw mean score of each system on each data set.
     effect_hi : float
-        The box of the effects' coordinates (scaled units).
+        The box of the effects' coordinates (scaled units); with independent components
+        the standard deviation of their Gaussian prior.
     spread_prior : {"inverse-wishart", "huang-wand"}
         The form of :math:`\Omega`'s prior (:class:`JointPriors`).
     spread_df : float
