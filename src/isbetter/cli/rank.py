@@ -183,17 +183,18 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         "--joint-spread-prior",
         default=None,
         choices=("inverse-wishart", "huang-wand"),
-        help="joint: the prior of the data sets' spread (default inverse-wishart; huang-wand: "
-        "half-t scales, agrees with the pairwise model at K = 2 but shares one nu between "
-        "the pairs, see docs/joint_prior.md)",
+        help="joint: the prior of the data sets' spread with one shared nu (naming it "
+        "chooses --joint-tails shared; inverse-wishart, its default: the scale fixed from "
+        "the data; huang-wand: half-t scales; see docs/joint_prior.md)",
     )
     p.add_argument(
         "--joint-tails",
         default=None,
         choices=("shared", "per-system", "components"),
-        help="joint: the deviations' tails (default shared: one nu per fit; per-system: one "
-        "nu per system; components: independent t components, half-t scales, slow, on a few "
-        "data sets mostly not converged; see docs/joint_prior.md)",
+        help="joint: the deviations' tails (default components: independent Student-t "
+        "components with half-t scales, each its own nu, sampled at target acceptance 0.99; "
+        "shared: one nu per fit, with --joint-spread-prior inverse-wishart by default; "
+        "per-system: one nu per system, the grouped t; see docs/joint_prior.md)",
     )
     p.add_argument(
         "--rho",

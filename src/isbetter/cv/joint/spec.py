@@ -180,52 +180,52 @@ class JointPriors(PositivePriors):
     within :math:`b_\delta D` (the bound of the pairwise model's :math:`\delta_0`);
     :math:`\nu`'s prior is the reference one [1]_ [2]_.
 
-    The covariance :math:`\Omega` of the deviations' contrasts (the joint model's
-    counterpart of the pairwise :math:`\sigma_0`) has one of two priors,
-    ``spread_prior``:
+    ``tails`` sets the law of the deviations' contrasts :math:`\tilde u_i` (the joint
+    model's counterpart of the pairwise :math:`\sigma_0` and :math:`\nu`).
 
-    ``"inverse-wishart"`` (the default)
-        :math:`\Omega \sim \operatorname{IW}(d + d_\Omega,\; \psi I_d)` with the fixed
-        :math:`\psi = c_\Omega \bar m`, :math:`\bar m` the variance across the data
-        sets of a contrast's mean (averaged over the contrasts) [3]_. Defaults
-        :math:`d_\Omega = 1`, :math:`c_\Omega = 1`, :math:`c_\Sigma = 1`.
-    ``"huang-wand"``
-        Huang and Wand's prior [5]_ with one mixing variable :math:`\psi` for all
-        directions, :math:`\Omega \mid \psi \sim \operatorname{IW}(\nu_\Omega + d - 1,
-        \psi I_d)`, :math:`\psi \sim \operatorname{Gamma}(\tfrac12,\ \text{rate }
-        1/(2\nu_\Omega A^2))`, :math:`A = b_\Omega s / \sqrt 2`: every contrast's
-        standard deviation is half-:math:`t_{\nu_\Omega}(0, A)`, every pair's scale
-        half-:math:`t_{\nu_\Omega}(0, \sqrt 2 A)`, and with :math:`\nu_\Omega = 2`
-        every correlation of the contrasts is uniform; :math:`\psi` is sampled.
-        :math:`s` is a robust spread of the pairs' per-data-set mean differences
-        (:func:`robust_pair_spread`). Each scale's density is flat near zero (the
-        inverse-Wishart with a fixed :math:`\psi` has none there [4]_), so at K = 2
-        it agrees with the pairwise model and one outlying data set is absorbed by a
-        small :math:`\nu`; but one :math:`\nu` serves every pair, and on the UCI
-        data (K = 5) two near-identical pairs drive it to about 1.1, which leaves
-        every pair undecided: not yet the default (``docs/joint_prior.md``).
-        Defaults :math:`\nu_\Omega = 2`, :math:`b_\Omega = 10`,
-        :math:`c_\Sigma = 0.001`.
-
-    Given :math:`\psi` the prior is conjugate, so :math:`\Omega` is integrated out in
-    closed form.
-
-    ``tails`` sets the deviations' tails. ``"shared"`` (the default): one weight
-    :math:`\lambda_i` per data set and one :math:`\nu` (above), so every pair's deviation
-    is :math:`t_\nu`. ``"per-system"``: the grouped t of ``docs/joint_prior.md``,
-    :math:`u_{ik} = (H\omega_i)_k/\sqrt{\lambda_{ik}}`, :math:`\omega_i \sim N(0,
-    \Omega)`, :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)`,
-    :math:`\nu_k - 1 \sim \operatorname{Gamma}(\alpha, \beta)` with :math:`\alpha \sim
-    U(\alpha_l, \alpha_u)`, :math:`\beta \sim U(\beta_l, \beta_u)` shared by the systems;
-    its ``spread_prior`` defaults to ``"huang-wand"``. Measured against the pairwise
-    model it is not the default (``docs/joint_prior.md``). ``"components"``: independent
-    t components, :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`, :math:`z_{ij} \sim
-    t_{\nu_j}(0, 1)` independent (:math:`j = 1 \ldots d`), :math:`Q` Haar-distributed
-    (Gram-Schmidt of a matrix of independent :math:`N(0, 1)`), :math:`s_j \sim`
-    half-:math:`t_{\nu_\Omega}(0, A)` (the Huang-Wand form's :math:`A` and
-    :math:`\nu_\Omega`), :math:`\nu_j - 1` with the shared :math:`\nu`'s prior each;
-    only ``spread_prior="huang-wand"`` (its default) applies. At K = 2 it is the
-    shared-:math:`\nu` Huang-Wand model in law.
+    ``"components"`` (the default)
+        Independent t components, :math:`\tilde u_i = Q \operatorname{diag}(s) z_i`,
+        :math:`z_{ij} \sim t_{\nu_j}(0, 1)` independent (:math:`j = 1 \ldots d`),
+        :math:`Q` Haar-distributed (Gram-Schmidt of a matrix of independent
+        :math:`N(0, 1)`), :math:`s_j \sim` half-:math:`t_{\nu_\Omega}(0, A)`,
+        :math:`A = b_\Omega s / \sqrt 2` with :math:`s` a robust spread of the pairs'
+        per-data-set mean differences (:func:`robust_pair_spread`), :math:`\nu_j - 1`
+        with the pairwise model's prior each. Each scale's density is flat near zero, so
+        at K = 2 it is Corani's model in all but the bounds of its flat priors (the ten
+        UCI pairs agree within 0.03), one outlying data set is absorbed along one
+        direction by a small :math:`\nu_j`, and near-identical pairs (a tiny spread with
+        a few large differences) keep their own :math:`\nu_j`. Only
+        ``spread_prior="huang-wand"`` (whose :math:`A`, :math:`\nu_\Omega` and
+        :math:`c_\Sigma` it takes) applies. Each data set's deviations are integrated
+        out given one noise weight, and drawn after the fit (``docs/joint_prior.md``).
+    ``"shared"``
+        One weight :math:`\lambda_i` per data set and one :math:`\nu`, so every pair's
+        deviation is :math:`t_\nu`; the covariance :math:`\Omega` of the contrasts is
+        integrated out given :math:`\psi` (conjugate), with one of two priors,
+        ``spread_prior`` (naming one without ``tails`` chooses these tails):
+        ``"inverse-wishart"`` (the shared tails' default, the joint model's default
+        before issue 29), :math:`\Omega \sim \operatorname{IW}(d + d_\Omega,\; \psi I_d)`
+        with the fixed :math:`\psi = c_\Omega \bar m`, :math:`\bar m` the variance
+        across the data sets of a contrast's mean [3]_ (defaults :math:`d_\Omega = 1`,
+        :math:`c_\Omega = 1`, :math:`c_\Sigma = 1`); its density vanishes near zero
+        spread [4]_, so at K = 2 it disagrees with the pairwise model and one outlying
+        data set inflates every scale. ``"huang-wand"``, Huang and Wand's prior [5]_
+        with one mixing variable, :math:`\Omega \mid \psi \sim \operatorname{IW}(\nu_\Omega
+        + d - 1, \psi I_d)`, :math:`\psi \sim \operatorname{Gamma}(\tfrac12,\ \text{rate }
+        1/(2\nu_\Omega A^2))`: every contrast's standard deviation is
+        half-:math:`t_{\nu_\Omega}(0, A)`, and with :math:`\nu_\Omega = 2` every
+        correlation is uniform (defaults :math:`\nu_\Omega = 2`, :math:`b_\Omega = 10`,
+        :math:`c_\Sigma = 0.001`); but the one :math:`\nu` serves every pair, and on
+        the UCI data (K = 5) two near-identical pairs drive it to about 1.1, which leaves
+        every pair undecided.
+    ``"per-system"``
+        The grouped t of ``docs/joint_prior.md``, :math:`u_{ik} =
+        (H\omega_i)_k/\sqrt{\lambda_{ik}}`, :math:`\omega_i \sim N(0, \Omega)`,
+        :math:`\lambda_{ik} \sim \operatorname{Gamma}(\nu_k/2, \nu_k/2)`, :math:`\nu_k -
+        1 \sim \operatorname{Gamma}(\alpha, \beta)` with :math:`\alpha \sim U(\alpha_l,
+        \alpha_u)`, :math:`\beta \sim U(\beta_l, \beta_u)` shared by the systems; its
+        ``spread_prior`` defaults to ``"huang-wand"``. It does not reproduce the
+        pairwise model at K = 2 (``docs/joint_prior.md``).
 
     The noise covariance :math:`\Sigma_i` of data set i's contrasts has a conjugate
     inverse-Wishart prior (integrated out in closed form): :math:`\bar v` is the mean
@@ -261,15 +261,16 @@ class JointPriors(PositivePriors):
     noise_scale : float, optional
         :math:`c_\Sigma`: 1 with ``"inverse-wishart"``, 0.001 with ``"huang-wand"``.
     spread_prior : {"inverse-wishart", "huang-wand"}, optional
-        The prior of :math:`\Omega` (default ``"inverse-wishart"``, with per-system
-        tails ``"huang-wand"``); the unset ``spread_df``, ``spread_scale`` and
+        The prior of the spread (default ``"huang-wand"``; with ``tails="shared"``
+        ``"inverse-wishart"``); the unset ``spread_df``, ``spread_scale`` and
         ``noise_scale`` take its defaults.
-    tails : {"shared", "per-system", "components"}, default: "shared"
-        One :math:`\nu` for all the deviations, one per system (the grouped t), or one
-        per independent component. The components are the robust prior that agrees with
-        the pairwise model at K = 2, but NUTS samples them poorly: most fits of 5 or 10
-        data sets diverge, and K = 5 fits miss the convergence rule at most seeds
-        (``docs/joint_prior.md``); their fit warns when so.
+    tails : {"components", "shared", "per-system"}, optional
+        One :math:`\nu` per independent component (the default), one for all the
+        deviations (the default when ``spread_prior`` is named), or one per system
+        (the grouped t). The components are the robust prior that agrees with the
+        pairwise model at K = 2; their effects are integrated out and NUTS samples them
+        at a high target acceptance (``docs/joint_prior.md``); a fit warns when it
+        misses the convergence rule.
 
     References
     ----------
@@ -283,8 +284,12 @@ class JointPriors(PositivePriors):
 
     Examples
     --------
-    >>> JointPriors().spread_df
-    1.0
+    >>> JointPriors().tails, JointPriors().spread_prior, JointPriors().spread_df
+    ('components', 'huang-wand', 2.0)
+    >>> JointPriors(tails="shared").spread_prior
+    'inverse-wishart'
+    >>> JointPriors(spread_prior="inverse-wishart").tails
+    'shared'
     >>> JointPriors(spread_prior="huang-wand").noise_scale
     0.001
     >>> JointPriors(tails="per-system").spread_prior
@@ -307,9 +312,12 @@ class JointPriors(PositivePriors):
     noise_df: float = 1.0
     noise_scale: float = None  # type: ignore[assignment]
     spread_prior: SpreadPrior = None  # type: ignore[assignment]  # the tails' default
-    tails: Tails = "shared"
+    tails: Tails = None  # type: ignore[assignment]  # components unless a spread prior is named
 
     def __post_init__(self) -> None:
+        if self.tails is None:  # a named spread prior is one of the shared-nu forms
+            tails = "components" if self.spread_prior is None else "shared"
+            object.__setattr__(self, "tails", tails)
         _check_choice(self.tails, "tails", get_args(Tails))
         if self.spread_prior is None:
             default = "inverse-wishart" if self.tails == "shared" else "huang-wand"
