@@ -485,13 +485,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--tails",
         choices=list(TAILS_QUANTITIES),
-        default=DEFAULT_TAILS,
         help="one nu (shared), one per system (the grouped t) or one per independent "
-        f"component (components); default {DEFAULT_TAILS}",
+        f"component (components); default {DEFAULT_TAILS}, or shared when --spread-prior "
+        "is given (JointPriors' rule)",
     )
     args = p.parse_args(argv)
     if min(args.datasets) < 2 or args.systems < 4 or args.reps < 1 or args.workers < 1:
         p.error("--datasets must be >= 2, --systems >= 4, --reps and --workers >= 1")
+    if args.tails is None:  # JointPriors' rule: a named spread prior is a shared-nu form
+        args.tails = JointPriors(spread_prior=args.spread_prior).tails
     if args.spread_prior is None:  # the model's own default for these tails
         args.spread_prior = JointPriors(tails=args.tails).spread_prior
     if args.tails == "components" and args.spread_prior != "huang-wand":

@@ -230,8 +230,9 @@ def test_pymc_likelihood_is_the_oracles_marginal_likelihood(rng):
 
     q, k = 5, 4
     scores = study_scores(rng, np.linspace(0.0, 0.03, k), q=q, n=10)
-    prepared = prepare(score_table(scores), [f"s{m}" for m in range(k)])
-    data = prepared.model_data(JointPriors())
+    shared = JointPriors(tails="shared")  # the model with eta: one nu, the inverse-Wishart
+    prepared = prepare(score_table(scores), [f"s{m}" for m in range(k)], priors=shared)
+    data = prepared.model_data(shared)
     model = build_model(q, k)
     with model:
         pm.set_data(data)

@@ -1,8 +1,11 @@
 """The joint model's prior on the spread of the data sets' deviations (``docs/joint_prior.md``).
 
-The default is still the inverse-Wishart with a fixed scale (main's prior, checked here
-to give main's numbers bit for bit); Huang and Wand's prior is chosen with
-``JointPriors(spread_prior="huang-wand")``, and every other test here selects it:
+The default is independent t components (``tests/cv/test_joint_components.py``, checked
+here against the pairwise model at K = 2 and for one outlying data set); the former
+default, one nu with the inverse-Wishart of a fixed scale (``JointPriors(spread_prior=
+"inverse-wishart")``, main's prior, checked here to give main's numbers bit for bit), and
+Huang and Wand's prior with one nu, ``JointPriors(spread_prior="huang-wand")``, are
+chosen by naming the spread prior; most tests here select Huang and Wand's:
 :math:`\\Omega \\mid \\psi \\sim IW(\\nu + d - 1, \\psi I)`,
 :math:`\\psi \\sim Gamma(1/2, 1/(2\\nu A^2))`, so every contrast's standard deviation is
 half-t(nu, A), every pair's half-t(nu, sqrt(2) A), with A from a robust spread of the
@@ -124,11 +127,33 @@ def _p_best(
 
 
 # --------------------------------------------------------------------------- the default
-def test_the_default_is_the_inverse_wishart_and_the_form_sets_its_defaults():
-    old = JointPriors()
-    assert (old.spread_prior, old.spread_df, old.spread_scale, old.noise_scale) == (
-        "inverse-wishart", 1.0, 1.0, 1.0,
+#: the former default (one nu, the inverse-Wishart with a fixed scale), named
+SHARED_IW = JointPriors(spread_prior="inverse-wishart")
+
+
+def test_the_default_is_independent_components():
+    """JointPriors() is the components form (issue 29); naming a spread prior without
+    tails chooses the shared tails, so the former default and the shared Huang-Wand form
+    are named as before and a recorded dict without ``tails`` gives the same prior."""
+    default = JointPriors()
+    assert (default.tails, default.spread_prior) == ("components", "huang-wand")
+    assert default == JointPriors(tails="components", spread_prior="huang-wand")
+    assert (default.spread_df, default.spread_scale, default.noise_scale) == (2.0, 10.0, 0.001)
+    assert (SHARED_IW.tails, HW.tails) == ("shared", "shared")
+    assert JointPriors(tails="shared") == SHARED_IW
+    for priors in (default, SHARED_IW, HW, JointPriors(tails="per-system")):
+        assert JointPriors(**priors.to_dict()) == priors  # a saved fit's settings round trip
+    old = {k: v for k, v in SHARED_IW.to_dict().items() if k != "tails"}
+    assert JointPriors(**old) == SHARED_IW  # recorded before the tails were a choice
+    with pytest.raises(InputError, match="spread_prior` must be 'huang-wand'"):
+        JointPriors(tails="components", spread_prior="inverse-wishart")
+
+
+def test_the_shared_inverse_wishart_and_the_form_set_their_defaults():
+    assert (SHARED_IW.spread_prior, SHARED_IW.spread_df, SHARED_IW.spread_scale) == (
+        "inverse-wishart", 1.0, 1.0,
     )  # fmt: skip
+    assert SHARED_IW.noise_scale == 1.0
     assert (HW.spread_df, HW.spread_scale, HW.noise_scale) == (2.0, 10.0, 0.001)
     mixed = JointPriors(spread_prior="huang-wand", noise_scale=1.0)
     assert (mixed.spread_scale, mixed.noise_scale) == (10.0, 1.0)  # given values stay
@@ -142,29 +167,31 @@ def test_the_default_is_the_inverse_wishart_and_the_form_sets_its_defaults():
 
 
 #: main's numbers (commit 43ce7e7, before the prior became selectable): this test's fit
-#: and density run with main's code (PYTHONPATH=/work/main/src); the default gave them bit
-#: for bit then (also with backend="pymc"). The density is the model and is asserted to
-#: 1e-12; the draws also depend on nutpie's and numba's versions (a later install drew
-#: 0.01123, 41.24, 0.00675 from the same density), so the fit is held to 5 MCSE
+#: and density run with main's code (PYTHONPATH=/work/main/src); the then default (now
+#: ``SHARED_IW``) gave them bit for bit (also with backend="pymc"). The density is the
+#: model and is asserted to 1e-12; the draws also depend on nutpie's and numba's
+#: versions (a later install drew 0.01123, 41.24, 0.00675 from the same density), so the
+#: fit is held to 5 MCSE
 MAIN_FIT = (0.01126314904053021, 41.6027572123843, 0.006948620418017281)
 MAIN_LOGP = (-163.96788412505816, 37.505883839181585)
 
 
-def test_the_default_gives_mains_numbers():
-    """The default prior is main's: the same density at a fixed point, and a fit's means
-    within 5 Monte Carlo standard errors of main's at the same seed (nutpie)."""
+def test_the_shared_inverse_wishart_gives_mains_numbers():
+    """The former default, named, is main's prior: the same density at a fixed point, and
+    a fit's means within 5 Monte Carlo standard errors of main's at the same seed (nutpie)."""
     from isbetter.cv.joint.compiled_backend import log_density
 
     scores = study_scores(np.random.default_rng(11), [0.0, 0.01, 0.02], q=5, n=10)
     table = score_table(scores)
-    data = prepare(table, ["s0", "s1", "s2"]).model_data(JointPriors())
+    data = prepare(table, ["s0", "s1", "s2"], priors=SHARED_IW).model_data(SHARED_IW)
     value, grad = log_density(np.linspace(-0.6, 0.6, 1 + 2 + 5 + 5 * 2), data)
     assert (value, grad.sum()) == pytest.approx(MAIN_LOGP, rel=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fit = joint_fit(
-            table, rope=0.01, draws=200, tune=200, chains=2, cores=1, backend="nutpie", rng=4
-        )
+            table, rope=0.01, priors=SHARED_IW, draws=200, tune=200, chains=2, cores=1,
+            backend="nutpie", rng=4,
+        )  # fmt: skip
     draws = (fit.effects[..., 2], fit.nu, fit.pair_scales()[..., 0])
     for x, main in zip(draws, MAIN_FIT, strict=True):
         mcse = float(np.ravel(az.mcse(np.asarray(x), method="mean"))[0])

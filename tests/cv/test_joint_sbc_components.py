@@ -132,6 +132,10 @@ def test_the_command_line_selects_the_components():
     assert "nu min" in TAILS_QUANTITIES["components"]
     with pytest.raises(SystemExit):
         parse_args(["--out", "x", "--tails", "components", "--spread-prior", "inverse-wishart"])
+    default = parse_args(["--out", "x"])  # JointPriors()'s form, and its rule when a
+    named = parse_args(["--out", "x", "--spread-prior", "inverse-wishart"])  # prior is named
+    assert (default.tails, default.spread_prior) == ("components", "huang-wand")
+    assert (named.tails, named.spread_prior) == ("shared", "inverse-wishart")
 
 
 def _prior_fit(s, n, rng):

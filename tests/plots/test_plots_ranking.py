@@ -288,13 +288,12 @@ def test_save_ranking_plot(result, tmp_path):
 
 def test_ranking_plots_name_what_their_relations_are_about(tmp_path):
     """Issue 29: every plot of a ranking says which quantity its relations are about."""
-    from _joint_data import SMALL, score_table, study_scores
-    from isbetter import rank
+    from _joint_data import score_table, small_joint_rank, study_scores
     from isbetter.plots import plot_hasse, plot_pairwise_heatmap, plot_triangle_grid
     from isbetter.plots.ranks import plot_p_best
 
     table = score_table(study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6))
-    joint = rank(table, rope=0.01, method="joint", rng=2, **SMALL)
+    joint = small_joint_rank(table)
     assert "acc, next data set: partial order" in plot_hasse(joint).get_title()
     assert "acc, next data set: P(row better" in plot_pairwise_heatmap(joint).get_title()
     assert "pairwise posteriors, next data set" in plot_triangle_grid(joint)._suptitle.get_text()

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from _joint_data import SMALL, score_table, study_scores
+from _joint_data import SMALL, score_table, small_joint_rank, study_scores
 from isbetter import ConvergenceWarning, InputError, rank, read_scores
 from isbetter.cli import main
 from isbetter.report import render, summary_from_dict
@@ -41,7 +41,7 @@ def small_study():
 
 @pytest.fixture(scope="module")
 def small_ranking(small_study):
-    return rank(small_study, rope=0.01, method="joint", rng=2, **SMALL)
+    return small_joint_rank(small_study)
 
 
 def test_joint_ranking_has_the_pairwise_shape(small_ranking):
@@ -76,13 +76,13 @@ def test_joint_ranking_json_round_trip_and_reports(small_ranking):
 
 
 def test_joint_ranking_same_seed_same_numbers(small_study, small_ranking):
-    again = rank(small_study, rope=0.01, method="joint", rng=2, **SMALL)
+    again = small_joint_rank(small_study)
     assert again.to_dict()["metrics"] == small_ranking.to_dict()["metrics"]
 
 
 def test_joint_ranking_lower_is_better_flips(rng):
     scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6)
-    errors = rank(score_table(1.0 - scores, lower=True), rope=0.01, method="joint", rng=2, **SMALL)
+    errors = small_joint_rank(score_table(1.0 - scores, lower=True))
     assert errors.order("acc") == "s0 ≈ s1 < s2"
     ess = errors.pairs[0].diagnostics.ess_bulk_min
     assert near_certain(errors.joint["acc"].p_best["s2"], ess)
@@ -115,8 +115,10 @@ def test_cli_rank_joint_json(tmp_path, capsys):
     scores = study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6)
     score_table(scores).data.to_csv(tmp_path / "scores.csv", index=False)
     base = ["rank", str(tmp_path / "scores.csv"), "--metric", "acc", "--method", "joint"]
-    code = main([*base, "--rope", "0.01", "--seed", "2", "--draws", "300", "--tune", "300",
-                 "--chains", "2", "--format", "json"])  # fmt: skip
+    with warnings.catch_warnings():  # the form of the output: as small_joint_rank
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        code = main([*base, "--rope", "0.01", "--seed", "2", "--draws", "300", "--tune", "300",
+                     "--chains", "2", "--format", "json"])  # fmt: skip
     assert code == 0
     block = json.loads(capsys.readouterr().out)["metrics"]["acc"]
     ess = block["pairs"][0]["comparison"]["diagnostics"]["ess_bulk_min"]
@@ -145,18 +147,22 @@ def _cli_stopped_at_rank(tmp_path, monkeypatch):
 
 def test_cli_joint_spread_prior_reaches_the_fit(tmp_path, capsys, monkeypatch):
     """--joint-spread-prior huang-wand passes JointPriors(spread_prior="huang-wand") to
-    rank (the fit records it: tests/cv/test_joint_prior.py); without it no priors are
-    passed (the default, main's inverse-Wishart); with another method it is refused."""
+    rank (the fit records it: tests/cv/test_joint_prior.py), which with no --joint-tails
+    is the shared-nu form, as --joint-spread-prior inverse-wishart is the former default;
+    without either no priors are passed (the default, independent components); with
+    another method it is refused."""
     from isbetter.cv.joint.spec import JointPriors
 
     seen, base = _cli_stopped_at_rank(tmp_path, monkeypatch)
     assert main([*base, "--method", "joint", "--joint-spread-prior", "huang-wand"]) == 2
+    assert main([*base, "--method", "joint", "--joint-spread-prior", "inverse-wishart"]) == 2
     assert main([*base, "--method", "joint"]) == 2
-    assert seen == [JointPriors(spread_prior="huang-wand"), None]
+    assert seen == [JointPriors(spread_prior="huang-wand"), JointPriors(tails="shared"), None]
+    assert [p.tails for p in seen[:2]] == ["shared", "shared"]
     capsys.readouterr()
     assert main([*base, "--joint-spread-prior", "huang-wand"]) == 2
     err = capsys.readouterr().err
-    assert "--joint-spread-prior is a prior of --method joint" in err and len(seen) == 2
+    assert "--joint-spread-prior is a prior of --method joint" in err and len(seen) == 3
 
 
 def test_cli_joint_tails_reach_the_fit(tmp_path, capsys, monkeypatch):
@@ -172,9 +178,11 @@ def test_cli_joint_tails_reach_the_fit(tmp_path, capsys, monkeypatch):
         main([*joint, "--joint-tails", "per-system", "--joint-spread-prior", "inverse-wishart"])
         == 2
     )
+    assert main([*joint, "--joint-tails", "shared"]) == 2
     assert seen == [
         JointPriors(tails="components"),
         JointPriors(tails="per-system", spread_prior="inverse-wishart"),
+        JointPriors(spread_prior="inverse-wishart"),  # the former default
     ]
     capsys.readouterr()
     assert main([*base, "--joint-tails", "components"]) == 2
@@ -186,7 +194,7 @@ def test_cli_joint_tails_reach_the_fit(tmp_path, capsys, monkeypatch):
     )
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--joint-spread-prior must be huang-wand" in err
-    assert "--joint-tails components" in err and "JointPriors" not in err and len(seen) == 2
+    assert "--joint-tails components" in err and "JointPriors" not in err and len(seen) == 3
 
 
 # --------------------------------------------------------------------------- slow
@@ -259,17 +267,19 @@ def test_every_output_names_what_each_relation_is_about(small_ranking):
 
 def test_per_system_nu_reach_the_pairs_as_the_grouped_t(small_study):
     """A fit with one nu per system ((chains, draws, K)): every pair's probabilities are
-    the argmax-counted and mean masses of the grouped t (cv.joint.predictive), not the t's."""
+    the argmax-counted and mean masses of the grouped t (cv.joint.predictive), not the t's
+    (a shared-tails fit, its nu made per system)."""
     from dataclasses import replace
 
     from isbetter.cv.joint.model import joint_fit
     from isbetter.cv.joint.predictive import pair_masses
+    from isbetter.cv.joint.spec import JointPriors
     from isbetter.inference.decisions import probabilities_from_masses
     from isbetter.ranking.joint import _pairs
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # the draws are what they are
-        fit = joint_fit(small_study, rope=0.01, rng=3, **SMALL)
+        fit = joint_fit(small_study, rope=0.01, rng=3, priors=JointPriors(tails="shared"), **SMALL)
     k = fit.effects.shape[-1]
     factors = np.array([0.5, 1.0, 4.0])  # nu_k: three different tails per draw
     per_system = replace(fit, nu=1.0 + (fit.nu[..., None] - 1.0) * factors)
@@ -294,18 +304,8 @@ def test_per_system_nu_reach_the_pairs_as_the_grouped_t(small_study):
 def _components_ranking(study, rng):
     from isbetter.cv.joint.spec import JointPriors
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # few draws: the table's form
-        return rank(
-            study,
-            rope=0.01,
-            method="joint",
-            priors=JointPriors(tails="components"),
-            rng=rng,
-            draws=100,
-            tune=100,
-            chains=2,
-        )
+    components = JointPriors(tails="components")  # the default, named: the table's form
+    return small_joint_rank(study, priors=components, rng=rng, draws=100, tune=100)
 
 
 def test_components_tails_reach_the_pairs(small_study):

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _joint_data import SMALL, score_table, study_scores
+from _joint_data import SMALL, score_table, small_joint_rank, study_scores
 from isbetter import ConvergenceWarning, compare, compare_f1, power_analysis, rank, read_scores
 from isbetter.core.provenance import signature, versions
 from isbetter.cv.joint.spec import JointPriors
 from isbetter.f1.power import SIGIR_SCENARIO_A
 
-#: the joint model's robust prior (independent t components; not the default)
-COMPONENTS = JointPriors(tails="components")
+#: the joint model's former default prior (one nu, the inverse-Wishart)
+SHARED = JointPriors(tails="shared")
 
 #: the versions every new signature ends with
 VERSIONS = r"\|isbetter:[^|]+\|pymc:[^|]+\|nutpie:[^|]+\|numba:[^|]+"
@@ -107,14 +107,13 @@ def test_pairwise_hierarchical_ranking(uci):
 def test_one_model_rankings_name_their_model():
     """The joint and pairwise rankings of the same scores no longer sign alike."""
     table = score_table(study_scores(np.random.default_rng(5), [0.0, 0.001, 0.05], q=6))
-    joint = rank(table, rope=0.01, method="joint", rng=2, **SMALL)
-    # the joint model's signature names its prior's form (tails, spread prior)
-    _check(joint, r"method:joint-shared-inverse-wishart\|rope:0.01\|draws:300x2\|tune:300\|seed:2")
+    joint, shared = small_joint_rank(table), small_joint_rank(table, priors=SHARED)
     with warnings.catch_warnings():  # a signature test: 2 x 300 draws may mix poorly
         warnings.simplefilter("ignore", ConvergenceWarning)
-        robust = rank(table, rope=0.01, method="joint", rng=2, priors=COMPONENTS, **SMALL)
         pl = rank(table, method="plackett_luce", rng=2, **SMALL)
-    _check(robust, r"method:joint-components-huang-wand\|rope:0.01\|draws:300x2\|tune:300\|seed:2")
+    # the joint model's signature names its prior's form (tails, spread prior)
+    _check(joint, r"method:joint-components-huang-wand\|rope:0.01\|draws:300x2\|tune:300\|seed:2")
+    _check(shared, r"method:joint-shared-inverse-wishart\|rope:0.01\|draws:300x2\|tune:300\|seed:2")
     # Plackett–Luce has no ROPE: its signature names none (it printed rope:0)
     _check(pl, r"method:plackett-luce\|draws:300x2\|tune:300\|seed:2")
     # and its pairs, read off that one fit (they signed method:plackett_luce|rope:0|...)

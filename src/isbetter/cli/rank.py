@@ -183,17 +183,19 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         "--joint-spread-prior",
         default=None,
         choices=("inverse-wishart", "huang-wand"),
-        help="joint: the prior of the data sets' spread with one shared nu (naming it "
-        "chooses --joint-tails shared; inverse-wishart, its default: the scale fixed from "
-        "the data; huang-wand: half-t scales; see docs/joint_prior.md)",
+        help="joint: the prior of the data sets' spread (inverse-wishart: its scale fixed "
+        "from the data, the default with --joint-tails shared; huang-wand: half-t scales, the "
+        "default otherwise); given without --joint-tails it chooses --joint-tails shared, so "
+        "--joint-spread-prior inverse-wishart is the joint model's former default; see "
+        "docs/joint_prior.md",
     )
     p.add_argument(
         "--joint-tails",
         default=None,
         choices=("shared", "per-system", "components"),
         help="joint: the deviations' tails (default components: independent Student-t "
-        "components with half-t scales, each its own nu, sampled at target acceptance 0.99; "
-        "shared: one nu per fit, with --joint-spread-prior inverse-wishart by default; "
+        "components, each with its own nu and a half-t scale, sampled at target acceptance "
+        "0.99; shared: one nu for every pair, the default when --joint-spread-prior is given; "
         "per-system: one nu per system, the grouped t; see docs/joint_prior.md)",
     )
     p.add_argument(

@@ -630,7 +630,7 @@ def _fit_settings(pairs: list[ComparisonResult], method: str) -> dict[str, Any]:
 
     The route is ``pairwise-<method>`` (the pairs' method, ``f1_paired`` rather than
     the model ``paired``) or the one model, the joint model with its prior's form
-    (``joint-<tails>-<spread prior>``, e.g. ``joint-shared-inverse-wishart``); each
+    (``joint-<tails>-<spread prior>``, e.g. ``joint-components-huang-wand``); each
     sampler setting one value when every fit used it, else the sorted values (the
     hierarchical model's tuning steps depend on each pair's data).
     """

@@ -5,7 +5,8 @@ For each metric, :func:`joint_metric` fits the joint model of all K systems once
 the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchanged):
 
 * for every pair (a, b), the next data set's difference
-  :math:`\delta_{next} = b_a - b_b + u_a - u_b`. The deviations of a new data set
+  :math:`\delta_{next} = b_a - b_b + u_a - u_b`. With one shared :math:`\nu`
+  (``JointPriors(tails="shared")``) the deviations of a new data set
   are multivariate Student-t, so per draw :math:`\delta_{next} \sim t_\nu(b_a - b_b,
   \sigma_{ab})` exactly, with the pair's scale :math:`\sigma_{ab}` from the draw of the
   deviations' covariance (:meth:`~isbetter.cv.joint.model.JointFit.pair_scales`) — the
@@ -13,7 +14,7 @@ the pairwise ranking (so orders, Hasse diagrams, reports and plots work unchange
   With one :math:`\nu_k` per system (independent weights of the two systems: the
   grouped t) :math:`\delta_{next}` is no longer a t; its masses are a one-dimensional
   integral (:func:`isbetter.cv.joint.predictive.pair_masses` computes both forms).
-  With independent Student-t components (``JointPriors(tails="components")``)
+  With independent Student-t components (the default, ``JointPriors()``)
   :math:`\delta_{next} = b_a - b_b + \sum_j w_j z_j`, the pair's weights
   :math:`w = c_{ab}^T L` from the draw of the loading
   (:func:`~isbetter.cv.joint.predictive.component_weights`), its masses from

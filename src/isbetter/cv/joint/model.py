@@ -640,21 +640,24 @@ def joint_fit(
     -----
     The model (``../shared/DESIGN.md`` §4.2, :mod:`.spec`): :math:`x_{ikf} = \mu_{if}
     + b_k + u_{ik} + e_{ikf}`, fold effects :math:`\mu_{if}` integrated out; the
-    deviations' contrasts multivariate t with covariance :math:`\Omega` (so each pair's
-    deviation is :math:`t_\nu` with its own scale); the noise of the contrasts
+    deviations' contrasts independent t components (the default, below) or multivariate
+    t with covariance :math:`\Omega` (so each pair's deviation is :math:`t_\nu` with its
+    own scale); the noise of the contrasts
     matrix-normal with covariance :math:`\Sigma_i` across systems and compound
     symmetry (correlation :math:`\rho_i`) across folds; the :math:`\Sigma_i`
-    integrated out against inverse-Wishart priors, and :math:`\Omega` against an
-    inverse-Wishart with a fixed scale (the default) or, with
+    integrated out against inverse-Wishart priors; with one shared :math:`\nu`
+    (``JointPriors(tails="shared")``) :math:`\Omega` against an
+    inverse-Wishart with a fixed scale (that form's default) or, with
     ``JointPriors(spread_prior="huang-wand")``, Huang and Wand's prior given its mixing
     variable (every pair's scale half-t, flat near zero;
     :class:`~isbetter.cv.joint.spec.JointPriors`, ``docs/joint_prior.md``).
     ``settings["spread_prior"]`` records the form and its settings in score units (the
     degrees of freedom and the fixed :math:`\psi`, or the half-t's degrees of freedom
-    and a pair's half-t scale). With ``JointPriors(tails="components")`` (independent t
-    components, ``docs/joint_prior.md``) the fit holds one :math:`\nu_j` per component
-    and the draws of the loading :math:`L` (:attr:`JointFit.loading`), and
-    ``settings["spread_prior"]`` a component's half-t scale (``component_scale``).
+    and a pair's half-t scale). With the default, ``JointPriors(tails="components")``
+    (independent t components, ``docs/joint_prior.md``), the fit holds one
+    :math:`\nu_j` per component and the draws of the loading :math:`L`
+    (:attr:`JointFit.loading`), and ``settings["spread_prior"]`` a component's half-t
+    scale (``component_scale``).
     Scores are divided by the mean per-data-set standard deviation of two systems' fold
     differences before fitting; the draws are reported in score units.
     """

@@ -14,14 +14,17 @@ systems to the scores of K systems at once. For data set i, system k, fold f
 with the fold effects :math:`\mu_{if}` (flat prior) integrated out exactly: only
 the K - 1 contrasts of the systems are observed. The noise covariance of the
 contrasts, :math:`\Sigma_i`, has a conjugate inverse-Wishart prior and is
-integrated out in closed form (:mod:`.likelihood`). The deviations :math:`u_i` of
-data set i from the effects :math:`b` are multivariate Student-t: their contrasts
+integrated out in closed form (:mod:`.likelihood`). By default the deviations
+:math:`u_i` of data set i from the effects :math:`b` are independent Student-t
+components (``JointPriors()``, ``tails="components"``; :class:`JointPriors`). With
+one shared :math:`\nu` (``JointPriors(tails="shared")``) they are multivariate
+Student-t: their contrasts
 :math:`\tilde u_i = H^T u_i \sim N(0, \Omega / \lambda_i)`,
 :math:`\lambda_i \sim \operatorname{Gamma}(\nu/2, \nu/2)`, so every pair's
 deviation :math:`u_{ia} - u_{ib}` is :math:`t_\nu` as in the pairwise model, with
 the pair's own scale :math:`\sigma_{ab}^2 = c_{ab}^T \Omega c_{ab}` (the K(K-1)/2
 pairwise scales, kept consistent by one covariance matrix). :math:`\Omega` has an
-inverse-Wishart prior with a fixed scale (the default) or, chosen with
+inverse-Wishart prior with a fixed scale (the shared tails' default) or, chosen with
 ``JointPriors(spread_prior="huang-wand")``, Huang and Wand's prior (half-t scales;
 inverse-Wishart given one mixing variable :math:`\psi`; :class:`JointPriors`,
 ``docs/joint_prior.md``), and is integrated out given :math:`\psi` and the
@@ -191,10 +194,10 @@ class JointPriors(PositivePriors):
         :math:`A = b_\Omega s / \sqrt 2` with :math:`s` a robust spread of the pairs'
         per-data-set mean differences (:func:`robust_pair_spread`), :math:`\nu_j - 1`
         with the pairwise model's prior each. Each scale's density is flat near zero, so
-        at K = 2 it is Corani's model in all but the bounds of its flat priors (the ten
-        UCI pairs agree within 0.03), one outlying data set is absorbed along one
-        direction by a small :math:`\nu_j`, and near-identical pairs (a tiny spread with
-        a few large differences) keep their own :math:`\nu_j`. Only
+        at K = 2 (the shared Huang-Wand form in law) it agrees with the pairwise
+        hierarchical model (the ten UCI pairs within 0.025), one outlying data set is
+        absorbed along one direction by a small :math:`\nu_j`, and near-identical pairs
+        (a tiny spread with a few large differences) keep their own :math:`\nu_j`. Only
         ``spread_prior="huang-wand"`` (whose :math:`A`, :math:`\nu_\Omega` and
         :math:`c_\Sigma` it takes) applies. Each data set's deviations are integrated
         out given one noise weight, and drawn after the fit (``docs/joint_prior.md``).
