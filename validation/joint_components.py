@@ -55,7 +55,7 @@ def fit_components(
     *,
     seed: int,
     rope: float = 0.0,
-    draws: int = 2000,
+    draws: int | None = None,
     tune: int | None = None,
     chains: int = 4,
     nuts: Any = None,
@@ -63,8 +63,8 @@ def fit_components(
 ) -> dict[str, Any]:
     """Fit the package's model (``JointPriors(tails="components")``, compiled density).
 
-    `tune` and `nuts` (a :class:`~isbetter.cv.joint.model.NutsSettings`): default the
-    package's; `noise_scale` the noise prior's (default: the components' own, 0.001).
+    `draws`, `tune` and `nuts` (a :class:`~isbetter.cv.joint.model.NutsSettings`): default
+    the package's (``COMPONENTS_SAMPLER``); `noise_scale` the noise prior's (default: the components' own, 0.001).
     The compiled density is loaded before the clock starts.
     """
     from isbetter.cv.joint.compiled_backend import load_density
@@ -81,9 +81,9 @@ def fit_components(
             rope=rope,
             priors=JointPriors(tails="components", noise_scale=noise_scale),
             draws=draws,
+            tune=tune,
             chains=chains,
             rng=seed,
-            **({} if tune is None else {"tune": tune}),
             **({} if nuts is None else {"nuts": nuts}),
         )
     elapsed = time.perf_counter() - t0
@@ -415,6 +415,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     per-chain medians, and the medians over the divergent draws; and the log s_j.
     """
     from isbetter.cv.joint.compiled_backend import compiled_model
+    from isbetter.cv.joint.model import COMPONENTS_SAMPLER
     from isbetter.cv.joint.spec import COMPONENT_SHEAR
     from isbetter.inference import libs
     from isbetter.inference.diagnostics import summary
@@ -423,15 +424,16 @@ def run_raw(args: argparse.Namespace) -> dict[str, Any]:
     systems = tuple(args.systems) if args.systems else tuple(table.systems)
     data = _model_data(args, table, systems)
     t0 = time.perf_counter()
+    accept = COMPONENTS_SAMPLER.target_accept if args.target_accept is None else args.target_accept
     idata = libs.nutpie().sample(
         compiled_model(data),
-        draws=args.draws,
-        tune=1000 if args.tune is None else args.tune,
+        draws=COMPONENTS_SAMPLER.draws if args.draws is None else args.draws,
+        tune=COMPONENTS_SAMPLER.tune if args.tune is None else args.tune,
         chains=args.chains,
         cores=2,
         seed=args.seed,
         progress_bar=False,
-        target_accept=0.9 if args.target_accept is None else args.target_accept,
+        target_accept=accept,
         low_rank_modified_mass_matrix=args.mass_matrix == "low_rank",
         store_unconstrained=True,
     )
@@ -476,7 +478,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("pairs", "outlier", "uci5", "where", "raw"))
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--draws", type=int, default=2000)
+    parser.add_argument("--draws", type=int, default=None, help="default: the package's")
     parser.add_argument("--rope", type=float, default=0.01)
     parser.add_argument("--tune", type=int, default=None, help="default: the package's")
     parser.add_argument("--chains", type=int, default=4)

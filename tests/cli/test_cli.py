@@ -196,19 +196,21 @@ def test_correlated_t_test_imports_no_heavy_modules(uci_long_path):
 
 def test_tune_help_states_the_models_own_defaults(capsys):
     """--help says what --tune defaults to; the numbers are the models' constants."""
-    import inspect
-
     from isbetter.cli.common import HIERARCHICAL_TUNE_HELP
+    from isbetter.cli.rank import JOINT_TUNE_HELP
     from isbetter.cv.hierarchical import model as hm
-    from isbetter.cv.joint.model import joint_fit
+    from isbetter.cv.joint.model import COMPONENTS_SAMPLER, SHARED_SAMPLER
 
     first, last = hm.AUTO_INTEGRATED_MAX_DATASETS + 1, hm.LOW_RANK_MAX_DATASETS
     assert HIERARCHICAL_TUNE_HELP == (
         f"hierarchical: {hm.TUNE}, {hm.DRAW_VARIANCE_TUNE} where it samples its centred "
         f"model of {first}-{last} data sets"
     )
-    joint_tune = inspect.signature(joint_fit).parameters["tune"].default
-    for command, tail in (("cv", ")"), ("rank", f"; --method joint: {joint_tune})")):
+    joint = f"--method joint: {COMPONENTS_SAMPLER.tune}"  # the default form's
+    if SHARED_SAMPLER.tune != COMPONENTS_SAMPLER.tune:
+        joint += f" ({SHARED_SAMPLER.tune} with --joint-tails shared or per-system)"
+    assert JOINT_TUNE_HELP == joint
+    for command, tail in (("cv", ")"), ("rank", f"; {joint})")):
         assert main([command, "--help"]) == 0
         shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
         assert f"MCMC tuning steps per chain (default {HIERARCHICAL_TUNE_HELP}{tail}" in shown

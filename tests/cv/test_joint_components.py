@@ -454,17 +454,86 @@ def test_nuts_settings_reach_the_sampler_and_are_recorded(rng, monkeypatch):
         default = joint_fit(table, priors=COMP, draws=50, tune=50, chains=2, rng=2)
     told, untold = calls
     assert (told["mass_matrix"], told["target_accept"], told["max_depth"]) == ("low_rank", 0.95, 2)
+    accept = joint_model.COMPONENTS_SAMPLER.target_accept  # the form's, NutsSettings() says none
     assert (untold["mass_matrix"], untold["target_accept"], untold["max_depth"]) == (
         "diagonal",
-        0.9,
+        accept,
         None,
     )
-    for settings, want in ((fit.settings, nuts), (default.settings, NutsSettings())):
+    for settings, want in ((fit.settings, nuts), (default.settings, NutsSettings(target_accept=accept))):
         got = (settings["mass_matrix"], settings["target_accept"], settings["max_depth"])
         assert got == (want.mass_matrix, want.target_accept, want.max_depth)
     # nutpie obeys the depth: at most 2 ** 2 leapfrog steps a draw, where the default takes more
     assert int(fit.idata.sample_stats["n_steps"].max()) <= 4
     assert int(default.idata.sample_stats["n_steps"].max()) > 4
+
+
+class _Sampled(Exception):
+    """Raised by a stand-in sampler once it has recorded what it was asked."""
+
+
+@pytest.mark.parametrize("route", ["joint_fit", "rank"])
+def test_the_sampler_defaults_are_the_forms_and_are_recorded(rng, monkeypatch, route):
+    """Draws, tuning steps and target acceptance not given come from the form's
+    SamplerDefaults (COMPONENTS_SAMPLER for the default form, SHARED_SAMPLER for one nu),
+    through joint_fit and rank(method="joint"); given values win. Distinct stand-in
+    defaults show that the values come from there and nowhere else."""
+    from isbetter import rank
+    from isbetter.cv.joint import model as joint_model
+    from isbetter.cv.joint.model import NutsSettings, SamplerDefaults, sampler_defaults
+
+    comp = SamplerDefaults(draws=7, tune=3, target_accept=0.97)
+    shared = SamplerDefaults(draws=11, tune=5, target_accept=0.83)
+    monkeypatch.setattr(joint_model, "COMPONENTS_SAMPLER", comp)
+    monkeypatch.setattr(joint_model, "SHARED_SAMPLER", shared)
+    assert (sampler_defaults("components"), sampler_defaults("per-system")) == (comp, shared)
+    calls = []
+
+    def recording(*args, **kwargs):
+        calls.append({k: kwargs[k] for k in ("draws", "tune", "target_accept")})
+        raise _Sampled
+
+    monkeypatch.setattr(joint_model, "sample", recording)
+    table = score_table(study_scores(rng, [0.0, 0.01, 0.02], q=4))
+
+    def fit(**options):
+        with pytest.raises(_Sampled):
+            if route == "rank":
+                rank(table, method="joint", rope=0.01, rng=1, **options)
+            else:
+                joint_model.joint_fit(table, rope=0.01, rng=1, **options)
+
+    fit()
+    fit(priors=JointPriors(spread_prior="inverse-wishart"))
+    fit(priors=JointPriors(tails="per-system"))
+    fit(draws=13, tune=2)
+    if route == "joint_fit":
+        fit(nuts=NutsSettings(target_accept=0.91))
+    assert [tuple(c.values()) for c in calls] == [
+        (7, 3, 0.97),
+        (11, 5, 0.83),
+        (11, 5, 0.83),
+        (13, 2, 0.97),
+        *([(7, 3, 0.91)] if route == "joint_fit" else []),
+    ]
+
+
+def test_a_fit_records_the_sampler_defaults_it_used(rng):
+    """The settings of a fit with the default form hold the draws, tuning steps and target
+    acceptance it used (the form's SamplerDefaults where none were given)."""
+    from isbetter.cv.joint.model import COMPONENTS_SAMPLER, joint_fit
+
+    table = score_table(study_scores(rng, [0.0, 0.01, 0.02], q=4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit = joint_fit(table, rope=0.01, chains=2, rng=1)
+    assert fit.settings["tails"] == "components"
+    assert (fit.settings["draws"], fit.settings["tune"], fit.settings["target_accept"]) == (
+        COMPONENTS_SAMPLER.draws,
+        COMPONENTS_SAMPLER.tune,
+        COMPONENTS_SAMPLER.target_accept,
+    )
+    assert fit.effects.shape == (2, COMPONENTS_SAMPLER.draws, 3)
 
 
 def test_nuts_settings_refuse_bad_values():

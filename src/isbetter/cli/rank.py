@@ -35,6 +35,11 @@ RANK_CHAINS_HELP = (
     "subtasks of binary items: 2 a pair"
 )
 
+#: the joint model's tuning steps unless --tune says (cv.joint.model.COMPONENTS_SAMPLER's,
+#: the default form's, and SHARED_SAMPLER's for one nu or per-system tails): numbers here,
+#: so that --help imports no model; tests/cli/test_cli.py checks them
+JOINT_TUNE_HELP = "--method joint: 1000"
+
 
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
     """Add what is ranked: the file, the systems, the metrics with direction and ROPE."""
@@ -162,7 +167,7 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
     add_sampler_args(
         p,
         "posterior draws (per chain for the hierarchical model)",
-        f"{HIERARCHICAL_TUNE_HELP}; --method joint: 1000",
+        f"{HIERARCHICAL_TUNE_HELP}; {JOINT_TUNE_HELP}",
         RANK_CHAINS_HELP,
     )
     p.add_argument(

@@ -53,11 +53,13 @@ __all__ = [
     "JointFit",
     "JointModel",
     "NutsSettings",
+    "SamplerDefaults",
     "draw_deviations",
     "draw_effects",
     "draw_spread",
     "grouped_cores",
     "joint_fit",
+    "sampler_defaults",
 ]
 
 #: the variables whose convergence is diagnosed (the ones the results are read from)
@@ -65,8 +67,42 @@ DIAGNOSED = ("b", "nu", "pair_scale")
 #: with independent components, whose labels and signs the posterior does not identify:
 #: the functionals that permuting and flipping the components leave alone
 DIAGNOSED_COMPONENTS = ("b", "nu_range", "pair_scale")
-#: NUTS's target acceptance: no divergences in fits of 3, 5, 10 (16 each) and 54 data sets
-TARGET_ACCEPT = 0.9
+
+
+@dataclass(frozen=True)
+class SamplerDefaults:
+    """A form's sampler defaults: draws and tuning steps per chain, NUTS's target acceptance.
+
+    :func:`joint_fit` (so ``rank(method="joint")`` and ``isbetter rank --method joint``)
+    uses them where `draws`, `tune` or ``NutsSettings.target_accept`` is not given, by the
+    form of the tails (:func:`sampler_defaults`); a fit records the values it used in its
+    ``settings``.
+    """
+
+    draws: int
+    tune: int
+    target_accept: float
+
+
+#: one nu (``tails="shared"``, the former default) and the per-system tails: no
+#: divergences in fits of 3, 5, 10 (16 each) and 54 data sets at target acceptance 0.9
+SHARED_SAMPLER = SamplerDefaults(draws=2000, tune=1000, target_accept=0.9)
+#: independent t components, the default form (issue 29; docs/joint_prior.md, Status):
+#: the one place where their draws, tuning steps and target acceptance are set
+COMPONENTS_SAMPLER = SamplerDefaults(draws=2000, tune=1000, target_accept=0.9)
+
+
+def sampler_defaults(tails: str) -> SamplerDefaults:
+    """Return the sampler defaults of the form `tails` (``JointPriors.tails``).
+
+    Examples
+    --------
+    >>> sampler_defaults("components") == COMPONENTS_SAMPLER
+    True
+    >>> sampler_defaults("shared").target_accept
+    0.9
+    """
+    return COMPONENTS_SAMPLER if tails == "components" else SHARED_SAMPLER
 
 
 @dataclass(frozen=True)
@@ -77,16 +113,17 @@ class NutsSettings:
     ----------
     mass_matrix : {"diagonal", "low_rank", "draw_variance"}, default: "diagonal"
         nutpie's mass matrix adaptation (:func:`isbetter.inference.sampling.sample`).
-    target_accept : float, default: 0.9
-        The step size adapts to this mean acceptance probability.
+    target_accept : float, optional
+        The step size adapts to this mean acceptance probability; default: the form's
+        (:func:`sampler_defaults`), recorded in the fit's ``settings["target_accept"]``.
     max_depth : int, optional
         NUTS's largest tree depth (at most ``2 ** max_depth`` leapfrog steps a draw);
         default: the sampler's (10).
 
     Examples
     --------
-    >>> NutsSettings(mass_matrix="low_rank").target_accept
-    0.9
+    >>> NutsSettings(mass_matrix="low_rank").target_accept is None  # the form's
+    True
     >>> NutsSettings(max_depth=0)
     Traceback (most recent call last):
     ...
@@ -94,13 +131,14 @@ class NutsSettings:
     """
 
     mass_matrix: MassMatrix = "diagonal"
-    target_accept: float = TARGET_ACCEPT
+    target_accept: float | None = None
     max_depth: int | None = None
 
     def __post_init__(self) -> None:
         check_choice(self.mass_matrix, "mass_matrix", MASS_MATRICES)
-        accept = check_probability(self.target_accept, "target_accept", open_interval=True)
-        object.__setattr__(self, "target_accept", accept)
+        if self.target_accept is not None:
+            accept = check_probability(self.target_accept, "target_accept", open_interval=True)
+            object.__setattr__(self, "target_accept", accept)
         if self.max_depth is not None:
             object.__setattr__(self, "max_depth", check_positive_int(self.max_depth, "max_depth"))
 
@@ -484,6 +522,7 @@ class JointModel:
                 f"{(prepared.n_datasets, prepared.n_systems)}"
             )
         data = prepared.model_data(priors)
+        accept = nuts.target_accept
         sampling: dict[str, Any] = {
             "draws": draws,
             "tune": tune,
@@ -491,7 +530,9 @@ class JointModel:
             "cores": cores,
             "seed": seed,
             "mass_matrix": nuts.mass_matrix,
-            "target_accept": nuts.target_accept,
+            "target_accept": sampler_defaults(prepared.tails).target_accept
+            if accept is None
+            else accept,
             "max_depth": nuts.max_depth,
         }
         with self._lock:
@@ -587,8 +628,8 @@ def joint_fit(
     rope: float = 0.0,
     rho: float | None = None,
     priors: JointPriors | None = None,
-    draws: int = 2000,
-    tune: int = 1000,
+    draws: int | None = None,
+    tune: int | None = None,
     chains: int = 4,
     cores: int | None = None,
     backend: Backend = "auto",
@@ -614,8 +655,12 @@ def joint_fit(
         Correlation of the scores within a data set; default ``1 / folds``.
     priors : JointPriors, optional
         Prior settings (default: the reference implementation's bounds).
-    draws, tune, chains : int, default: 2000, 1000, 4
-        Posterior draws and tuning steps per chain, number of chains.
+    draws, tune : int, optional
+        Posterior draws and tuning steps per chain; default: the form's
+        (:func:`sampler_defaults`: :data:`COMPONENTS_SAMPLER` for the default form,
+        :data:`SHARED_SAMPLER` for one nu or per-system tails), recorded in ``settings``.
+    chains : int, default: 4
+        Number of chains.
     cores : int, optional
         Chains run in parallel on this many cores (default ``min(chains, 2)``).
     backend : {"auto", "nutpie", "pymc"}, default: "auto"
@@ -624,8 +669,8 @@ def joint_fit(
         Seed of the sampler; recorded in ``settings["seed"]``.
     nuts : NutsSettings, optional
         NUTS's mass matrix, target acceptance and tree depth (default:
-        ``NutsSettings()``); recorded in ``settings`` (``mass_matrix``,
-        ``target_accept``, ``max_depth``).
+        ``NutsSettings()``: the form's target acceptance); recorded in ``settings``
+        (``mass_matrix``, ``target_accept``, ``max_depth``).
 
     Returns
     -------
@@ -666,13 +711,14 @@ def joint_fit(
             f"`table` must be a ScoreTable (isbetter.read_scores), got {type(table).__name__}."
         )
     rope = check_rope(rope)
-    draws = check_positive_int(draws, "draws", minimum=1)
-    tune = check_positive_int(tune, "tune", minimum=0)
+    priors = JointPriors() if priors is None else priors
+    defaults = sampler_defaults(priors.tails)
+    draws = check_positive_int(defaults.draws if draws is None else draws, "draws", minimum=1)
+    tune = check_positive_int(defaults.tune if tune is None else tune, "tune", minimum=0)
     chains = check_positive_int(chains, "chains", minimum=1)
     if cores is not None:
         cores = check_positive_int(cores, "cores", minimum=1)
     backend_used = resolve_backend(backend)
-    priors = JointPriors() if priors is None else priors
     names = table.systems if systems is None else tuple(systems)
     prepared = prepare(table, names, metric=metric, rope=rope, rho=rho, priors=priors)
     model = _shared_model(prepared.n_datasets, prepared.n_systems, backend_used)
