@@ -135,11 +135,16 @@ def test_02_ranking(tmp_path, monkeypatch):
     # a wider ROPE merges groups: at +-0.02 nbc joins the others
     orders = res["orders_by_rope"]
     assert "<" not in orders["0.02"] and orders["0.005"].count("<") >= orders["0.01"].count("<")
-    # the chain starts at nbc; the joint model: the same order, aode or hnb best
+    # the chain starts at nbc; the joint model: the same order, aode or hnb best. Its
+    # default, independent components, leaves j48gr more (0.09-0.13) than one shared nu
+    # did (0.03): aode + hnb 0.905 at the quick settings, 0.865 at full length (the
+    # guide's order of the systems), where one nu gave 0.96
     assert res["chain_likelihood"].startswith("nbc <")
     assert res["joint_order"] == res["order_likelihood"]
     p_best = res["joint_p_best"]
-    assert p_best["aode"] + p_best["hnb"] > 0.9 and sum(p_best.values()) == pytest.approx(1.0)
+    assert set(sorted(p_best, key=p_best.get)[-2:]) == {"aode", "hnb"}, p_best
+    assert p_best["aode"] + p_best["hnb"] > 0.8 and p_best["nbc"] < 0.01, p_best
+    assert sum(p_best.values()) == pytest.approx(1.0)
 
 
 def _f1_per_class(df: pd.DataFrame, system: str, label: str) -> float:

@@ -205,7 +205,7 @@ def check_ranking(out: str) -> None:
     printed = [line for line in out.splitlines() if line.startswith("| ")]
     table = re.findall(r"^\| (?:pairwise|joint|Plackett–Luce) \|.*$", TEXT, re.M)
     assert len(table) == 3 and printed == table, (printed, table)
-    (p_best,) = _stated(r"in one fit: P\(best\) (hnb \d\.\d+, aode \d\.\d+)")
+    (p_best,) = _stated(r"in one fit: P\(best\) ((?:hnb|aode) \d\.\d+, (?:hnb|aode) \d\.\d+)")
     assert f"| {p_best}, " in printed[1], (p_best, printed[1])
 
 

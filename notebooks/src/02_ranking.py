@@ -265,9 +265,10 @@ for line, p in ranks.rope_orders:
 
 # %% [markdown]
 # The two routes side by side, pair by pair: where a pairwise fit is decisive (largest
-# probability at least 0.9) they agree. Elsewhere they can differ: one covariance of the
-# data sets' deviations gives aode vs j48 and aode vs j48gr a wider spread across data
-# sets than their own fits do, so the ROPE holds less of the next data set's difference.
+# probability at least 0.9) they agree. Elsewhere they can differ: one model of the data
+# sets' deviations (independent components whose scales and tails all the pairs share)
+# gives aode vs j48 and aode vs j48gr a wider spread across data sets than their own fits
+# do, so the ROPE holds less of the next data set's difference.
 
 # %%
 side = pd.DataFrame(
