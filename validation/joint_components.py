@@ -64,7 +64,8 @@ def fit_components(
     """Fit the package's model (``JointPriors(tails="components")``, compiled density).
 
     `draws`, `tune` and `nuts` (a :class:`~isbetter.cv.joint.model.NutsSettings`): default
-    the package's (``COMPONENTS_SAMPLER``); `noise_scale` the noise prior's (default: the components' own, 0.001).
+    the package's (``COMPONENTS_SAMPLER``); `noise_scale` the noise prior's (default: the
+    components' own, 0.001).
     The compiled density is loaded before the clock starts.
     """
     from isbetter.cv.joint.compiled_backend import load_density

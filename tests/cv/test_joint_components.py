@@ -460,7 +460,10 @@ def test_nuts_settings_reach_the_sampler_and_are_recorded(rng, monkeypatch):
         accept,
         None,
     )
-    for settings, want in ((fit.settings, nuts), (default.settings, NutsSettings(target_accept=accept))):
+    for settings, want in (
+        (fit.settings, nuts),
+        (default.settings, NutsSettings(target_accept=accept)),
+    ):
         got = (settings["mass_matrix"], settings["target_accept"], settings["max_depth"])
         assert got == (want.mass_matrix, want.target_accept, want.max_depth)
     # nutpie obeys the depth: at most 2 ** 2 leapfrog steps a draw, where the default takes more
