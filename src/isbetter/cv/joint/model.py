@@ -88,8 +88,10 @@ class SamplerDefaults:
 #: divergences in fits of 3, 5, 10 (16 each) and 54 data sets at target acceptance 0.9
 SHARED_SAMPLER = SamplerDefaults(draws=2000, tune=1000, target_accept=0.9)
 #: independent t components, the default form (issue 29; docs/joint_prior.md, Status):
-#: the one place where their draws, tuning steps and target acceptance are set
-COMPONENTS_SAMPLER = SamplerDefaults(draws=2000, tune=1000, target_accept=0.9)
+#: the one place where their draws, tuning steps and target acceptance are set. With the
+#: effects integrated out, 0.99 leaves 1-2 divergences in about one small study in seven
+#: and meets the rule on all the UCI data at K = 5, seeds 1-3 (stop 44)
+COMPONENTS_SAMPLER = SamplerDefaults(draws=2000, tune=1000, target_accept=0.99)
 
 
 def sampler_defaults(tails: str) -> SamplerDefaults:
