@@ -423,9 +423,10 @@ def _spec(pool: str, seed: int, n: int) -> str:
     if pool.startswith("joint"):
         from isbetter.cv.joint.spec import JointPriors
 
-        form = JointPriors(tails=_joint_form(pool)[1] or JointPriors().tails)  # type: ignore[arg-type]
+        q, tails = _joint_form(pool)
+        form = JointPriors(tails=tails or JointPriors().tails)  # type: ignore[arg-type]
         prior = f"tails={form.tails} spread_prior={form.spread_prior}"
-        return f"{spec} {prior} source={source_digest()}"
+        return f"{spec} {prior} setting={joint_setting(q, tails)} source={source_digest()}"
     if pool in ("items_hier", "items_paired"):
         return f"{spec} source={source_digest(ITEMS_SIMULATION)}"
     if pool == "hier5":

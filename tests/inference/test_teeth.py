@@ -157,6 +157,22 @@ def test_f1_and_hierarchical_keys_change_with_the_code_in_teeth(monkeypatch):
     assert teeth._spec("hier5", 1, 10) != hier
 
 
+def test_a_joint_pool_key_changes_with_its_setting_in_teeth(monkeypatch):
+    """The joint pools' sampler setting (``joint_setting``: draws, tune, chains) lives in
+    teeth.py, which their source digest does not cover: it enters their key, so a changed
+    setting refits the pools instead of reusing fits made with the old one."""
+    from dataclasses import replace
+
+    from validation import teeth
+
+    before = teeth._spec("joint50", 1, 10)
+    setting = teeth.joint_setting
+    monkeypatch.setattr(teeth, "joint_setting", lambda q, t=None: replace(setting(q, t), tune=1000))
+    assert teeth._spec("joint50", 1, 10) != before
+    monkeypatch.undo()
+    assert teeth._spec("joint50", 1, 10) == before
+
+
 def test_pseudo_truths_are_uniform_without_a_plant_and_see_the_plants():
     """A study's pseudo-truth (one of its own draws, ranked among the others) has a uniform
     rank without a plant whatever its posterior — skewed, with ties, autocorrelated — and
