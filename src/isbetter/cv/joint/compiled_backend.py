@@ -72,6 +72,9 @@ CACHE_DEPENDS = (
     "isbetter.inference.nu_prior",
     "isbetter.cv.joint.spec",  # COMPONENT_SHEAR, a constant numba freezes
 )
+#: the size of the d x d matrices (K - 1 contrasts) from which the components' kernel
+#: multiplies them by BLAS (_matmul): no faster than loops at 9, 4 times faster at 19
+BLAS_MIN_SIZE = 10
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
 #: spread_rate (psi's Gamma prior) or the components' half-t scale A, length of nu's
 #: table, 1 if psi is sampled (Huang-Wand), 1 if the tails are per system (the grouped
@@ -378,8 +381,8 @@ def _marginal_logp(
     # Q sum_i G'_i 2 D_i to g_q (one product for all data sets) and to grad the derivatives
     # in log kappa_i, log lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij = G'_jj.
     # data: means, transform, power, tau; params: Q, lambda, kappa, s. Returns -inf if an
-    # A_i or P' is not positive definite. The d x d products are BLAS's (np.dot): q of them
-    # a data set's O(d^3) work, 6 times faster than loops at d = 29 (validation/joint_large_k.py)
+    # A_i or P' is not positive definite. A data set's O(d^3) work is 4 products of d x d
+    # matrices (_matmul), a Cholesky factor and its inverse (validation/joint_large_k.py)
     means, tri, power, tau = data
     basis_q, lam, kappa, scale = params
     q, d = means.shape
@@ -407,11 +410,14 @@ def _marginal_logp(
     for i in range(q):
         for a in range(d):
             resid[a] = shifted[i, a] - mean[a]
-        np.dot(inv[i], resid, alpha)
         for a in range(d):
-            logp -= 0.5 * resid[a] * alpha[a]
-        np.dot(inv[i], prec, g_mat)
-        np.dot(g_mat, inv[i], g_new)
+            acc = 0.0
+            for b in range(d):
+                acc += inv[i, a, b] * resid[b]
+            alpha[a] = acc
+            logp -= 0.5 * resid[a] * acc
+        _matmul(inv[i], prec, g_mat)
+        _matmul(g_mat, inv[i], g_new)
         trace = 0.0  # tr(G' Q^T T T^T Q)
         for a in range(d):
             for b in range(d):
@@ -424,7 +430,10 @@ def _marginal_logp(
             grad[at_s + j] += 2.0 * diag[i, j] * g_new[j, j]
             for b in range(d):
                 g_sum[b, j] += 2.0 * diag[i, j] * g_new[b, j]
-    g_q += np.dot(basis_q, g_sum)
+    _matmul(basis_q, g_sum, g_mat)
+    for a in range(d):
+        for b in range(d):
+            g_q[a, b] += g_mat[a, b]
     return logp
 
 
@@ -447,7 +456,6 @@ def _marginal_factors(
     chol = np.zeros((d, d))  # A = L L^T
     low_inv = np.zeros((d, d))  # L^-1
     v_mat = np.empty((d, d))  # T^T Q
-    col = np.empty(d)
     for i in range(q):
         if not kappa[i] > 0.0 or not math.isfinite(kappa[i]):  # an under- or overflow
             return -math.inf
@@ -456,25 +464,44 @@ def _marginal_factors(
             if not lam[i, j] > 0.0:
                 return -math.inf
             diag[i, j] = scale[j] * scale[j] / lam[i, j]
-        np.dot(tri[i].T, basis_q, v_mat)
-        np.dot(v_mat.T, v_mat, noise[i])
+        _matmul(tri[i].T, basis_q, v_mat)
+        _matmul(v_mat.T, v_mat, noise[i])
         for a in range(d):
             for b in range(d):
                 cov[a, b] = c_over[i] * noise[i, a, b]
             cov[a, a] += diag[i, a]
         if not _cholesky(cov, chol):
             return -math.inf
-        np.dot(means[i], basis_q, shifted[i])
         for j in range(d):
+            acc = 0.0
+            for a in range(d):
+                acc += basis_q[a, j] * means[i, a]
+            shifted[i, j] = acc
             logp -= math.log(chol[j, j]) + 0.5 * math.log(2.0 * math.pi)
         _lower_inverse(chol, low_inv)
-        np.dot(low_inv.T, low_inv, inv[i])  # A^-1 = L^-T L^-1
-        np.dot(inv[i], shifted[i], col)
+        _matmul(low_inv.T, low_inv, inv[i])  # A^-1 = L^-T L^-1
         for a in range(d):
-            total[a] += col[a]
+            acc = 0.0
             for b in range(d):
+                acc += inv[i, a, b] * shifted[i, b]
                 prec[a, b] += inv[i, a, b]
+            total[a] += acc
     return logp
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    # out = a b for square matrices: BLAS's (np.dot) from BLAS_MIN_SIZE on, 6 times faster
+    # than loops at 29 x 29; loops below it, where a BLAS call costs more than it saves
+    d = a.shape[0]
+    if d >= BLAS_MIN_SIZE:
+        np.dot(a, b, out)
+        return
+    for x in range(d):
+        for y in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += a[x, m] * b[m, y]
+            out[x, y] = acc
 
 
 def _lower_inverse(chol: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - numba
@@ -1084,7 +1111,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_gram_schmidt, _gram_schmidt_grad, _log_scale, _half_t_logp, _marginal_logp)
     own += (_marginal_factors, _collapse_effects)
     own += (_weights_grad, _add_det_grad, direction_prior_const, _direction_logp)
-    own += (_direction_grad, _lower_inverse)
+    own += (_direction_grad, _lower_inverse, _matmul)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
