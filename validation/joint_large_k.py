@@ -7,11 +7,12 @@ rope=0.01, rng=1)`` fits them (:func:`isbetter.cv.joint.model.joint_fit`).
 * ``kernel``: for each K, the number of sampled coordinates and the time of one log
   density + gradient evaluation of the compiled kernel (the numba function itself, at
   PyMC's jittered initial point), for the components form and the shared forms.
-* ``fit``: one fit per K and setting, one JSON line each: wall seconds (the compiled
-  density already loaded), nutpie's per-draw statistics after tuning (mean tree depth,
-  mean leapfrog steps, step size, divergences), the package's R-hat / bulk and tail ESS,
-  the kernel's seconds per evaluation and ``evals`` = draws x chains x mean leapfrog
-  steps (the tuning steps not counted: nutpie does not return them here).
+* ``fit``: one fit per K and setting, one JSON line each: wall and CPU seconds (all
+  threads; the compiled density already loaded), nutpie's per-draw statistics after
+  tuning (mean tree depth, mean leapfrog steps, step size, divergences), the package's
+  R-hat / bulk and tail ESS, the kernel's seconds per evaluation and ``evals`` = draws x
+  chains x mean leapfrog steps (the tuning steps not counted: nutpie does not return
+  them here).
 
 Usage (from the repository root)::
 
@@ -101,7 +102,7 @@ def fit_line(args: argparse.Namespace, k: int) -> dict[str, Any]:
     nuts = NutsSettings(
         mass_matrix=args.mass_matrix, target_accept=args.target_accept, max_depth=args.max_depth
     )
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fit = joint_fit(
         table,
         rope=0.01,
@@ -112,7 +113,7 @@ def fit_line(args: argparse.Namespace, k: int) -> dict[str, Any]:
         rng=args.seed,
         nuts=nuts,
     )
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     stats = fit.idata.sample_stats
     steps = stats["n_steps"].to_numpy()
     diag = fit.diagnostics
@@ -129,6 +130,7 @@ def fit_line(args: argparse.Namespace, k: int) -> dict[str, Any]:
         "coords": n_dim,
         "load_s": round(load_s, 2),
         "seconds": round(seconds, 1),
+        "cpu_s": round(cpu, 1),  # all threads: on a machine of its own, about seconds x cores
         "tree_depth": float(stats["depth"].to_numpy().mean()),
         "n_steps": float(steps.mean()),
         "max_depth_hits": float((stats["maxdepth_reached"].to_numpy()).mean()),
@@ -149,7 +151,7 @@ def fit_line(args: argparse.Namespace, k: int) -> dict[str, Any]:
 
 def _summary(paths: list[str]) -> None:
     cols = ("K", "priors", "mass_matrix", "target_accept", "max_depth", "chains", "draws")
-    cols += ("tune", "coords", "seconds", "tree_depth", "n_steps", "step_size")
+    cols += ("tune", "coords", "seconds", "cpu_s", "tree_depth", "n_steps", "step_size")
     cols += ("cost_per_eval_s", "r_hat", "ess_bulk", "divergences")
     print(" | ".join(cols))
     for path in paths:
