@@ -72,6 +72,9 @@ CACHE_DEPENDS = (
     "isbetter.inference.nu_prior",
     "isbetter.cv.joint.spec",  # COMPONENT_SHEAR, a constant numba freezes
 )
+#: the size of the d x d matrices (K - 1 contrasts) from which the components' kernel
+#: multiplies them by BLAS (_matmul): no faster than loops at 9, 4 times faster at 19
+BLAS_MIN_SIZE = 10
 #: the buffer's head: q, K, const, effect_hi, spread_df, spread_var (the fixed psi) or
 #: spread_rate (psi's Gamma prior) or the components' half-t scale A, length of nu's
 #: table, 1 if psi is sampled (Huang-Wand), 1 if the tails are per system (the grouped
@@ -375,10 +378,11 @@ def _marginal_logp(
     # N(x'_i; beta', A_i) + log N(beta'; 0, tau^2 I) + d/2 log 2 pi - 1/2 log det P'. Gradient
     # (beta' the maximiser: envelope theorem): with r' = x'_i - beta', alpha' = A_i^-1 r',
     # G'_i = d/dA_i = (alpha' alpha'^T - A_i^-1 + A_i^-1 P'^-1 A_i^-1)/2 (= Q^T G_i Q): adds
-    # 2 D_ij Q G'[:, j] to g_q's column j and to grad the derivatives in log kappa_i, log
-    # lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij = G'_jj. data: means,
-    # transform, power, tau; params: Q, lambda, kappa, s. Returns -inf if an A_i or P' is
-    # not positive definite
+    # Q sum_i G'_i 2 D_i to g_q (one product for all data sets) and to grad the derivatives
+    # in log kappa_i, log lambda_ij (-D_ij g_ij) and log s_j (2 D_ij g_ij), g_ij = G'_jj.
+    # data: means, transform, power, tau; params: Q, lambda, kappa, s. Returns -inf if an
+    # A_i or P' is not positive definite. A data set's O(d^3) work is 4 products of d x d
+    # matrices (_matmul), a Cholesky factor and its inverse (validation/joint_large_k.py)
     means, tri, power, tau = data
     basis_q, lam, kappa, scale = params
     q, d = means.shape
@@ -398,32 +402,38 @@ def _marginal_logp(
     if logp == -math.inf:
         return logp
     at_kappa, at_s = d, d + q + q * d
+    resid = np.empty(d)  # r'
     alpha = np.empty(d)
-    g_mat = np.empty((d, d))
-    g_new = np.empty((d, d))  # G'
+    g_mat = np.empty((d, d))  # A^-1 P'^-1
+    g_new = np.empty((d, d))  # A^-1 P'^-1 A^-1, then G'
+    g_sum = np.zeros((d, d))  # sum_i G'_i 2 D_i
     for i in range(q):
+        for a in range(d):
+            resid[a] = shifted[i, a] - mean[a]
         for a in range(d):
             acc = 0.0
             for b in range(d):
-                acc += inv[i, a, b] * (shifted[i, b] - mean[b])
+                acc += inv[i, a, b] * resid[b]
             alpha[a] = acc
-            logp -= 0.5 * (shifted[i, a] - mean[a]) * acc
-        for a in range(d):  # A^-1 P'^-1 into g_mat
-            for b in range(d):
-                acc = 0.0
-                for m in range(d):
-                    acc += inv[i, a, m] * prec[m, b]
-                g_mat[a, b] = acc
+            logp -= 0.5 * resid[a] * acc
+        _matmul(inv[i], prec, g_mat)
+        _matmul(g_mat, inv[i], g_new)
         trace = 0.0  # tr(G' Q^T T T^T Q)
         for a in range(d):
             for b in range(d):
-                acc = 0.0  # (A^-1 P'^-1 A^-1)_ab
-                for m in range(d):
-                    acc += g_mat[a, m] * inv[i, m, b]
-                g_new[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[i, a, b] + acc)
+                g_new[a, b] = 0.5 * (alpha[a] * alpha[b] - inv[i, a, b] + g_new[a, b])
                 trace += g_new[a, b] * noise[i, b, a]
         grad[at_kappa + i] -= c_over[i] * trace
-        _scales_grad((g_new, basis_q, diag[i], g_q), at_kappa + q + i * d, at_s, grad)
+        at_lam = at_kappa + q + i * d
+        for j in range(d):
+            grad[at_lam + j] -= diag[i, j] * g_new[j, j]
+            grad[at_s + j] += 2.0 * diag[i, j] * g_new[j, j]
+            for b in range(d):
+                g_sum[b, j] += 2.0 * diag[i, j] * g_new[b, j]
+    _matmul(basis_q, g_sum, g_mat)
+    for a in range(d):
+        for b in range(d):
+            g_q[a, b] += g_mat[a, b]
     return logp
 
 
@@ -442,10 +452,10 @@ def _marginal_factors(
     basis_q, lam, kappa, scale = params
     inv, noise, diag, shifted, c_over = out
     q, d = means.shape
-    cov = np.empty((d, d))
-    chol = np.zeros((d, d))
-    unit = np.zeros(d)
-    col = np.empty(d)
+    cov = np.empty((d, d))  # A
+    chol = np.zeros((d, d))  # A = L L^T
+    low_inv = np.zeros((d, d))  # L^-1
+    v_mat = np.empty((d, d))  # T^T Q
     for i in range(q):
         if not kappa[i] > 0.0 or not math.isfinite(kappa[i]):  # an under- or overflow
             return -math.inf
@@ -454,7 +464,12 @@ def _marginal_factors(
             if not lam[i, j] > 0.0:
                 return -math.inf
             diag[i, j] = scale[j] * scale[j] / lam[i, j]
-        _marginal_cov(tri[i], basis_q, diag[i], c_over[i], noise[i], cov)
+        _matmul(tri[i].T, basis_q, v_mat)
+        _matmul(v_mat.T, v_mat, noise[i])
+        for a in range(d):
+            for b in range(d):
+                cov[a, b] = c_over[i] * noise[i, a, b]
+            cov[a, a] += diag[i, a]
         if not _cholesky(cov, chol):
             return -math.inf
         for j in range(d):
@@ -463,15 +478,43 @@ def _marginal_factors(
                 acc += basis_q[a, j] * means[i, a]
             shifted[i, j] = acc
             logp -= math.log(chol[j, j]) + 0.5 * math.log(2.0 * math.pi)
+        _lower_inverse(chol, low_inv)
+        _matmul(low_inv.T, low_inv, inv[i])  # A^-1 = L^-T L^-1
         for a in range(d):
-            unit[a] = 1.0
-            _solve(chol, unit, col)
-            unit[a] = 0.0
+            acc = 0.0
             for b in range(d):
-                inv[i, b, a] = col[b]
-                prec[b, a] += col[b]
-                total[b] += col[b] * shifted[i, a]
+                acc += inv[i, a, b] * shifted[i, b]
+                prec[a, b] += inv[i, a, b]
+            total[a] += acc
     return logp
+
+
+def _matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover
+    # out = a b for square matrices: BLAS's (np.dot) from BLAS_MIN_SIZE on, 6 times faster
+    # than loops at 29 x 29; loops below it, where a BLAS call costs more than it saves
+    d = a.shape[0]
+    if d >= BLAS_MIN_SIZE:
+        np.dot(a, b, out)
+        return
+    for x in range(d):
+        for y in range(d):
+            acc = 0.0
+            for m in range(d):
+                acc += a[x, m] * b[m, y]
+            out[x, y] = acc
+
+
+def _lower_inverse(chol: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - numba
+    # the inverse of the lower triangular chol into out's lower triangle (forward
+    # substitution, column by column; out's upper triangle is left as it is: zeros)
+    d = chol.shape[0]
+    for j in range(d):
+        out[j, j] = 1.0 / chol[j, j]
+        for i in range(j + 1, d):
+            acc = 0.0
+            for m in range(j, i):
+                acc -= chol[i, m] * out[m, j]
+            out[i, j] = acc / chol[i, i]
 
 
 def _collapse_effects(
@@ -496,58 +539,6 @@ def _collapse_effects(
         for b in range(d):
             prec[b, a] = col[b]
     return logp
-
-
-def _marginal_cov(
-    tri: np.ndarray,
-    basis_q: np.ndarray,
-    diag: np.ndarray,
-    c_over: float,
-    noise: np.ndarray,
-    cov: np.ndarray,
-) -> None:  # pragma: no cover - numba
-    # one data set's Q^T T T^T Q into noise and A = diag(diag) + c_over Q^T T T^T Q into cov
-    # (tri: its upper triangular T; cov holds V = T^T Q on the way, noise = V^T V)
-    d = diag.shape[0]
-    for m in range(d):
-        for j in range(d):
-            acc = 0.0
-            for a in range(m + 1):
-                acc += tri[a, m] * basis_q[a, j]
-            cov[m, j] = acc
-    for a in range(d):
-        for b in range(a + 1):
-            acc = 0.0
-            for m in range(d):
-                acc += cov[m, a] * cov[m, b]
-            noise[a, b] = acc
-            noise[b, a] = acc
-    for a in range(d):
-        for b in range(d):
-            cov[a, b] = c_over * noise[a, b]
-        cov[a, a] += diag[a]
-
-
-def _scales_grad(
-    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
-    at_lam: int,
-    at_s: int,
-    grad: np.ndarray,
-) -> None:  # pragma: no cover - numba
-    # one data set's d logN / d M through D_ij = s_j^2 / lambda_ij and Q, from G' = Q^T G Q
-    # (d logN / d A): g_ij = G'_jj; adds -D_ij g_ij to grad[at_lam + j] (log lambda_ij),
-    # 2 D_ij g_ij to grad[at_s + j] (log s_j) and 2 D_ij Q G'[:, j] (= 2 D_ij G q_j) to
-    # g_q's column j; arrays: G', Q, D_i, g_q
-    g_mat, basis_q, diag, g_q = arrays
-    d = diag.shape[0]
-    for j in range(d):
-        grad[at_lam + j] -= diag[j] * g_mat[j, j]
-        grad[at_s + j] += 2.0 * diag[j] * g_mat[j, j]
-        for a in range(d):
-            acc = 0.0
-            for b in range(d):
-                acc += basis_q[a, b] * g_mat[b, j]
-            g_q[a, j] += 2.0 * diag[j] * acc
 
 
 def _weights_grad(
@@ -1120,7 +1111,7 @@ def _build(on_disk: bool) -> dict[str, Any]:
     own += (_gram_schmidt, _gram_schmidt_grad, _log_scale, _half_t_logp, _marginal_logp)
     own += (_marginal_factors, _collapse_effects)
     own += (_weights_grad, _add_det_grad, direction_prior_const, _direction_logp)
-    own += (_direction_grad, _marginal_cov, _scales_grad)
+    own += (_direction_grad, _lower_inverse, _matmul)
     own += (_expand_effects, _expand_deviations, _expand_weights)
     own += (_expand_components, _kernel, _tails_kernel, _components_kernel)
     for function in (*shared, *own, _n_dim, _n_expanded, _buffer_size):
