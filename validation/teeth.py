@@ -309,15 +309,20 @@ def joint_setting(q: int, tails: str | None = None) -> Any:
     ``JointSetting``'s tails and spread prior are ``JointPriors()``'s, whatever they are
     (``tests/cv/test_joint_calibration.py`` checks it), or with `tails` that form of the
     tails and its own default spread prior (``JointPriors(tails=tails)``'s); 2 chains x
-    300 draws after 300 tuning steps, one core per fit (the pool runs `workers` fits at
-    once).
+    300 draws after the form's own tuning steps (``sampler_defaults(tails).tune``, 1000:
+    what a user's fit gets, at the form's target acceptance, which ``joint_fit`` takes
+    itself), one core per fit (the pool runs `workers` fits at once). With 300 tuning
+    steps at the components' 0.99 the q = 50 pool's nu min and scale 0-1 failed the test
+    (docs/teeth.md).
     """
     from dataclasses import replace
 
+    from isbetter.cv.joint.model import sampler_defaults
     from isbetter.cv.joint.spec import JointPriors
     from validation.joint_sbc import JointSetting
 
-    s = JointSetting(q, draws=300, tune=300, chains=2, cores=1)
+    tune = sampler_defaults(tails or JointPriors().tails).tune
+    s = JointSetting(q, draws=300, tune=tune, chains=2, cores=1)
     if tails is None:
         return s
     return replace(s, tails=tails, spread_prior=JointPriors(tails=tails).spread_prior)  # type: ignore[arg-type]
