@@ -200,7 +200,8 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         choices=("shared", "per-system", "components"),
         help="joint: the deviations' tails (default components: independent Student-t "
         "components, each with its own nu and a half-t scale, sampled at target acceptance "
-        "0.99; shared: one nu for every pair, the default when --joint-spread-prior is given; "
+        "0.99, minutes at many systems; shared: one nu for every pair, seconds, the default "
+        "when --joint-spread-prior is given; "
         "per-system: one nu per system, the grouped t; see docs/joint_prior.md)",
     )
     p.add_argument(
