@@ -24,7 +24,7 @@ the default prior and with the other. The full setting (q = 5, 10, 50; 1000 stud
 each; histograms) is the script.
 
 Cost (one core per fit; measured niced on 2 cores shared with other jobs): the
-default's pools fit 2 chains x 300 draws after the form's 1000 tuning steps at its
+default's pools fit 2 chains x 300 draws after 1000 tuning steps (JOINT_POOL_TUNE) at its
 target acceptance 0.99 (``joint_setting``; with 300 tuning steps the q = 50 test failed:
 nu min and scale 0-1, docs/teeth.md), the other forms' 300 tuning steps. The three pools
 of 250 took 116, 169 and 775 s at a load of 4.5-5, the module's slow step 21 min with
@@ -87,9 +87,10 @@ def _pvalues(setting: JointSetting, reps: int, seed: int, chi2_only: bool = Fals
 
 
 #: the other forms' tests keep the tuning they were measured with (teeth, the wrong-rho
-#: bars): 300 steps. The default's pools tune as the default form does (joint_setting:
-#: 1000 at 0.99); at 1000 the other form's wrong-rho check (60 studies, one nu) gave
-#: p 8.7e-6 against its bar 1e-6, a power check not re-measured at that tuning
+#: bars): 300 steps. The default's pools tune 1000 steps at 0.99 (joint_setting,
+#: teeth.JOINT_POOL_TUNE; the form's default is 2000); at 1000 the other form's
+#: wrong-rho check (60 studies, one nu) gave p 8.7e-6 against its bar 1e-6, a power
+#: check not re-measured at that tuning
 OTHER_FORMS_TUNE = 300
 
 

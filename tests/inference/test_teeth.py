@@ -167,7 +167,7 @@ def test_a_joint_pool_key_changes_with_its_setting_in_teeth(monkeypatch):
 
     before = teeth._spec("joint50", 1, 10)
     setting = teeth.joint_setting
-    other = setting(50).tune + 1  # any other tuning (the setting's own is the form's, 1000)
+    other = setting(50).tune + 1  # any other tuning (the setting's own: JOINT_POOL_TUNE)
 
     def changed(q, t=None):
         return replace(setting(q, t), tune=other)

@@ -38,7 +38,7 @@ RANK_CHAINS_HELP = (
 #: the joint model's tuning steps unless --tune says (cv.joint.model.COMPONENTS_SAMPLER's,
 #: the default form's, and SHARED_SAMPLER's for one nu or per-system tails): numbers here,
 #: so that --help imports no model; tests/cli/test_cli.py checks them
-JOINT_TUNE_HELP = "--method joint: 1000"
+JOINT_TUNE_HELP = "--method joint: 2000 (1000 with --joint-tails shared or per-system)"
 
 
 def _add_ranked_args(p: argparse.ArgumentParser) -> None:
