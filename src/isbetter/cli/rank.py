@@ -147,7 +147,7 @@ def add(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_rule_args(p: argparse.ArgumentParser) -> None:
-    """How a pair's relation is decided, and the MCMC settings."""
+    """How a pair's relation is decided, the MCMC settings and the models' own options."""
     p.add_argument(
         "--rule",
         default="likelihood",
@@ -170,6 +170,11 @@ def _add_rule_args(p: argparse.ArgumentParser) -> None:
         f"{HIERARCHICAL_TUNE_HELP}; {JOINT_TUNE_HELP}",
         RANK_CHAINS_HELP,
     )
+    _add_model_args(p)
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    """Add the Plackett–Luce and joint models' options and the scores' correlation."""
     p.add_argument(
         "--concentration",
         type=float,
